@@ -1,0 +1,59 @@
+#include "ast.h"
+
+namespace spindle {
+
+const char* exprKindName(ExprKind k) {
+  switch (k) {
+#define X(K) \
+  case ExprKind::K: return #K;
+    SPINDLE_EXPR_KINDS(X)
+#undef X
+  }
+  return "?";
+}
+
+const char* stmtKindName(StmtKind k) {
+  switch (k) {
+#define X(K) \
+  case StmtKind::K: return #K;
+    SPINDLE_STMT_KINDS(X)
+#undef X
+  }
+  return "?";
+}
+
+const char* binaryOpSpelling(BinaryOp op) {
+  switch (op) {
+#define X(E, S) \
+  case BinaryOp::E: return S;
+    SPINDLE_BINARY_OPS(X)
+#undef X
+  }
+  return "?";
+}
+
+const char* unaryOpSpelling(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return "-";
+    case UnaryOp::Pos: return "+";
+    case UnaryOp::Not: return "not";
+    case UnaryOp::BitNot: return "~";
+  }
+  return "?";
+}
+
+bool isComparison(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: return true;
+    default: return false;
+  }
+}
+
+bool isLogical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+
+}  // namespace spindle

@@ -1,0 +1,11 @@
+// A readable, indented dump of the AST with locations, for
+// `spindle inspect FILE --stage ast` and for parser tests.
+#pragma once
+
+#include <string>
+
+#include "ast.h"
+
+namespace spindle {
+std::string dumpAst(const Module& module);
+}  // namespace spindle

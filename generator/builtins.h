@@ -1,0 +1,44 @@
+// Builtin functions of the language, from the one table in builtins.def.
+#pragma once
+
+#include <string_view>
+
+namespace spindle {
+
+enum class BuiltinCategory {
+  Geometry,     // thread_id(a=0) etc.: i32, optional constant axis
+  LaneInfo,     // lane_id(), warp_size(): i32
+  Barrier,      // sync()
+  FloatMath,    // float in, same float out
+  NumericMath,  // abs/min/max: floats or integers
+  IntMath,      // cdiv: integers
+  WarpReduce,   // warp_sum/max/min(v)
+  BlockReduce,  // block_sum/max/min(v): needs generator-allocated scratch
+  Shuffle,      // shfl_xor(v, mask)
+  Atomic,       // atomic_*(x[i], v): returns the old value
+  DimQuery,     // dim(x, k)
+  Scratch,      // shared(T, [..]) / local(T, [..], init): declarations only
+  Range,        // range / static_range: for-loops only
+};
+
+enum class BuiltinId {
+#define BUILTIN(ID, NAME, CAT, MINA, MAXA, F32, OTHER) ID,
+#include "builtins.def"
+#undef BUILTIN
+};
+
+struct BuiltinInfo {
+  BuiltinId id;
+  std::string_view name;
+  BuiltinCategory category;
+  int minArgs;
+  int maxArgs;
+  std::string_view hipF32;    // spelling for f32 (or the only spelling)
+  std::string_view hipOther;  // spelling for f64 / integers where different
+};
+
+// Null when `name` is not a builtin.
+const BuiltinInfo* findBuiltin(std::string_view name);
+const BuiltinInfo& builtinInfo(BuiltinId id);
+
+}  // namespace spindle

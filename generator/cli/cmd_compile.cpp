@@ -1,0 +1,76 @@
+// `spindle compile FILE --kernel K --target T [--static N=V]... [--dtype T=TY]...
+//                  [--no-line-directives]`: compile one specialization through
+// the runtime's backend for T (sm_XX: nvrtc; gfxNNN: hiprtc), no GPU needed,
+// and report the cache key, hit or miss, binary size and compile time.
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "spec_options.h"
+
+#if SPINDLE_CLI_HAS_RUNTIME
+#include <spindle/runtime.hpp>
+#endif
+
+namespace spindle::cli {
+
+int cmdCompile(const Args& args) {
+#if !SPINDLE_CLI_HAS_RUNTIME
+  (void)args;
+  fmt::print(stderr, "spindle: error: compile: this spindle was built without the runtime\n");
+  return 1;
+#else
+  std::string path, target;
+  KernelSelection sel;
+  try {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (parseSpecOption(args, i, sel)) continue;
+      if (a == "--target") {
+        if (i + 1 >= args.size()) return usageError("compile: '--target' needs a value (sm_90, gfx90a, ...)");
+        target = args[++i];
+      } else if (a == "--no-line-directives") {
+        sel.spec.lineDirectives = false;
+      } else if (a.size() > 1 && a[0] == '-') {
+        return usageError(fmt::format("compile: unknown option '{}'", a));
+      } else if (path.empty()) {
+        path = a;
+      } else {
+        return usageError(fmt::format("compile: unexpected argument '{}'", a));
+      }
+    }
+  } catch (const std::invalid_argument& e) {
+    return usageError(std::string("compile: ") + e.what());
+  }
+  if (path.empty()) return usageError("compile: expected a FILE");
+  if (target.empty()) return usageError("compile: expected --target (sm_90, gfx90a, gfx940, ...)");
+
+  RuntimeOptions options;
+  options.target = target;
+  options.lineDirectives = sel.spec.lineDirectives;
+  Runtime runtime(options);
+  Module module = runtime.loadModule(path);
+  std::string name;
+  try {
+    name = chooseKernel(module.compiled(), sel.kernel);
+  } catch (const std::invalid_argument& e) {
+    return usageError(std::string("compile: ") + e.what());
+  }
+  KernelOptions kernelOptions;
+  for (const auto& [dim, value] : sel.spec.staticDims) kernelOptions.staticDims.push_back(dim);
+  Kernel kernel = module.kernel(name, kernelOptions);
+  CompileReport r = kernel.compile(sel.spec.staticDims, sel.spec.typeArgs);
+
+  fmt::print("kernel: {} (symbol {})\n", name, r.kernelSymbol);
+  fmt::print("target: {} ({}, {})\n", r.target, backendName(runtime.backend()), runtime.compilerIdentity());
+  fmt::print("key: {}\n", r.keyHex);
+  fmt::print("cache: {}\n", r.outcome == CacheOutcome::Miss ? "miss" : "hit");
+  fmt::print("binary size: {} bytes\n", r.binaryBytes);
+  if (r.outcome == CacheOutcome::Miss)
+    fmt::print("compile time: {:.1f} ms\n", r.compileSeconds * 1e3);
+  else
+    fmt::print("compile time: 0 ms (cached in {})\n", runtime.cacheDir());
+  return 0;
+#endif
+}
+
+}  // namespace spindle::cli

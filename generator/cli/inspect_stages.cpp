@@ -1,0 +1,117 @@
+// `spindle inspect --stage scopes|key`: what sema and the passes decided.
+#include "inspect_stages.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "passes/capture_analysis.h"
+#include "printer/kernel_source.h"
+#include "sema.h"
+#include "spec_options.h"
+
+namespace spindle::cli {
+
+namespace {
+
+std::string at(SourceRange r) { return fmt::format("@{}:{}", r.begin.line, r.begin.col); }
+
+std::string typeText(const Symbol& s) {
+  std::string elem = s.typeParam.empty() ? std::string(scalarName(s.type)) : s.typeParam;
+  if (s.kind != SymbolKind::TensorParam && s.kind != SymbolKind::SharedBuffer && s.kind != SymbolKind::LocalBuffer)
+    return elem;
+  return fmt::format("{}[{} dims]{}", elem, s.shape.size(), s.strided ? " strided" : "");
+}
+
+std::string captureText(const Capture& c) {
+  switch (c.mode) {
+    case CaptureMode::Stride: return fmt::format("{}.stride{} (stride, by value)", c.symbol->name, c.axis);
+    case CaptureMode::Dim:
+      return c.impliedBy ? fmt::format("{} (dim, implied by {})", c.symbol->name, c.impliedBy->name)
+                         : fmt::format("{} (dim, by value)", c.symbol->name);
+    default: return fmt::format("{} ({}, {})", c.symbol->name, symbolKindName(c.symbol->kind), captureModeName(c.mode));
+  }
+}
+
+void printScope(std::string& out, const FunctionScope& f, int depth) {
+  std::string pad(static_cast<size_t>(depth) * 2, ' ');
+  const char* kind = f.kind == FunctionScope::Kind::Kernel ? "kernel" : f.kind == FunctionScope::Kind::Function ? "def" : "closure";
+  SourceRange where = f.kernel ? f.kernel->nameRange : f.function->nameRange;
+  out += fmt::format("{}{} {} {}", pad, kind, f.name, at(where));
+  if (f.returnType != ScalarType::Invalid) out += fmt::format(" -> {}", scalarName(f.returnType));
+  out += "\n";
+  for (const Symbol* p : f.params) out += fmt::format("{}  param {}: {}\n", pad, p->name, typeText(*p));
+  for (const Symbol* d : f.dimSymbols)
+    out += fmt::format("{}  dim {}: {}\n", pad, d->name, d->staticDeclared ? "static (@static)" : "dynamic");
+  for (const Symbol* s : f.declared) {
+    if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::ScalarParam || s->kind == SymbolKind::Closure) continue;
+    out += fmt::format("{}  {} {}: {} {}\n", pad, symbolKindName(s->kind), s->name, typeText(*s), at(s->declRange));
+  }
+  for (const Symbol* s : f.loopVars)
+    out += fmt::format("{}  loop variable {}: {} {}\n", pad, s->name, scalarName(s->type), at(s->declRange));
+  for (const auto& [name, target] : f.nonlocals)
+    out += fmt::format("{}  nonlocal {} -> {} of {}\n", pad, name, symbolKindName(target->kind), target->owner->name);
+  if (f.kind == FunctionScope::Kind::Closure) {
+    if (f.captures.empty() && !f.capturesBlockScratch) out += fmt::format("{}  captures: nothing\n", pad);
+    for (const auto& c : f.captures) out += fmt::format("{}  captures {}\n", pad, captureText(c));
+    if (f.capturesBlockScratch) out += fmt::format("{}  captures the block-collective scratch (pointer)\n", pad);
+  }
+  for (const FunctionScope* c : f.closures) printScope(out, *c, depth + 1);
+}
+
+}  // namespace
+
+std::string inspectScopes(const FrontendResult& result) {
+  SemaModule& sema = *result.sema;
+  std::string out;
+  for (const Symbol* c : sema.consts)
+    out += fmt::format("const {}: {}{} = {} {}\n", c->name, scalarName(c->type), c->weakType ? " (weak)" : "",
+                       c->value.isFloat ? fmt::format("{}", c->value.f) : fmt::format("{}", c->value.i),
+                       at(c->declRange));
+  // Captures are shown for the kernel's @static dims only; dims a caller
+  // marks static at generation time drop out of closure signatures too.
+  for (FunctionScope* f : sema.functions) {
+    analyzeCaptures(sema, *f, {});
+    printScope(out, *f, 0);
+  }
+  for (FunctionScope* k : sema.kernels) {
+    std::set<std::string> statics;
+    for (const Symbol* d : k->dimSymbols)
+      if (d->staticDeclared) statics.insert(d->name);
+    analyzeCaptures(sema, *k, statics);
+    printScope(out, *k, 0);
+  }
+  return out;
+}
+
+std::string inspectKey(const FrontendResult& result, const Args& options) {
+  KernelSelection sel;
+  for (size_t i = 0; i < options.size(); ++i) {
+    if (options[i] == "--no-line-directives") {
+      sel.spec.lineDirectives = false;
+      continue;
+    }
+    if (!parseSpecOption(options, i, sel)) throw std::invalid_argument(fmt::format("unknown option '{}'", options[i]));
+  }
+  SemaModule& sema = *result.sema;
+  if (sel.kernel.empty()) {
+    if (sema.kernels.size() != 1) throw std::invalid_argument("the module has several kernels; pick one with --kernel");
+    sel.kernel = sema.kernels[0]->name;
+  }
+  FunctionScope* k = sema.findKernel(sel.kernel);
+  if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
+  PrintRequest request{sel.kernel, sel.spec.staticDims, sel.spec.typeArgs, sel.spec.lineDirectives};
+  std::string out = fmt::format("kernel: {}\n", sel.kernel);
+  for (const Symbol* d : k->dimSymbols) {
+    auto it = request.staticDims.find(d->name);
+    if (it != request.staticDims.end()) out += fmt::format("  {} = {}: static, in the key\n", d->name, it->second);
+    else if (d->staticDeclared) out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
+    else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
+  }
+  for (const auto& [name, type] : request.typeArgs) out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
+  out += fmt::format("key: {}\n", specializationKey(sema, request));
+  return out;
+}
+
+}  // namespace spindle::cli

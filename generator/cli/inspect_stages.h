@@ -1,0 +1,20 @@
+// The stages `spindle inspect FILE --stage S` can show. Each one turns the
+// front end's result into text; cmd_inspect.cpp lists them in one table.
+#pragma once
+
+#include <string>
+
+#include "commands.h"
+#include "frontend.h"
+
+namespace spindle::cli {
+
+// --stage scopes: every scope with its symbols (needs sema).
+std::string inspectScopes(const FrontendResult& result);
+
+// --stage key: what goes into a kernel's cache key. `options` are the
+// arguments after FILE and --stage (e.g. --kernel K --static N=64); throw
+// std::invalid_argument for a bad one (reported as a one-line error).
+std::string inspectKey(const FrontendResult& result, const Args& options);
+
+}  // namespace spindle::cli

@@ -1,0 +1,29 @@
+// The options that pick and specialize a kernel, shared by `gen`,
+// `inspect --stage key`, `compile` and `run`:
+//   --kernel NAME  --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "commands.h"
+#include "spindle/generator.h"
+
+namespace spindle::cli {
+
+struct KernelSelection {
+  std::string kernel;  // empty: the module's only kernel
+  Specialization spec;
+};
+
+// Consumes args[i] (and its value) if it is one of the options above and
+// returns true; throws std::invalid_argument with a one-line message for a
+// malformed value.
+bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out);
+
+// Resolves an empty kernel name to the module's only kernel; throws
+// std::invalid_argument naming the kernels when that is ambiguous.
+std::string chooseKernel(const CompiledModule& module, const std::string& requested);
+
+}  // namespace spindle::cli

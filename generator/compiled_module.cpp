@@ -1,0 +1,112 @@
+// The generator's library API (spindle/generator.h).
+#include <mutex>
+
+#include "diagnostics.h"
+#include "frontend.h"
+#include "printer/kernel_source.h"
+#include "sema.h"
+#include "spindle/generator.h"
+
+namespace spindle {
+
+struct CompiledModule::Impl {
+  std::shared_ptr<SourceFile> file;
+  FrontendResult frontend;
+  // Typing a specialization writes types into the shared AST, so one
+  // module generates one source at a time.
+  mutable std::mutex mutex;
+};
+
+CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
+CompiledModule::~CompiledModule() = default;
+
+namespace {
+
+KernelInfo describeKernel(const FunctionScope& k) {
+  KernelInfo info;
+  info.name = k.name;
+  for (const auto& tp : k.kernel->typeParams) info.typeParams.push_back(tp.name);
+  for (const Symbol* p : k.params) {
+    KernelParamInfo param;
+    param.name = p->name;
+    param.isTensor = p->kind == SymbolKind::TensorParam;
+    param.typeParam = p->typeParam;
+    param.dtype = p->typeParam.empty() ? p->type : ScalarType::Invalid;
+    param.strided = p->strided;
+    param.writes = p->written;
+    for (const Expr* d : p->shape) {
+      DimInfo dim;
+      if (auto* n = d->as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) {
+        dim.isSymbol = true;
+        dim.symbol = n->name;
+      } else if (auto* n2 = d->as<NameExpr>(); n2 && n2->symbol) {
+        dim.value = n2->symbol->value.i;  // a const
+      } else if (auto* lit = d->as<IntLitExpr>()) {
+        dim.value = static_cast<int64_t>(lit->value);
+      }
+      param.dims.push_back(dim);
+    }
+    info.params.push_back(std::move(param));
+  }
+  for (const Symbol* d : k.dimSymbols) {
+    info.dimSymbols.push_back(d->name);
+    if (d->staticDeclared) info.staticDims.push_back(d->name);
+  }
+  return info;
+}
+
+PrintRequest toRequest(const std::string& kernel, const Specialization& spec) {
+  PrintRequest r;
+  r.kernel = kernel;
+  r.staticDims = spec.staticDims;
+  r.typeArgs = spec.typeArgs;
+  r.lineDirectives = spec.lineDirectives;
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<CompiledModule> CompiledModule::fromString(const std::string& name, const std::string& text,
+                                                           DiagnosticEngine& diags) {
+  std::unique_ptr<CompiledModule> m(new CompiledModule());
+  m->impl_->file = std::make_shared<SourceFile>(name, text);
+  m->impl_->frontend = runFrontend(m->impl_->file, diags);
+  if (diags.hasErrors() || !m->impl_->frontend.sema) return nullptr;
+  for (auto* k : m->impl_->frontend.sema->kernels) m->kernels_.push_back(describeKernel(*k));
+  return m;
+}
+
+std::unique_ptr<CompiledModule> CompiledModule::fromFile(const std::string& path, DiagnosticEngine& diags) {
+  std::string error;
+  auto file = SourceFile::load(path, error);
+  if (!file) throw GeneratorError(error);
+  return fromString(path, file->text(), diags);
+}
+
+const std::string& CompiledModule::path() const { return impl_->file->path(); }
+
+const KernelInfo* CompiledModule::findKernel(const std::string& name) const {
+  for (const auto& k : kernels_)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string CompiledModule::specializationKey(const std::string& kernel, const Specialization& spec) const {
+  return spindle::specializationKey(*impl_->frontend.sema, toRequest(kernel, spec));
+}
+
+GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specialization& spec) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return printKernelSource(*impl_->frontend.sema, toRequest(kernel, spec));
+}
+
+LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const Specialization& spec,
+                                              const std::map<std::string, int64_t>& dims) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return computeLaunchGeometry(*impl_->frontend.sema, toRequest(kernel, spec), dims);
+}
+
+const Module& CompiledModule::ast() const { return *impl_->frontend.module; }
+const SemaModule& CompiledModule::sema() const { return *impl_->frontend.sema; }
+
+}  // namespace spindle

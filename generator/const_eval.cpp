@@ -1,0 +1,157 @@
+#include "const_eval.h"
+
+#include <cmath>
+#include <limits>
+
+#include "builtins.h"
+
+namespace spindle {
+
+namespace {
+
+class ConstEvaluator {
+ public:
+  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure) : lookup_(lookup), failure_(failure) {}
+
+  std::optional<ConstValue> eval(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::IntLit: {
+        auto v = e.as<IntLitExpr>()->value;
+        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return fail(e, "integer too large");
+        return ConstValue::ofInt(static_cast<int64_t>(v));
+      }
+      case ExprKind::FloatLit: return ConstValue::ofFloat(e.as<FloatLitExpr>()->value);
+      case ExprKind::BoolLit: return ConstValue::ofInt(e.as<BoolLitExpr>()->value ? 1 : 0);
+      case ExprKind::Name: {
+        auto v = lookup_(*e.as<NameExpr>());
+        if (!v) return fail(e, "'" + e.as<NameExpr>()->name + "' has no compile-time value");
+        return v;
+      }
+      case ExprKind::Unary: return evalUnary(*e.as<UnaryExpr>());
+      case ExprKind::Binary: return evalBinary(*e.as<BinaryExpr>());
+      case ExprKind::Ternary: {
+        const auto& t = *e.as<TernaryExpr>();
+        auto c = eval(*t.cond);
+        if (!c) return c;
+        return c->asDouble() != 0 ? eval(*t.thenValue) : eval(*t.elseValue);
+      }
+      case ExprKind::Call: return evalCall(*e.as<CallExpr>());
+      default: return fail(e, "not a constant expression");
+    }
+  }
+
+ private:
+  std::optional<ConstValue> fail(const Expr& e, std::string reason) {
+    if (failure_ && !failure_->where) {
+      failure_->where = &e;
+      failure_->reason = std::move(reason);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<ConstValue> evalUnary(const UnaryExpr& u) {
+    auto v = eval(*u.operand);
+    if (!v) return v;
+    switch (u.op) {
+      case UnaryOp::Neg: return v->isFloat ? ConstValue::ofFloat(-v->f) : ConstValue::ofInt(-v->i);
+      case UnaryOp::Pos: return v;
+      case UnaryOp::Not: return ConstValue::ofInt(v->asDouble() == 0 ? 1 : 0);
+      case UnaryOp::BitNot:
+        if (v->isFloat) return fail(u, "'~' needs an integer");
+        return ConstValue::ofInt(~v->i);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<ConstValue> evalBinary(const BinaryExpr& b) {
+    auto l = eval(*b.lhs);
+    if (!l) return l;
+    auto r = eval(*b.rhs);
+    if (!r) return r;
+    bool asFloat = l->isFloat || r->isFloat;
+    double lf = l->asDouble(), rf = r->asDouble();
+    int64_t li = l->i, ri = r->i;
+    switch (b.op) {
+      case BinaryOp::Add: return asFloat ? ConstValue::ofFloat(lf + rf) : ConstValue::ofInt(li + ri);
+      case BinaryOp::Sub: return asFloat ? ConstValue::ofFloat(lf - rf) : ConstValue::ofInt(li - ri);
+      case BinaryOp::Mul: return asFloat ? ConstValue::ofFloat(lf * rf) : ConstValue::ofInt(li * ri);
+      case BinaryOp::Div: return ConstValue::ofFloat(lf / rf);
+      case BinaryOp::FloorDiv:
+      case BinaryOp::Mod:
+        if (asFloat) return fail(b, "'//' and '%' need integers");
+        if (ri == 0) return fail(b, "division by zero");
+        // C++ truncation, as the generated code computes it.
+        return ConstValue::ofInt(b.op == BinaryOp::FloorDiv ? li / ri : li % ri);
+      case BinaryOp::Pow: {
+        if (r->isFloat) return fail(b, "the exponent of '**' must be an integer");
+        if (!asFloat && ri >= 0) {
+          int64_t result = 1;
+          for (int64_t k = 0; k < ri && k < 64; ++k) result *= li;
+          return ConstValue::ofInt(result);
+        }
+        return ConstValue::ofFloat(std::pow(lf, rf));
+      }
+      case BinaryOp::BitAnd:
+      case BinaryOp::BitOr:
+      case BinaryOp::BitXor:
+      case BinaryOp::Shl:
+      case BinaryOp::Shr:
+        if (asFloat) return fail(b, "bitwise operators need integers");
+        if ((b.op == BinaryOp::Shl || b.op == BinaryOp::Shr) && (ri < 0 || ri > 63))
+          return fail(b, "shift count out of range");
+        switch (b.op) {
+          case BinaryOp::BitAnd: return ConstValue::ofInt(li & ri);
+          case BinaryOp::BitOr: return ConstValue::ofInt(li | ri);
+          case BinaryOp::BitXor: return ConstValue::ofInt(li ^ ri);
+          case BinaryOp::Shl: return ConstValue::ofInt(static_cast<int64_t>(static_cast<uint64_t>(li) << ri));
+          default: return ConstValue::ofInt(li >> ri);
+        }
+      case BinaryOp::Lt: return ConstValue::ofInt(lf < rf);
+      case BinaryOp::Le: return ConstValue::ofInt(lf <= rf);
+      case BinaryOp::Gt: return ConstValue::ofInt(lf > rf);
+      case BinaryOp::Ge: return ConstValue::ofInt(lf >= rf);
+      case BinaryOp::Eq: return ConstValue::ofInt(lf == rf);
+      case BinaryOp::Ne: return ConstValue::ofInt(lf != rf);
+      case BinaryOp::And: return ConstValue::ofInt(lf != 0 && rf != 0);
+      case BinaryOp::Or: return ConstValue::ofInt(lf != 0 || rf != 0);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<ConstValue> evalCall(const CallExpr& c) {
+    const BuiltinInfo* b = findBuiltin(c.callee);
+    std::vector<ConstValue> args;
+    for (const auto& a : c.args) {
+      auto v = eval(*a);
+      if (!v) return v;
+      args.push_back(*v);
+    }
+    if (b && c.kwargs.empty()) {
+      if (b->id == BuiltinId::Cdiv && args.size() == 2 && !args[0].isFloat && !args[1].isFloat) {
+        if (args[1].i == 0) return fail(c, "division by zero");
+        return ConstValue::ofInt((args[0].i + args[1].i - 1) / args[1].i);
+      }
+      if ((b->id == BuiltinId::Min || b->id == BuiltinId::Max) && args.size() == 2) {
+        bool takeFirst = b->id == BuiltinId::Min ? args[0].asDouble() <= args[1].asDouble()
+                                                 : args[0].asDouble() >= args[1].asDouble();
+        return takeFirst ? args[0] : args[1];
+      }
+    }
+    if (auto t = scalarFromName(c.callee); t && args.size() == 1) {
+      if (isFloat(*t)) return ConstValue::ofFloat(args[0].asDouble());
+      return ConstValue::ofInt(args[0].isFloat ? static_cast<int64_t>(args[0].f) : args[0].i);
+    }
+    return fail(c, "'" + c.callee + "(...)' is not allowed in a constant expression");
+  }
+
+  const ConstLookup& lookup_;
+  ConstEvalFailure* failure_;
+};
+
+}  // namespace
+
+std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure) {
+  return ConstEvaluator(lookup, failure).eval(expr);
+}
+
+}  // namespace spindle

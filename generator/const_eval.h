@@ -1,0 +1,28 @@
+// Compile-time (and launch-time) evaluation of integer and float expressions:
+// consts, @block, static_range bounds, scratch sizes, and @grid at launch.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "ast.h"
+#include "sema.h"
+
+namespace spindle {
+
+// Looks a name up; nullopt when the name has no compile-time value here.
+using ConstLookup = std::function<std::optional<ConstValue>(const NameExpr&)>;
+
+struct ConstEvalFailure {
+  const Expr* where = nullptr;  // the sub-expression that could not be evaluated
+  std::string reason;
+};
+
+// Evaluates `expr`; on failure returns nullopt and, if `failure` is given,
+// says which sub-expression and why (a name with no value, division by zero,
+// an operator or call that is not allowed in a constant).
+std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup,
+                                        ConstEvalFailure* failure = nullptr);
+
+}  // namespace spindle

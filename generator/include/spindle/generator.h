@@ -1,0 +1,122 @@
+// The generator as a library: load a .spn module, inspect its kernels, and
+// produce one specialized HIP source per (kernel, specialization). The CLI and
+// the runtime both use exactly this API.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../../types.h"
+
+namespace spindle {
+
+class DiagnosticEngine;
+struct Module;
+class SemaModule;
+
+// One dimension of a tensor parameter as written: a number (literal or
+// const) or a dim symbol.
+struct DimInfo {
+  bool isSymbol = false;
+  int64_t value = 0;   // when !isSymbol
+  std::string symbol;  // when isSymbol
+};
+
+struct KernelParamInfo {
+  std::string name;
+  bool isTensor = false;
+  ScalarType dtype = ScalarType::Invalid;  // Invalid when typeParam is set
+  std::string typeParam;                   // "T" for a generic element/scalar type
+  std::vector<DimInfo> dims;               // tensors only
+  bool strided = false;                    // tensors only: one stride per dim
+  bool writes = false;                     // tensors only: the kernel stores into it
+};
+
+struct KernelInfo {
+  std::string name;
+  std::vector<std::string> typeParams;
+  std::vector<KernelParamInfo> params;
+  std::vector<std::string> dimSymbols;   // every dim symbol, in order of first appearance
+  std::vector<std::string> staticDims;   // those named in @static
+};
+
+// What the caller fixes for one compiled binary. Everything here, and nothing
+// else, changes the generated source (see specializationKey).
+struct Specialization {
+  std::map<std::string, int64_t> staticDims;      // dim symbol -> value (must cover @static)
+  std::map<std::string, ScalarType> typeArgs;     // type parameter -> dtype
+  bool lineDirectives = true;
+};
+
+// The generated kernel's parameter list, in order: for each source parameter,
+// a tensor's pointer followed by its strides (if strided), or a scalar; then
+// every *dynamic* dim symbol in first-appearance order. All strides and dims
+// are int64_t.
+enum class AbiArgKind { TensorPointer, Scalar, Stride, Dim };
+struct AbiArg {
+  AbiArgKind kind;
+  int paramIndex = -1;        // TensorPointer, Scalar, Stride
+  int axis = -1;              // Stride
+  std::string dimSymbol;      // Dim
+  ScalarType type = ScalarType::I64;  // Scalar: its type; pointer: element type
+  std::string cppName;        // the parameter's name in the generated source
+};
+
+struct GeneratedKernel {
+  std::string source;        // one self-contained HIP file
+  std::string kernelSymbol;  // extern "C" name to look up in the binary
+  std::vector<AbiArg> abi;
+  std::string key;           // canonical text of every input the source depends on
+};
+
+struct LaunchGeometry {
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  uint64_t dynamicSharedBytes = 0;
+};
+
+// Thrown for a bad request to the library (unknown kernel, a missing static
+// value, an unbound type parameter). Messages name the offending values.
+class GeneratorError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CompiledModule {
+ public:
+  ~CompiledModule();
+  // Parse and check. Returns nullptr when there are errors (in `diags`).
+  static std::unique_ptr<CompiledModule> fromFile(const std::string& path, DiagnosticEngine& diags);
+  static std::unique_ptr<CompiledModule> fromString(const std::string& name, const std::string& text,
+                                                    DiagnosticEngine& diags);
+
+  const std::string& path() const;
+  const std::vector<KernelInfo>& kernels() const { return kernels_; }
+  const KernelInfo* findKernel(const std::string& name) const;
+
+  // The canonical specialization key: every input the printer reads.
+  std::string specializationKey(const std::string& kernel, const Specialization& spec) const;
+  GeneratedKernel generate(const std::string& kernel, const Specialization& spec) const;
+  // `dims` holds every dim symbol's bound value (static and dynamic). The
+  // specialization says which dims are static: a shared buffer sized only by
+  // static dims is static shared memory, otherwise it is dynamic and counted
+  // in dynamicSharedBytes.
+  LaunchGeometry launchGeometry(const std::string& kernel, const Specialization& spec,
+                                const std::map<std::string, int64_t>& dims) const;
+
+  const Module& ast() const;
+  const SemaModule& sema() const;
+
+ private:
+  CompiledModule();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<KernelInfo> kernels_;
+};
+
+}  // namespace spindle

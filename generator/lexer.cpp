@@ -1,0 +1,454 @@
+#include "lexer.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "parser.h"  // kMaxNestingDepth
+
+namespace spindle {
+
+namespace {
+
+struct Spelling {
+  std::string_view text;
+  Tok kind;
+};
+
+constexpr Spelling kKeywords[] = {
+#define X(K, S) {S, Tok::Kw##K},
+    SPINDLE_KEYWORDS(X)
+#undef X
+};
+
+constexpr Spelling kPunctuators[] = {
+#define X(K, S) {S, Tok::K},
+    SPINDLE_PUNCTUATORS(X)
+#undef X
+};
+
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+bool isHexDigit(char c) { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+// Whitespace between tokens. A tab is fine here; only indentation must be spaces.
+bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f'; }
+
+int hexValue(char c) {
+  if (isDigit(c)) return c - '0';
+  return (c | 0x20) - 'a' + 10;
+}
+
+// Byte length of the UTF-8 sequence that starts with `lead` (the text was
+// validated up front, so the lead byte is a real one).
+uint32_t utf8Length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xE0) == 0xC0) return 2;
+  if ((lead & 0xF0) == 0xE0) return 3;
+  return 4;
+}
+
+uint32_t decodeUtf8(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  uint32_t len = utf8Length(byte(0));
+  if (len == 1) return byte(0);
+  uint32_t cp = byte(0) & (0x7F >> len);
+  for (uint32_t i = 1; i < len && i < s.size(); ++i) cp = (cp << 6) | (byte(i) & 0x3F);
+  return cp;
+}
+
+// The longest operator spelling at the start of `rest`, if any.
+const Spelling* matchPunctuator(std::string_view rest) {
+  const Spelling* best = nullptr;
+  for (const auto& p : kPunctuators) {
+    if (rest.substr(0, p.text.size()) == p.text && (!best || p.text.size() > best->text.size()))
+      best = &p;
+  }
+  return best;
+}
+
+Tok keywordOrName(std::string_view word) {
+  for (const auto& k : kKeywords)
+    if (k.text == word) return k.kind;
+  return Tok::Name;
+}
+
+bool closes(char open, char close) { return (open == '(' && close == ')') || (open == '[' && close == ']'); }
+
+// Brackets are matched before lexing so that the lexer knows, when it meets
+// the first bracket that is never closed, that everything after it is
+// swallowed. Mirrors the lexer: comments hold no brackets, and a closer that
+// matches nothing is dropped. (Spindle has no strings, so this is exact.)
+std::optional<uint32_t> findNeverClosedBracket(std::string_view text, uint32_t from) {
+  std::vector<std::pair<char, uint32_t>> open;
+  for (uint32_t i = from; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '(' || c == '[') {
+      open.push_back({c, i});
+    } else if ((c == ')' || c == ']') && !open.empty() && closes(open.back().first, c)) {
+      open.pop_back();
+    }
+  }
+  if (open.empty()) return std::nullopt;
+  return open.front().second;
+}
+
+// "'$'", "U+0007", or "'é' (U+00E9); ..." for a non-ASCII character.
+std::string describeChar(std::string_view at) {
+  uint32_t cp = decodeUtf8(at);
+  if (cp >= 0x21 && cp < 0x7F) return fmt::format("'{}'", static_cast<char>(cp));
+  if (cp < 0x80) return fmt::format("U+{:04X}", cp);
+  return fmt::format("'{}' (U+{:04X}); non-ASCII text is allowed only in comments",
+                     at.substr(0, utf8Length(static_cast<unsigned char>(at[0]))), cp);
+}
+
+}  // namespace
+
+std::string_view tokSpelling(Tok kind) {
+  switch (kind) {
+    case Tok::Eof: return "end of file";
+    case Tok::Newline: return "end of line";
+    case Tok::Indent: return "indent";
+    case Tok::Dedent: return "unindent";
+    case Tok::Name: return "name";
+    case Tok::Int: return "integer literal";
+    case Tok::Float: return "float literal";
+#define X(K, S) \
+  case Tok::Kw##K: return "'" S "'";
+      SPINDLE_KEYWORDS(X)
+#undef X
+#define X(K, S) \
+  case Tok::K: return "'" S "'";
+      SPINDLE_PUNCTUATORS(X)
+#undef X
+  }
+  return "token";
+}
+
+std::string describeToken(const Token& token) {
+  switch (token.kind) {
+    case Tok::Name:
+    case Tok::Int:
+    case Tok::Float: return fmt::format("{} '{}'", tokSpelling(token.kind), token.text);
+    default: return std::string(tokSpelling(token.kind));
+  }
+}
+
+std::optional<uint32_t> findInvalidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t len, min;
+    if ((c & 0xE0) == 0xC0) len = 2, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) len = 3, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) len = 4, min = 0x10000;
+    else return static_cast<uint32_t>(i);
+    if (i + len > s.size()) return static_cast<uint32_t>(i);
+    for (uint32_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return static_cast<uint32_t>(i);
+    uint32_t cp = decodeUtf8(s.substr(i, len));
+    // Overlong forms, UTF-16 surrogates and values past Unicode are invalid.
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return static_cast<uint32_t>(i);
+    i += len;
+  }
+  return std::nullopt;
+}
+
+void stopIfTooManyErrors(DiagnosticEngine& diags, const std::shared_ptr<const SourceFile>& file) {
+  if (!diags.tooManyErrors()) return;
+  diags.report(DiagId::parse_too_many_errors, file, SourceRange{}, DiagnosticEngine::kMaxErrors);
+  throw FatalDiagnostic{};
+}
+
+// ---------------------------------------------------------------------------
+
+template <typename... Args>
+void Lexer::report(DiagId id, SourceRange range, const Args&... args) {
+  diags_.report(id, file_, range, args...);
+  stopIfTooManyErrors(diags_, file_);
+}
+
+Lexer::Lexer(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags)
+    : file_(std::move(file)), diags_(diags), text_(file_->text()) {
+  if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte order mark
+  lastEnd_ = loc(pos_);
+  if (auto bad = findInvalidUtf8(text_)) {
+    // Nothing after a bad byte can be trusted; one diagnostic, then EOF.
+    uint32_t at = *bad;
+    report(DiagId::lex_invalid_utf8, SourceRange{file_->locFor(at), file_->locFor(at + 1)},
+           static_cast<unsigned>(static_cast<unsigned char>(text_[at])));
+    done_ = true;
+    return;
+  }
+  neverClosed_ = findNeverClosedBracket(text_, pos_);
+}
+
+SourceLoc Lexer::loc(uint32_t offset) const {
+  if (offset < lineStart_) return file_->locFor(offset);
+  return SourceLoc{offset, line_, offset - lineStart_ + 1};
+}
+
+char Lexer::peekChar(size_t ahead) const {
+  size_t at = pos_ + ahead;
+  return at < text_.size() ? text_[at] : '\0';
+}
+
+Token Lexer::next() {
+  while (pending_.empty()) lexMore();
+  Token t = pending_.front();
+  pending_.pop_front();
+  return t;
+}
+
+void Lexer::emit(Tok kind, uint32_t begin, uint32_t end) {
+  Token t;
+  t.kind = kind;
+  t.range = SourceRange{loc(begin), loc(end)};
+  t.text = text_.substr(begin, end - begin);
+  lastEnd_ = t.range.end;
+  lineHasTokens_ = true;
+  pending_.push_back(t);
+}
+
+void Lexer::emitLayout(Tok kind, SourceLoc at) {
+  Token t;
+  t.kind = kind;
+  t.range = SourceRange::at(at);
+  pending_.push_back(t);
+}
+
+// Produces at least one token into pending_, or consumes text that makes none
+// (a newline inside brackets, a run of bad characters).
+void Lexer::lexMore() {
+  if (done_) {
+    emitLayout(Tok::Eof, lastEnd_);
+    return;
+  }
+  if (atLineStart_) {
+    atLineStart_ = false;
+    startLine();
+    if (!pending_.empty()) return;
+  }
+  while (pos_ < text_.size() && isBlank(text_[pos_])) ++pos_;
+  if (peekChar() == '#')
+    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+  if (pos_ >= text_.size()) {
+    finish();
+    return;
+  }
+  char c = text_[pos_];
+  if (c == '\n') {
+    ++pos_;
+    ++line_;
+    lineStart_ = pos_;
+    if (brackets_.empty()) {  // inside brackets a newline is just space
+      if (lineHasTokens_) emitLayout(Tok::Newline, lastEnd_);
+      lineHasTokens_ = false;
+      atLineStart_ = true;
+    }
+    return;
+  }
+  if (isIdentStart(c)) lexName();
+  else if (isDigit(c) || (c == '.' && isDigit(peekChar(1)))) lexNumber();
+  else if (matchPunctuator(text_.substr(pos_))) lexPunctuator();
+  else lexBadChars();
+}
+
+// At the start of a line outside brackets: skips blank and comment-only lines,
+// then compares the indentation of the next real line with the stack.
+void Lexer::startLine() {
+  for (;;) {
+    uint32_t width = 0;
+    std::optional<uint32_t> tabAt;
+    while (pos_ < text_.size() && isBlank(text_[pos_])) {
+      char c = text_[pos_];
+      if (c == ' ') ++width;
+      if (c == '\t') {
+        if (!tabAt) tabAt = pos_;
+        width = (width / 8 + 1) * 8;  // only to guess the intended structure
+      }
+      ++pos_;
+    }
+    if (peekChar() == '#')
+      while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    if (pos_ >= text_.size()) return;  // finish() closes the open blocks
+    if (text_[pos_] == '\n') {
+      ++pos_;
+      ++line_;
+      lineStart_ = pos_;
+      continue;
+    }
+    // One report per file: a file indented with tabs has them on every line.
+    if (tabAt && !reportedTab_) {
+      reportedTab_ = true;
+      report(DiagId::lex_tab_indent, SourceRange{loc(*tabAt), loc(*tabAt + 1)});
+    }
+    applyIndent(width, loc(pos_));
+    return;
+  }
+}
+
+void Lexer::applyIndent(uint32_t width, SourceLoc at) {
+  if (width > indents_.back()) {
+    indents_.push_back(width);
+    emitLayout(Tok::Indent, at);
+    return;
+  }
+  while (width < indents_.back()) {
+    indents_.pop_back();
+    emitLayout(Tok::Dedent, at);
+  }
+  // A dedent between two known levels: treat the line as belonging to the
+  // enclosing level, which is what a one-line slip usually meant.
+  if (width != indents_.back()) report(DiagId::lex_inconsistent_dedent, SourceRange::at(at));
+}
+
+void Lexer::finish() {
+  brackets_.clear();  // a bracket left open was reported when it was lexed
+  if (lineHasTokens_) emitLayout(Tok::Newline, lastEnd_);
+  lineHasTokens_ = false;
+  while (indents_.size() > 1) {
+    indents_.pop_back();
+    emitLayout(Tok::Dedent, lastEnd_);
+  }
+  emitLayout(Tok::Eof, lastEnd_);
+  done_ = true;
+}
+
+void Lexer::lexName() {
+  uint32_t begin = pos_;
+  while (pos_ < text_.size() && isIdentChar(text_[pos_])) ++pos_;
+  std::string_view word = text_.substr(begin, pos_ - begin);
+  if (word == "inf" || word == "nan") {
+    emit(Tok::Float, begin, pos_);
+    pending_.back().floatValue = word == "inf" ? HUGE_VAL : std::nan("");
+    return;
+  }
+  emit(keywordOrName(word), begin, pos_);
+  if (word.substr(0, 2) == "__") report(DiagId::lex_reserved_name, pending_.back().range, word);
+}
+
+// int   = digit { digit } | "0" ("x"|"X") hexdigit { hexdigit }
+// float = digits "." [ digits ] [ exp ] | "." digits [ exp ] | digits exp
+// exp   = ("e"|"E") [ "+"|"-" ] digits
+void Lexer::lexNumber() {
+  uint32_t begin = pos_;
+  bool isFloatLit = false, bad = false, overflow = false;
+  uint64_t value = 0;
+  auto accumulate = [&](uint64_t base, int digit) {
+    if (value > (UINT64_MAX - static_cast<uint64_t>(digit)) / base) overflow = true;
+    value = value * base + static_cast<uint64_t>(digit);
+  };
+  if (peekChar() == '0' && (peekChar(1) == 'x' || peekChar(1) == 'X')) {
+    pos_ += 2;
+    uint32_t digits = pos_;
+    for (; pos_ < text_.size() && isHexDigit(text_[pos_]); ++pos_) accumulate(16, hexValue(text_[pos_]));
+    bad = pos_ == digits;
+  } else {
+    for (; pos_ < text_.size() && isDigit(text_[pos_]); ++pos_) accumulate(10, text_[pos_] - '0');
+    if (peekChar() == '.') {
+      isFloatLit = true;
+      for (++pos_; pos_ < text_.size() && isDigit(text_[pos_]);) ++pos_;
+    }
+    if (peekChar() == 'e' || peekChar() == 'E') {
+      isFloatLit = true;
+      ++pos_;
+      if (peekChar() == '+' || peekChar() == '-') ++pos_;
+      uint32_t digits = pos_;
+      while (pos_ < text_.size() && isDigit(text_[pos_])) ++pos_;
+      bad = pos_ == digits;
+    }
+    // `007` is octal in C and an error in Python: reject it rather than guess.
+    if (!isFloatLit && text_[begin] == '0' && pos_ - begin > 1) bad = true;
+  }
+  // A letter or digit glued to a number makes one malformed word: `2x`, `0x1g`.
+  if (pos_ < text_.size() && isIdentChar(text_[pos_])) {
+    bad = true;
+    while (pos_ < text_.size() && isIdentChar(text_[pos_])) ++pos_;
+  }
+  emit(isFloatLit ? Tok::Float : Tok::Int, begin, pos_);
+  Token& tok = pending_.back();
+  if (bad) {
+    report(DiagId::lex_bad_number, tok.range, tok.text);
+  } else if (isFloatLit) {
+    tok.floatValue = std::strtod(std::string(tok.text).c_str(), nullptr);
+    if (!std::isfinite(tok.floatValue)) report(DiagId::lex_float_out_of_range, tok.range, tok.text);
+  } else if (overflow) {
+    report(DiagId::lex_int_overflow, tok.range, tok.text);
+  } else {
+    tok.intValue = value;
+  }
+}
+
+void Lexer::lexPunctuator() {
+  const Spelling* p = matchPunctuator(text_.substr(pos_));
+  uint32_t begin = pos_;
+  pos_ += static_cast<uint32_t>(p->text.size());
+  Token t;
+  t.kind = p->kind;
+  t.range = SourceRange{loc(begin), loc(pos_)};
+  t.text = p->text;
+  if ((t.is(Tok::RParen) || t.is(Tok::RBracket)) && !closeBracket(t)) return;  // dropped
+  emit(p->kind, begin, pos_);
+  if (t.is(Tok::LParen) || t.is(Tok::LBracket)) openBracket(t);
+}
+
+void Lexer::openBracket(const Token& token) {
+  if (neverClosed_ && token.range.begin.offset == *neverClosed_) {
+    report(DiagId::lex_unclosed_bracket, token.range, token.text);
+    cutoff_ = token.range.begin.offset;
+  }
+  brackets_.push_back({token.text[0], token.range});
+  // Bail out here, before the parser recurses into 100000 parentheses.
+  if (brackets_.size() > static_cast<size_t>(kMaxNestingDepth)) {
+    if (!cutoff_) report(DiagId::parse_too_deep, token.range, kMaxNestingDepth);
+    throw FatalDiagnostic{};
+  }
+}
+
+// Returns false, after reporting, for a closer that matches no open bracket;
+// the lexer then drops it, as the bracket pre-scan does.
+bool Lexer::closeBracket(const Token& token) {
+  if (!brackets_.empty() && closes(brackets_.back().ch, token.text[0])) {
+    brackets_.pop_back();
+    return true;
+  }
+  report(DiagId::lex_unmatched_bracket, token.range, token.text);
+  return false;
+}
+
+// Characters that start no token, taken as one run so `$$$` is one error.
+void Lexer::lexBadChars() {
+  uint32_t begin = pos_;
+  auto startsToken = [&](uint32_t at) {
+    char c = text_[at];
+    return isBlank(c) || c == '\n' || c == '#' || isIdentChar(c) ||
+           (c == '.' && at + 1 < text_.size() && isDigit(text_[at + 1])) ||
+           matchPunctuator(text_.substr(at)) != nullptr;
+  };
+  while (pos_ < text_.size() && (pos_ == begin || !startsToken(pos_)))
+    pos_ += utf8Length(static_cast<unsigned char>(text_[pos_]));
+  if (pos_ > text_.size()) pos_ = static_cast<uint32_t>(text_.size());
+  report(DiagId::lex_unexpected_char, SourceRange{loc(begin), loc(pos_)},
+         describeChar(text_.substr(begin)));
+}
+
+std::vector<Token> tokenize(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags) {
+  std::vector<Token> tokens;
+  try {
+    Lexer lexer(file, diags);
+    do tokens.push_back(lexer.next());
+    while (!tokens.back().is(Tok::Eof));
+  } catch (const FatalDiagnostic&) {
+    Token eof;
+    tokens.push_back(eof);
+  }
+  return tokens;
+}
+
+}  // namespace spindle

@@ -1,0 +1,21 @@
+// Recursive-descent parser: tokens to a Module AST.
+#pragma once
+
+#include <memory>
+
+#include "ast.h"
+#include "diagnostics.h"
+
+namespace spindle {
+
+// The parser never lets nesting (blocks, brackets, expressions) exceed this
+// many levels: it reports parse-too-deep instead of overflowing the stack.
+constexpr int kMaxNestingDepth = 200;
+
+// Parses a whole module. Errors go to `diags`; parsing recovers at the next
+// statement where it sensibly can, so one run reports several errors. The
+// returned module holds everything that parsed; when diags.hasErrors() it
+// must not be handed to semantic analysis.
+std::unique_ptr<Module> parseModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags);
+
+}  // namespace spindle

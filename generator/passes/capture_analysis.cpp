@@ -1,0 +1,192 @@
+#include "capture_analysis.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace spindle {
+
+namespace {
+
+void collectDimSymbols(const Expr& e, std::vector<Symbol*>& out) {
+  switch (e.kind) {
+    case ExprKind::Name: {
+      Symbol* s = e.as<NameExpr>()->symbol;
+      if (s && s->kind == SymbolKind::DimSymbol && std::find(out.begin(), out.end(), s) == out.end())
+        out.push_back(s);
+      return;
+    }
+    case ExprKind::Unary: collectDimSymbols(*e.as<UnaryExpr>()->operand, out); return;
+    case ExprKind::Binary:
+      collectDimSymbols(*e.as<BinaryExpr>()->lhs, out);
+      collectDimSymbols(*e.as<BinaryExpr>()->rhs, out);
+      return;
+    case ExprKind::Ternary:
+      collectDimSymbols(*e.as<TernaryExpr>()->cond, out);
+      collectDimSymbols(*e.as<TernaryExpr>()->thenValue, out);
+      collectDimSymbols(*e.as<TernaryExpr>()->elseValue, out);
+      return;
+    case ExprKind::Call:
+      for (const auto& a : e.as<CallExpr>()->args) collectDimSymbols(*a, out);
+      return;
+    default: return;
+  }
+}
+
+// One closure's captures while the analysis runs: symbol -> mode, plus the
+// tensors that imply dims and strides.
+struct CaptureSet {
+  std::map<Symbol*, CaptureMode> modes;
+  std::map<Symbol*, Symbol*> impliedBy;  // dim symbol -> first tensor that needs it
+  bool blockScratch = false;
+
+  bool add(Symbol* s, CaptureMode mode, Symbol* implied = nullptr) {
+    auto [it, inserted] = modes.emplace(s, mode);
+    if (inserted) {
+      if (implied) impliedBy[s] = implied;
+      return true;
+    }
+    if (it->second == CaptureMode::Value && mode == CaptureMode::Reference) {
+      it->second = CaptureMode::Reference;  // a callee rebinds it: pass by reference
+      return true;
+    }
+    if (!implied && impliedBy.count(s)) {
+      impliedBy.erase(s);  // named directly after all
+      return true;
+    }
+    return false;
+  }
+};
+
+class CaptureAnalysis {
+ public:
+  CaptureAnalysis(FunctionScope& root, const std::set<std::string>& staticDims)
+      : root_(root), staticDims_(staticDims) {}
+
+  void run() {
+    std::vector<FunctionScope*> all;
+    gather(&root_, all);
+    // Direct references first, then thread callees' needs through callers
+    // until nothing changes (the call graph is acyclic, so this ends).
+    for (auto* f : all) addDirect(*f);
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto* f : all) changed |= threadCallees(*f);
+    }
+    for (auto* f : all) finish(*f);
+  }
+
+ private:
+  static void gather(FunctionScope* f, std::vector<FunctionScope*>& out) {
+    out.push_back(f);
+    for (auto* c : f->closures) gather(c, out);
+  }
+
+  bool isStaticDim(const Symbol* s) const { return staticDims_.count(s->name) > 0; }
+
+  // Adds `s` to f's captures with everything its shape needs.
+  bool capture(FunctionScope& f, Symbol* s, CaptureMode mode, Symbol* implied = nullptr) {
+    if (s->owner == &f) return false;
+    if (s->kind == SymbolKind::DimSymbol) {
+      if (isStaticDim(s)) return false;
+      return sets_[&f].add(s, CaptureMode::Dim, implied);
+    }
+    bool changed = sets_[&f].add(s, mode, implied);
+    if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::SharedBuffer ||
+        s->kind == SymbolKind::LocalBuffer) {
+      for (Symbol* d : addressingDimSymbols(*s)) changed |= capture(f, d, CaptureMode::Dim, s);
+    }
+    return changed;
+  }
+
+  static CaptureMode modeFor(const FunctionScope& f, const Symbol* s) {
+    switch (s->kind) {
+      case SymbolKind::TensorParam:
+      case SymbolKind::SharedBuffer:
+      case SymbolKind::LocalBuffer: return CaptureMode::Pointer;
+      case SymbolKind::DimSymbol: return CaptureMode::Dim;
+      default: break;
+    }
+    for (const auto& [name, target] : f.nonlocals)
+      if (target == s) return CaptureMode::Reference;
+    return CaptureMode::Value;
+  }
+
+  void addDirect(FunctionScope& f) {
+    sets_[&f];
+    for (Symbol* s : f.outerRefs) capture(f, s, modeFor(f, s));
+    if (f.usesBlockCollective) sets_[&f].blockScratch = true;
+  }
+
+  bool threadCallees(FunctionScope& f) {
+    bool changed = false;
+    for (FunctionScope* callee : f.callees) {
+      if (callee->kind != FunctionScope::Kind::Closure) continue;
+      auto& calleeSet = sets_[callee];
+      for (const auto& [s, mode] : calleeSet.modes) {
+        auto implied = calleeSet.impliedBy.find(s);
+        changed |= capture(f, s, mode, implied != calleeSet.impliedBy.end() ? implied->second : nullptr);
+      }
+      if (calleeSet.blockScratch && !sets_[&f].blockScratch) {
+        sets_[&f].blockScratch = true;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  // Orders captures for the signature: pointers (each strided tensor
+  // followed by its strides), then scalars, then dims; each group in
+  // declaration order, so the output is stable.
+  void finish(FunctionScope& f) {
+    auto& set = sets_[&f];
+    f.capturesBlockScratch = set.blockScratch;
+    f.captures.clear();
+    if (f.kind != FunctionScope::Kind::Closure) return;
+    std::vector<Symbol*> symbols;
+    for (const auto& [s, mode] : set.modes) symbols.push_back(s);
+    std::sort(symbols.begin(), symbols.end(), [](Symbol* a, Symbol* b) { return a->id < b->id; });
+    auto implied = [&](Symbol* s) -> Symbol* {
+      auto it = set.impliedBy.find(s);
+      return it != set.impliedBy.end() ? it->second : nullptr;
+    };
+    for (Symbol* s : symbols) {
+      if (set.modes[s] != CaptureMode::Pointer) continue;
+      f.captures.push_back({s, CaptureMode::Pointer, -1, nullptr});
+      if (s->strided)
+        for (int axis = 0; axis < static_cast<int>(s->shape.size()); ++axis)
+          f.captures.push_back({s, CaptureMode::Stride, axis, s});
+    }
+    for (Symbol* s : symbols) {
+      CaptureMode m = set.modes[s];
+      if (m == CaptureMode::Value || m == CaptureMode::Reference) f.captures.push_back({s, m, -1, nullptr});
+    }
+    for (Symbol* s : symbols)
+      if (set.modes[s] == CaptureMode::Dim) f.captures.push_back({s, CaptureMode::Dim, -1, implied(s)});
+  }
+
+  FunctionScope& root_;
+  const std::set<std::string>& staticDims_;
+  std::map<FunctionScope*, CaptureSet> sets_;
+};
+
+}  // namespace
+
+std::vector<Symbol*> shapeDimSymbols(const Symbol& s) {
+  std::vector<Symbol*> out;
+  for (const Expr* e : s.shape) collectDimSymbols(*e, out);
+  return out;
+}
+
+std::vector<Symbol*> addressingDimSymbols(const Symbol& s) {
+  std::vector<Symbol*> out;
+  if (s.strided) return out;
+  for (size_t axis = 1; axis < s.shape.size(); ++axis) collectDimSymbols(*s.shape[axis], out);
+  return out;
+}
+
+void analyzeCaptures(SemaModule&, FunctionScope& root, const std::set<std::string>& staticDims) {
+  CaptureAnalysis(root, staticDims).run();
+}
+
+}  // namespace spindle

@@ -1,0 +1,149 @@
+#include "local_declarations.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace spindle {
+
+namespace {
+
+// A statement's position: the chain of (block, index) from the body down.
+using Path = std::vector<std::pair<const Block*, size_t>>;
+
+class Planner {
+ public:
+  explicit Planner(const FunctionScope& fn) : fn_(fn) {}
+
+  LocalDeclarationPlan run(const Block& body) {
+    walkBlock(body);
+    LocalDeclarationPlan plan;
+    for (Symbol* sym : order_) place(sym, uses_[sym], plan);
+    return plan;
+  }
+
+ private:
+  void use(Symbol* s) {
+    if (!s || s->kind != SymbolKind::Local || s->owner != &fn_) return;
+    auto& list = uses_[s];
+    if (list.empty()) order_.push_back(s);
+    list.push_back({path_, currentStmt_});
+  }
+
+  void walkBlock(const Block& b) {
+    for (size_t i = 0; i < b.size(); ++i) {
+      path_.push_back({&b, i});
+      const Stmt* saved = currentStmt_;
+      currentStmt_ = b[i].get();
+      walkStmt(*b[i]);
+      currentStmt_ = saved;
+      path_.pop_back();
+    }
+  }
+
+  void walkStmt(const Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Assign: {
+        auto& a = *s.as<AssignStmt>();
+        walkExpr(*a.value);
+        walkExpr(*a.target);
+        return;
+      }
+      case StmtKind::AugAssign:
+        walkExpr(*s.as<AugAssignStmt>()->value);
+        walkExpr(*s.as<AugAssignStmt>()->target);
+        return;
+      case StmtKind::ExprStmt: walkExpr(*s.as<ExprStmt>()->expr); return;
+      case StmtKind::If:
+        walkExpr(*s.as<IfStmt>()->cond);
+        walkBlock(s.as<IfStmt>()->thenBody);
+        walkBlock(s.as<IfStmt>()->elseBody);
+        return;
+      case StmtKind::While:
+        walkExpr(*s.as<WhileStmt>()->cond);
+        walkBlock(s.as<WhileStmt>()->body);
+        return;
+      case StmtKind::For:
+        for (auto& a : s.as<ForStmt>()->rangeArgs) walkExpr(*a);
+        walkBlock(s.as<ForStmt>()->body);
+        return;
+      case StmtKind::Return:
+        if (s.as<ReturnStmt>()->value) walkExpr(*s.as<ReturnStmt>()->value);
+        return;
+      default: return;
+    }
+  }
+
+  void walkExpr(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Name: use(e.as<NameExpr>()->symbol); return;
+      case ExprKind::Unary: walkExpr(*e.as<UnaryExpr>()->operand); return;
+      case ExprKind::Binary:
+        walkExpr(*e.as<BinaryExpr>()->lhs);
+        walkExpr(*e.as<BinaryExpr>()->rhs);
+        return;
+      case ExprKind::Ternary:
+        walkExpr(*e.as<TernaryExpr>()->cond);
+        walkExpr(*e.as<TernaryExpr>()->thenValue);
+        walkExpr(*e.as<TernaryExpr>()->elseValue);
+        return;
+      case ExprKind::Call: {
+        auto& c = *e.as<CallExpr>();
+        for (auto& a : c.args) walkExpr(*a);
+        for (auto& k : c.kwargs) walkExpr(*k.value);
+        // Calling a closure passes its captures: each is a use here.
+        if (c.symbol && c.symbol->scope)
+          for (const auto& cap : c.symbol->scope->captures) use(cap.symbol);
+        return;
+      }
+      case ExprKind::Index:
+        walkExpr(*e.as<IndexExpr>()->base);
+        for (auto& i : e.as<IndexExpr>()->indices) walkExpr(*i);
+        return;
+      case ExprKind::List:
+        for (auto& x : e.as<ListExpr>()->elements) walkExpr(*x);
+        return;
+      default: return;
+    }
+  }
+
+  struct Use {
+    Path path;
+    const Stmt* stmt;
+  };
+
+  void place(Symbol* sym, const std::vector<Use>& uses, LocalDeclarationPlan& plan) {
+    // Deepest level at which every use lies in the same block.
+    size_t level = 0;
+    for (;; ++level) {
+      bool same = true;
+      for (const auto& u : uses)
+        same &= u.path.size() > level + 1 && u.path[level + 1].first == uses[0].path[level + 1].first;
+      if (!same) break;
+    }
+    const Block* block = uses[0].path[level].first;
+    // The first use in source order is uses[0]; its statement at `level`
+    // is where the declaration goes.
+    size_t index = uses[0].path[level].second;
+    const Stmt* at = (*block)[index].get();
+    const auto* assign = at->as<AssignStmt>();
+    bool firstUseIsThisAssignment = uses[0].path.size() == level + 1 && assign && assign->declares &&
+                                    assign->target->as<NameExpr>() &&
+                                    assign->target->as<NameExpr>()->symbol == sym;
+    if (firstUseIsThisAssignment) plan.declaringAssignments.insert(assign);
+    else plan.declareBefore[at].push_back(sym);
+  }
+
+  const FunctionScope& fn_;
+  Path path_;
+  const Stmt* currentStmt_ = nullptr;
+  std::map<Symbol*, std::vector<Use>> uses_;
+  std::vector<Symbol*> order_;
+};
+
+}  // namespace
+
+LocalDeclarationPlan planLocalDeclarations(const FunctionScope& fn, const Block& body) {
+  return Planner(fn).run(body);
+}
+
+}  // namespace spindle

@@ -1,0 +1,285 @@
+// Expressions to C++ text, with parentheses only where C++ precedence needs
+// them (and where clang would warn that a reader might misread).
+#include <cmath>
+
+#include "../builtins.h"
+#include "function_printer.h"
+
+namespace spindle {
+
+using namespace cpp_prec;
+
+std::string cppType(ScalarType t) {
+  if (t == ScalarType::Invalid) return "void";
+  return std::string(scalarCppName(t));
+}
+
+namespace {
+
+int binaryPrec(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod: return kMultiplicative;
+    case BinaryOp::Add:
+    case BinaryOp::Sub: return kAdditive;
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: return kShift;
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge: return kRelational;
+    case BinaryOp::Eq:
+    case BinaryOp::Ne: return kEquality;
+    case BinaryOp::BitAnd: return kBitAnd;
+    case BinaryOp::BitXor: return kBitXor;
+    case BinaryOp::BitOr: return kBitOr;
+    case BinaryOp::And: return kLogicalAnd;
+    case BinaryOp::Or: return kLogicalOr;
+    case BinaryOp::Pow: return kPostfix;
+  }
+  return kPrimary;
+}
+
+const char* cppOperator(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::FloorDiv: return "/";  // truncates like C++ (LANGUAGE.md §3)
+    case BinaryOp::And: return "&&";
+    case BinaryOp::Or: return "||";
+    default: return binaryOpSpelling(op);
+  }
+}
+
+// Operands that clang's -Wparentheses would flag get parentheses even when
+// precedence does not need them: `a && b || c`, `a << b + c`, `a & b | c`.
+int operandMinPrec(int parentPrec, int childPrec) {
+  if (parentPrec == kLogicalOr && childPrec == kLogicalAnd) return kLogicalAnd + 1;
+  if (parentPrec == kShift && (childPrec == kAdditive || childPrec == kMultiplicative)) return kPrimary;
+  if (parentPrec >= kBitOr && parentPrec <= kBitAnd && childPrec != parentPrec && childPrec < kUnary)
+    return kPrimary;
+  return parentPrec;
+}
+
+const char* axisName(int64_t axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }
+
+}  // namespace
+
+std::string FunctionPrinter::paren(const CppExpr& e, int minPrec) const {
+  return e.prec < minPrec ? "(" + e.text + ")" : e.text;
+}
+
+// f16/bf16 are storage types: every read used in arithmetic becomes float.
+std::string FunctionPrinter::loadValue(const CppExpr& e, ScalarType t, int minPrec) const {
+  if (isStorageOnly(t)) return "float(" + e.text + ")";
+  return paren(e, minPrec);
+}
+
+std::string FunctionPrinter::value(const Expr& e, int minPrec) const { return loadValue(expr(e), e.type, minPrec); }
+
+CppExpr FunctionPrinter::expr(const Expr& e) const {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+    case ExprKind::FloatLit:
+    case ExprKind::BoolLit: return literal(e);
+    case ExprKind::Name: return nameExpr(*e.as<NameExpr>());
+    case ExprKind::Unary: return unary(*e.as<UnaryExpr>());
+    case ExprKind::Binary: return binary(*e.as<BinaryExpr>());
+    case ExprKind::Ternary: {
+      const auto& t = *e.as<TernaryExpr>();
+      return {value(*t.cond, kLogicalOr) + " ? " + value(*t.thenValue, kTernary) + " : " +
+                  value(*t.elseValue, kTernary),
+              kTernary};
+    }
+    case ExprKind::Call: return call(*e.as<CallExpr>());
+    case ExprKind::Index: return index(*e.as<IndexExpr>());
+    case ExprKind::List: break;
+  }
+  SPINDLE_INTERNAL_CHECK(false, "cannot print a {} expression", exprKindName(e.kind));
+  return {};
+}
+
+CppExpr FunctionPrinter::literal(const Expr& e) const {
+  if (auto* b = e.as<BoolLitExpr>()) return {b->value ? "true" : "false", kPrimary};
+  if (auto* i = e.as<IntLitExpr>()) {
+    std::string text = i->text;
+    if (isFloat(e.type)) return {text, kPrimary};  // C++ converts exactly as the context does
+    if (i->value > INT32_MAX) text += e.type == ScalarType::U64 ? "ull" : e.type == ScalarType::U32 ? "u" : "ll";
+    return {text, kPrimary};
+  }
+  const auto& f = *e.as<FloatLitExpr>();
+  bool isDouble = e.type == ScalarType::F64;
+  if (f.text == "inf") return {isDouble ? "__spn_inf()" : "__spn_inff()", kPostfix};
+  if (f.text == "nan") return {isDouble ? "__spn_nan()" : "__spn_nanf()", kPostfix};
+  std::string text = f.text;
+  if (isFloat(e.type) && !isDouble) {
+    // A float literal in C++ needs a '.' or an exponent before the 'f'.
+    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+    text += "f";
+  }
+  return {text, kPrimary};
+}
+
+CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
+  const Symbol* s = n.symbol;
+  SPINDLE_INTERNAL_CHECK(s, "unresolved name '{}' reached the printer", n.name);
+  return {name(s), kPrimary};
+}
+
+CppExpr FunctionPrinter::unary(const UnaryExpr& u) const {
+  std::string operand = value(*u.operand, kUnary);
+  switch (u.op) {
+    case UnaryOp::Neg:
+      // `- -x` would read as a decrement.
+      if (!operand.empty() && operand[0] == '-') operand = "(" + operand + ")";
+      return {"-" + operand, kUnary};
+    case UnaryOp::Pos: return {operand, u.operand->kind == ExprKind::Unary ? kUnary : expr(*u.operand).prec};
+    case UnaryOp::Not: return {"!" + operand, kUnary};
+    case UnaryOp::BitNot: return {"~" + operand, kUnary};
+  }
+  return {};
+}
+
+CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
+  if (b.op == BinaryOp::Pow) {
+    // x ** n with n a constant: short powers of a plain name are written
+    // out; anything else calls the prelude's __spn_powi<n>.
+    const auto* lit = b.rhs->as<IntLitExpr>();
+    std::string base = value(*b.lhs, kMultiplicative + 1);
+    if (lit && lit->value >= 2 && lit->value <= 4 && b.lhs->as<NameExpr>() && !isStorageOnly(b.lhs->type)) {
+      std::string text = base;
+      for (uint64_t i = 1; i < lit->value; ++i) text += " * " + base;
+      return {text, kMultiplicative};
+    }
+    return {"__spn_powi<" + expr(*b.rhs).text + ">(" + value(*b.lhs) + ")", kPostfix};
+  }
+  int prec = binaryPrec(b.op);
+  CppExpr lhs = expr(*b.lhs), rhs = expr(*b.rhs);
+  std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
+  std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);
+  return {l + " " + cppOperator(b.op) + " " + r, prec};
+}
+
+CppExpr FunctionPrinter::call(const CallExpr& c) const {
+  if (c.symbol) return userCall(c);
+  if (findBuiltin(c.callee) && !scalarFromName(c.callee) &&
+      !(ctx_.kernel.typeParams.count(c.callee) && fn_.kernelRoot == &ctx_.kernel))
+    return builtinCall(c);
+  // A cast: f32(v), T(v). Every Spindle type's C++ name is one token, so a
+  // functional cast reads naturally.
+  return {cppType(c.type) + "(" + value(*c.args[0]) + ")", kPostfix};
+}
+
+CppExpr FunctionPrinter::userCall(const CallExpr& c) const {
+  FunctionScope* callee = c.symbol->scope;
+  std::vector<std::string> args;
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    ScalarType paramType = i < callee->params.size() ? callee->params[i]->type : ScalarType::Invalid;
+    args.push_back(isStorageOnly(paramType) && c.args[i]->type == paramType ? expr(*c.args[i]).text
+                   : isStorageOnly(paramType) ? cppType(paramType) + "(" + value(*c.args[i]) + ")"
+                                              : value(*c.args[i]));
+  }
+  for (const auto& cap : callee->captures) {
+    if (cap.mode == CaptureMode::Stride) args.push_back(strideName(cap.symbol, cap.axis));
+    else args.push_back(name(cap.symbol));
+  }
+  if (callee->capturesBlockScratch) args.push_back(blockScratchName_);
+  std::string text = ctx_.functionNames.at(callee) + "(";
+  for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + args[i];
+  return {text + ")", kPostfix};
+}
+
+CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
+  const BuiltinInfo& b = *findBuiltin(c.callee);
+  auto argList = [&](size_t from = 0) {
+    std::string text;
+    for (size_t i = from; i < c.args.size(); ++i) text += (i > from ? ", " : "") + value(*c.args[i]);
+    return text;
+  };
+  switch (b.category) {
+    case BuiltinCategory::Geometry: {
+      const Expr* axisExpr = !c.args.empty() ? c.args[0].get() : !c.kwargs.empty() ? c.kwargs[0].value.get() : nullptr;
+      int64_t axis = 0;
+      if (axisExpr) {
+        if (auto* lit = axisExpr->as<IntLitExpr>()) axis = static_cast<int64_t>(lit->value);
+        else if (auto* n = axisExpr->as<NameExpr>(); n && n->symbol) axis = n->symbol->value.i;
+      }
+      // threadIdx.x is unsigned in CUDA; the language says i32.
+      return {fmt::format("int({}.{})", b.hipF32, axisName(axis)), kPostfix};
+    }
+    case BuiltinCategory::LaneInfo:
+    case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
+    case BuiltinCategory::FloatMath: {
+      std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
+      return {fn + "(" + argList() + ")", kPostfix};
+    }
+    case BuiltinCategory::NumericMath: {
+      if (isFloat(c.type)) {
+        std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
+        return {fn + "(" + argList() + ")", kPostfix};
+      }
+      // Integer abs/min/max: the prelude's templates, so every width works
+      // the same under HIP and CUDA.
+      std::string fn = "__spn_" + std::string(b.name);
+      std::string args;
+      for (size_t i = 0; i < c.args.size(); ++i) args += (i ? ", " : "") + cppType(c.type) + "(" + value(*c.args[i]) + ")";
+      if (c.args.size() == 1) args = value(*c.args[0]);
+      return {fn + "(" + args + ")", kPostfix};
+    }
+    case BuiltinCategory::IntMath:
+    case BuiltinCategory::WarpReduce:
+    case BuiltinCategory::Shuffle: return {std::string(b.hipF32) + "(" + argList() + ")", kPostfix};
+    case BuiltinCategory::BlockReduce:
+      return {std::string(b.hipF32) + "(" + argList() + ", " + blockScratchName_ + ")", kPostfix};
+    case BuiltinCategory::Atomic: {
+      // atomic_add(x[i], v) -> __spn_atomic_add(&x[i], v): the prelude
+      // gives every element type one overload.
+      std::string fn = "__spn_" + std::string(b.name);
+      return {fn + "(&" + expr(*c.args[0]).text + ", " + value(*c.args[1]) + ")", kPostfix};
+    }
+    case BuiltinCategory::DimQuery: {
+      const Symbol& tensor = *c.args[0]->as<NameExpr>()->symbol;
+      int64_t axis = 0;
+      if (auto* lit = c.args[1]->as<IntLitExpr>()) axis = static_cast<int64_t>(lit->value);
+      else if (auto* n = c.args[1]->as<NameExpr>(); n && n->symbol) axis = n->symbol->value.i;
+      return dimExpr(tensor, static_cast<size_t>(axis));
+    }
+    default: break;
+  }
+  SPINDLE_INTERNAL_CHECK(false, "builtin '{}' reached the expression printer", c.callee);
+  return {};
+}
+
+CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {
+  const Expr* d = tensor.shape.at(axis);
+  if (auto* n = d->as<NameExpr>(); n && n->symbol) return {name(n->symbol), kPrimary};
+  return expr(*d);
+}
+
+// Row-major (Horner) address of an element: ((i * D1 + j) * D2 + k); or,
+// for a strided tensor, i * x_stride0 + j * x_stride1.
+std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const {
+  if (base.strided) {
+    std::string text;
+    for (size_t axis = 0; axis < indices.size(); ++axis) {
+      if (axis) text += " + ";
+      text += value(*indices[axis], kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
+    }
+    return text;
+  }
+  CppExpr acc = expr(*indices[0]);
+  if (isStorageOnly(indices[0]->type)) acc = {loadValue(acc, indices[0]->type, 0), kPostfix};
+  for (size_t axis = 1; axis < indices.size(); ++axis) {
+    CppExpr dim = dimExpr(base, axis);
+    std::string product = paren(acc, kMultiplicative) + " * " + paren(dim, kMultiplicative + 1);
+    acc = {product + " + " + value(*indices[axis], kAdditive + 1), kAdditive};
+  }
+  return acc.text;
+}
+
+CppExpr FunctionPrinter::index(const IndexExpr& idx) const {
+  const Symbol& base = *idx.base->as<NameExpr>()->symbol;
+  return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
+}
+
+}  // namespace spindle

@@ -1,0 +1,416 @@
+// Signatures and statements of kernels, module defs and outlined closures.
+#include "function_printer.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "../builtins.h"
+#include "../const_eval.h"
+#include "../passes/capture_analysis.h"
+
+namespace spindle {
+
+using namespace cpp_prec;
+
+std::string locationPrefix(const SemaModule& sema, SourceRange range) {
+  return fmt::format("{}:{}:{}", sema.file ? sema.file->path() : "<input>", range.begin.line, range.begin.col);
+}
+
+namespace {
+
+std::string shapeText(const Symbol& s) {
+  // "f32[M, N]" as the author wrote it, for comments.
+  std::string text = std::string(scalarName(s.type)) + "[";
+  for (size_t i = 0; i < s.shape.size(); ++i) {
+    if (i) text += ", ";
+    if (auto* n = s.shape[i]->as<NameExpr>()) text += n->name;
+    else if (auto* l = s.shape[i]->as<IntLitExpr>()) text += l->text;
+    else text += "?";
+  }
+  return text + "]";
+}
+
+bool isDynamicBuffer(const PrintContext& ctx, const Symbol& buf) {
+  for (Symbol* d : shapeDimSymbols(buf))
+    if (!ctx.isStaticDim(d)) return true;
+  return false;
+}
+
+// Does `body` assign any of `symbols` (directly, or through a closure that
+// captures it by reference)?
+bool assignsAny(const Block& body, const std::set<const Symbol*>& symbols) {
+  bool found = false;
+  std::function<void(const Expr&)> visitExpr = [&](const Expr& e) {
+    if (auto* c = e.as<CallExpr>()) {
+      if (c->symbol && c->symbol->scope)
+        for (const auto& cap : c->symbol->scope->captures)
+          found |= cap.mode == CaptureMode::Reference && symbols.count(cap.symbol);
+      for (auto& a : c->args) visitExpr(*a);
+    }
+  };
+  std::function<void(const Block&)> visit = [&](const Block& b) {
+    for (const auto& s : b) {
+      if (auto* a = s->as<AssignStmt>()) {
+        if (auto* n = a->target->as<NameExpr>()) found |= symbols.count(n->symbol) > 0;
+        visitExpr(*a->value);
+      } else if (auto* a = s->as<AugAssignStmt>()) {
+        if (auto* n = a->target->as<NameExpr>()) found |= symbols.count(n->symbol) > 0;
+      } else if (auto* e = s->as<ExprStmt>()) {
+        visitExpr(*e->expr);
+      } else if (auto* i = s->as<IfStmt>()) {
+        visit(i->thenBody);
+        visit(i->elseBody);
+      } else if (auto* w = s->as<WhileStmt>()) {
+        visit(w->body);
+      } else if (auto* f = s->as<ForStmt>()) {
+        visit(f->body);
+      }
+    }
+  };
+  visit(body);
+  return found;
+}
+
+void collectLocals(const Expr& e, std::set<const Symbol*>& out) {
+  if (auto* n = e.as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::Local) out.insert(n->symbol);
+  if (auto* u = e.as<UnaryExpr>()) collectLocals(*u->operand, out);
+  if (auto* b = e.as<BinaryExpr>()) {
+    collectLocals(*b->lhs, out);
+    collectLocals(*b->rhs, out);
+  }
+  if (auto* t = e.as<TernaryExpr>()) {
+    collectLocals(*t->cond, out);
+    collectLocals(*t->thenValue, out);
+    collectLocals(*t->elseValue, out);
+  }
+  if (auto* c = e.as<CallExpr>())
+    for (auto& a : c->args) collectLocals(*a, out);
+}
+
+}  // namespace
+
+FunctionPrinter::FunctionPrinter(PrintContext& ctx, FunctionScope& fn, Emitter& out)
+    : ctx_(ctx), fn_(fn), out_(out), names_(&ctx.globals) {}
+
+std::string FunctionPrinter::strideName(const Symbol* tensor, int axis) const {
+  auto it = strides_.find({tensor, axis});
+  SPINDLE_INTERNAL_CHECK(it != strides_.end(), "no stride {} for '{}'", axis, tensor->name);
+  return it->second;
+}
+
+std::string FunctionPrinter::pointerDecl(const Symbol& s, const std::string& emittedName) const {
+  std::string elem = cppType(s.type);
+  if (s.kind == SymbolKind::TensorParam) {
+    // Tensors never overlap (docs/language.md), so __restrict__ lets the
+    // compiler use the read-only data path for inputs.
+    return fmt::format("{}{}* __restrict__ {}", s.written ? "" : "const ", elem, emittedName);
+  }
+  return fmt::format("{}* {}", elem, emittedName);
+}
+
+std::string FunctionPrinter::signature(const std::string& prefix, const std::vector<std::string>& params) const {
+  std::string oneLine = prefix + "(";
+  for (size_t i = 0; i < params.size(); ++i) oneLine += (i ? ", " : "") + params[i];
+  oneLine += ")";
+  if (oneLine.size() <= 100) return oneLine;
+  std::string text = prefix + "(";
+  for (size_t i = 0; i < params.size(); ++i) text += "\n    " + params[i] + (i + 1 < params.size() ? "," : "");
+  return text + ")";
+}
+
+// Kernel parameters in ABI order (see spindle/generator.h): each source
+// parameter (a tensor's pointer then its strides, or a scalar), then every
+// dynamic dim symbol.
+void FunctionPrinter::declareKernelParams() {
+  for (Symbol* p : fn_.params) {
+    const std::string& n = names_.declare(p);
+    if (p->kind == SymbolKind::TensorParam) {
+      std::string what = "tensor " + shapeText(*p) + (p->strided ? " strided" : "") + (p->written ? "" : ", read-only");
+      kernelParams_.push_back({pointerDecl(*p, n), n, what,
+                               AbiArg{AbiArgKind::TensorPointer, p->paramIndex, -1, "", p->type, n}});
+      if (p->strided) {
+        for (int axis = 0; axis < static_cast<int>(p->shape.size()); ++axis) {
+          std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
+          strides_[{p, axis}] = sn;
+          kernelParams_.push_back({"int64_t " + sn, sn, fmt::format("stride of {} along axis {}, in elements", p->name, axis),
+                                   AbiArg{AbiArgKind::Stride, p->paramIndex, axis, "", ScalarType::I64, sn}});
+        }
+      }
+    } else {
+      kernelParams_.push_back({cppType(p->type) + " " + n, n, "scalar " + std::string(scalarName(p->type)),
+                               AbiArg{AbiArgKind::Scalar, p->paramIndex, -1, "", p->type, n}});
+    }
+  }
+  for (Symbol* d : fn_.dimSymbols) {
+    if (ctx_.isStaticDim(d)) continue;
+    const std::string& n = names_.declare(d);
+    kernelParams_.push_back({"int64_t " + n, n, "dynamic dim " + d->name,
+                             AbiArg{AbiArgKind::Dim, -1, -1, d->name, ScalarType::I64, n}});
+  }
+}
+
+void FunctionPrinter::declareFunctionParams() {
+  for (Symbol* p : fn_.params) names_.declare(p);
+}
+
+void FunctionPrinter::printKernel(const std::string& launchBounds) {
+  declareKernelParams();
+  if (fn_.capturesBlockScratch) blockScratchName_ = names_.fresh("__spn_reduce_scratch");
+  std::vector<std::string> params;
+  for (const auto& p : kernelParams_) params.push_back(p.decl);
+  plan_ = planLocalDeclarations(fn_, fn_.kernel->body);
+  out_.mapToSource(fn_.kernel->range.begin.line, ctx_.sourcePath);
+  out_.openScope(signature(fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds,
+                                       ctx_.functionNames.at(&fn_)),
+                           params));
+  if (fn_.capturesBlockScratch) {
+    // Block collectives need one slot per warp plus one for the result;
+    // 8-byte slots fit every type they accept.
+    out_.linef("__shared__ uint64_t {}[__SPN_MAX_WARPS + 1];", blockScratchName_);
+  }
+  printDynamicSharedDecls();
+  printBody(fn_.kernel->body);
+  out_.closeScope();
+}
+
+void FunctionPrinter::printDynamicSharedDecls() {
+  std::vector<const Symbol*> dynamic;
+  for (const Symbol* s : fn_.declared)
+    if (s->kind == SymbolKind::SharedBuffer && isDynamicBuffer(ctx_, *s)) dynamic.push_back(s);
+  if (dynamic.empty()) return;
+  out_.line("extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];");
+  std::string offset = "0";
+  for (const Symbol* s : dynamic) {
+    dynamicSharedOffsets_[s] = offset;
+    std::string count;
+    for (size_t i = 0; i < s->shape.size(); ++i)
+      count += (i ? " * " : "") + paren(expr(*s->shape[i]), kMultiplicative + 1);
+    std::string bytes = fmt::format("__spn_align16({} * sizeof({}))", count, cppType(s->type));
+    offset = offset == "0" ? bytes : offset + " + " + bytes;
+  }
+  dynamicSharedBytes_ = offset;
+}
+
+void FunctionPrinter::printDeviceFunction() {
+  declareFunctionParams();
+  std::vector<std::string> params;
+  for (Symbol* p : fn_.params) params.push_back(cppType(p->type) + " " + name(p));
+  for (const auto& cap : fn_.captures) {
+    Symbol* s = cap.symbol;
+    switch (cap.mode) {
+      case CaptureMode::Pointer: params.push_back(pointerDecl(*s, names_.declare(s))); break;
+      case CaptureMode::Stride: {
+        std::string sn = names_.fresh(fmt::format("{}_stride{}", name(s), cap.axis));
+        strides_[{s, cap.axis}] = sn;
+        params.push_back("int64_t " + sn);
+        break;
+      }
+      case CaptureMode::Value: params.push_back(cppType(s->type) + " " + names_.declare(s)); break;
+      case CaptureMode::Reference: params.push_back(cppType(s->type) + "& " + names_.declare(s)); break;
+      case CaptureMode::Dim: params.push_back("int64_t " + names_.declare(s)); break;
+    }
+  }
+  if (fn_.capturesBlockScratch) {
+    blockScratchName_ = names_.fresh("__spn_reduce_scratch");
+    params.push_back("uint64_t* " + blockScratchName_);
+  }
+  FunctionDecl& f = *fn_.function;
+  plan_ = planLocalDeclarations(fn_, f.body);
+  out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
+  out_.openScope(signature(fmt::format("__device__ __forceinline__ {} {}", cppType(fn_.returnType),
+                                       ctx_.functionNames.at(&fn_)),
+                           params));
+  printBody(f.body);
+  out_.closeScope();
+}
+
+// ------------------------------------------------------------------ bodies
+
+void FunctionPrinter::printBody(const Block& body) {
+  // Every local gets its emitted name before any statement is printed, in
+  // declaration order, so names do not depend on the order of first use.
+  for (Symbol* s : fn_.declared) {
+    if (s->kind == SymbolKind::Local || s->kind == SymbolKind::SharedBuffer || s->kind == SymbolKind::LocalBuffer)
+      names_.declare(s);
+  }
+  printBlock(body);
+}
+
+void FunctionPrinter::printBlock(const Block& body) {
+  for (const auto& s : body) printStmt(*s);
+}
+
+void FunctionPrinter::printPendingDeclarations(const Stmt& s) {
+  auto it = plan_.declareBefore.find(&s);
+  if (it == plan_.declareBefore.end()) return;
+  for (Symbol* sym : it->second) out_.linef("{} {};", cppType(sym->type), name(sym));
+}
+
+void FunctionPrinter::printStmt(const Stmt& s) {
+  printPendingDeclarations(s);
+  switch (s.kind) {
+    case StmtKind::Nonlocal:
+    case StmtKind::FuncDef:  // outlined: nothing is printed in place
+    case StmtKind::Pass: return;
+    default: break;
+  }
+  out_.mapToSource(s.range.begin.line, ctx_.sourcePath);
+  switch (s.kind) {
+    case StmtKind::Assign: printAssign(*s.as<AssignStmt>()); return;
+    case StmtKind::AugAssign: printAugAssign(*s.as<AugAssignStmt>()); return;
+    case StmtKind::ExprStmt: out_.line(expr(*s.as<ExprStmt>()->expr).text + ";"); return;
+    case StmtKind::If: printIf(*s.as<IfStmt>(), false); return;
+    case StmtKind::While: {
+      const auto& w = *s.as<WhileStmt>();
+      out_.openScope("while (" + value(*w.cond) + ")");
+      printBlock(w.body);
+      out_.closeScope();
+      return;
+    }
+    case StmtKind::For: printFor(*s.as<ForStmt>()); return;
+    case StmtKind::Break: out_.line("break;"); return;
+    case StmtKind::Continue: out_.line("continue;"); return;
+    case StmtKind::Return: {
+      const auto& r = *s.as<ReturnStmt>();
+      if (r.value) out_.line("return " + storeValue(*r.value, fn_.returnType) + ";");
+      else out_.line("return;");
+      return;
+    }
+    default: return;
+  }
+}
+
+// A value stored into a location of type `target`: f16/bf16 targets take
+// an explicit conversion from the float the arithmetic produced.
+std::string FunctionPrinter::storeValue(const Expr& v, ScalarType target) {
+  if (isStorageOnly(target)) {
+    if (v.type == target) return expr(v).text;
+    return cppType(target) + "(" + value(v) + ")";
+  }
+  return value(v);
+}
+
+void FunctionPrinter::printAssign(const AssignStmt& a) {
+  if (auto* n = a.target->as<NameExpr>()) {
+    const Symbol* sym = n->symbol;
+    if (sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer) {
+      printScratchDecl(*sym, *a.value->as<CallExpr>());
+      return;
+    }
+    std::string rhs = storeValue(*a.value, sym->type);
+    if (plan_.declaringAssignments.count(&a)) out_.linef("{} {} = {};", cppType(sym->type), name(sym), rhs);
+    else out_.linef("{} = {};", name(sym), rhs);
+    return;
+  }
+  out_.linef("{} = {};", expr(*a.target).text, storeValue(*a.value, a.target->type));
+}
+
+void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) {
+  std::string count;
+  for (size_t i = 0; i < buf.shape.size(); ++i)
+    count += (i ? " * " : "") + paren(expr(*buf.shape[i]), kMultiplicative + 1);
+  if (buf.kind == SymbolKind::SharedBuffer) {
+    auto it = dynamicSharedOffsets_.find(&buf);
+    if (it != dynamicSharedOffsets_.end()) {
+      // Sized by a dynamic dim: a slice of the launch's dynamic shared memory.
+      std::string at = it->second == "0" ? "__spn_dynamic_shared" : "__spn_dynamic_shared + " + it->second;
+      out_.linef("{}* {} = reinterpret_cast<{}*>({});", cppType(buf.type), name(&buf), cppType(buf.type), at);
+    } else {
+      out_.linef("__shared__ {} {}[{}];", cppType(buf.type), name(&buf), count);
+    }
+    return;
+  }
+  for (Symbol* d : shapeDimSymbols(buf)) {
+    if (!ctx_.isStaticDim(d))
+      throw GeneratorError(fmt::format(
+          "{}: error: local buffer '{}' needs a compile-time size, but dim '{}' is dynamic in this "
+          "specialization; add it to @static or specialize it (--static {}=VALUE)",
+          locationPrefix(ctx_.sema, call.range), buf.name, d->name, d->name));
+  }
+  out_.linef("{} {}[{}];", cppType(buf.type), name(&buf), count);
+  out_.linef("__spn_fill({}, {}, {});", name(&buf), count, storeValue(*call.args[2], buf.type));
+}
+
+void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
+  std::string target = expr(*a.target).text;
+  if (isStorageOnly(a.target->type)) {
+    // f16/bf16 have no compound assignment of their own: widen, operate, narrow.
+    const char* op = a.op == BinaryOp::FloorDiv ? "/" : binaryOpSpelling(a.op);
+    out_.linef("{} = {}(float({}) {} {});", target, cppType(a.target->type), target, op,
+               value(*a.value, kMultiplicative + 1));
+    return;
+  }
+  const char* op = a.op == BinaryOp::FloorDiv ? "/" : binaryOpSpelling(a.op);
+  out_.linef("{} {}= {};", target, op, value(*a.value));
+}
+
+void FunctionPrinter::printIf(const IfStmt& s, bool) {
+  const IfStmt* cur = &s;
+  out_.openScope("if (" + value(*cur->cond) + ")");
+  printBlock(cur->thenBody);
+  while (!cur->elseBody.empty()) {
+    const auto* elif = cur->elseBody.size() == 1 ? cur->elseBody[0]->as<IfStmt>() : nullptr;
+    if (elif && elif->isElif) {
+      cur = elif;
+      out_.mapToSource(cur->range.begin.line, ctx_.sourcePath);
+      out_.continueScope("else if (" + value(*cur->cond) + ")");
+      printBlock(cur->thenBody);
+      continue;
+    }
+    out_.continueScope("else");
+    printBlock(cur->elseBody);
+    break;
+  }
+  out_.closeScope();
+}
+
+// Python evaluates a range's stop once; C++ re-evaluates the condition. The
+// two agree unless the body changes a local the stop reads, and only then
+// is the stop hoisted into a constant.
+std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
+  std::set<const Symbol*> locals;
+  collectLocals(stop, locals);
+  if (locals.empty() || !assignsAny(f.body, locals)) return value(stop, kRelational + 1);
+  std::string hoisted = names_.fresh(name(f.symbol) + "_stop");
+  out_.linef("const {} {} = {};", cppType(f.symbol->type), hoisted, value(stop));
+  return hoisted;
+}
+
+void FunctionPrinter::printFor(const ForStmt& f) {
+  const Symbol* var = f.symbol;
+  // Sibling loops may reuse a name; a nested loop that reuses its parent's
+  // name gets a suffix so no declaration shadows another.
+  std::string varName = var->name;
+  bool clash = std::find(activeLoopNames_.begin(), activeLoopNames_.end(), varName) != activeLoopNames_.end() ||
+               names_.taken(varName);
+  if (clash) varName = names_.fresh(varName);
+  names_.bind(var, varName);
+
+  const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;
+  const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
+  int64_t step = 1;
+  if (f.rangeArgs.size() == 3) {
+    auto v = evaluateConst(*f.rangeArgs[2], [](const NameExpr& n) -> std::optional<ConstValue> {
+      if (n.symbol && n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+      return std::nullopt;
+    });
+    step = v ? v->i : 1;
+  }
+  std::string bound = loopBound(f, stop);
+  std::string init = start ? value(*start) : "0";
+  std::string cond = fmt::format("{} {} {}", varName, step > 0 ? "<" : ">", bound);
+  // The step as the author wrote it (BLOCK, not 256), unless it is negative.
+  std::string stepText = f.rangeArgs.size() == 3 && step > 0 ? value(*f.rangeArgs[2]) : std::to_string(-step);
+  std::string incr = step == 1    ? "++" + varName
+                     : step == -1 ? "--" + varName
+                     : step > 0   ? fmt::format("{} += {}", varName, stepText)
+                                  : fmt::format("{} -= {}", varName, stepText);
+  if (f.isStatic) out_.line("#pragma unroll");
+  out_.openScope(fmt::format("for ({} {} = {}; {}; {})", cppType(var->type), varName, init, cond, incr));
+  activeLoopNames_.push_back(varName);
+  printBlock(f.body);
+  activeLoopNames_.pop_back();
+  out_.closeScope();
+}
+
+}  // namespace spindle

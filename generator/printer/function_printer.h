@@ -1,0 +1,131 @@
+// Prints one function body (a kernel, a module def or an outlined closure)
+// as HIP C++. Expressions are in expr_printer.cpp, statements and
+// signatures in function_printer.cpp; the file around them is assembled by
+// kernel_source.cpp.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../passes/local_declarations.h"
+#include "../sema.h"
+#include "spindle/generator.h"
+#include "emitter.h"
+#include "name_supply.h"
+
+namespace spindle {
+
+// What every printer of one specialized source shares.
+struct PrintContext {
+  SemaModule& sema;
+  FunctionScope& kernel;
+  std::set<std::string> staticDims;  // names of dims baked in as constexpr
+  std::string sourcePath;            // for #line directives
+  NameSupply globals;                // consts, static dims, functions
+  std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
+
+  bool isStaticDim(const Symbol* s) const { return staticDims.count(s->name) > 0; }
+};
+
+// Emitted text of an expression and its C++ precedence (higher binds
+// tighter), so a parent adds parentheses only where C++ needs them.
+struct CppExpr {
+  std::string text;
+  int prec;
+};
+
+namespace cpp_prec {
+constexpr int kTernary = 2, kLogicalOr = 3, kLogicalAnd = 4, kBitOr = 5, kBitXor = 6, kBitAnd = 7,
+              kEquality = 8, kRelational = 9, kShift = 10, kAdditive = 11, kMultiplicative = 12,
+              kUnary = 13, kPostfix = 14, kPrimary = 15;
+}
+
+// The C++ spelling of a Spindle scalar type.
+std::string cppType(ScalarType t);
+
+class FunctionPrinter {
+ public:
+  FunctionPrinter(PrintContext& ctx, FunctionScope& fn, Emitter& out);
+
+  // Declares the function's own names (params, captures) and prints its
+  // whole definition.
+  void printKernel(const std::string& launchBounds);
+  void printDeviceFunction();
+
+  // Kernel parameters in ABI order, for the header comment and the launcher:
+  // (C++ declaration, description).
+  struct ParamLine {
+    std::string decl;  // "const float* __restrict__ x"
+    std::string name;  // "x"
+    std::string what;  // "tensor f32[M, N], read-only"
+    AbiArg abi;
+  };
+  const std::vector<ParamLine>& kernelParams() const { return kernelParams_; }
+  // Bytes of dynamic shared memory as a C++ expression of the parameters
+  // ("0" when the kernel has none); valid after printKernel.
+  const std::string& dynamicSharedBytes() const { return dynamicSharedBytes_; }
+
+ private:
+  // --- names
+  void declareKernelParams();
+  void declareFunctionParams();
+  const std::string& name(const Symbol* s) const { return names_.nameOf(s); }
+  std::string strideName(const Symbol* tensor, int axis) const;
+
+  // --- statements (function_printer.cpp)
+  void printBody(const Block& body);
+  void printBlock(const Block& body);
+  void printStmt(const Stmt& s);
+  void printAssign(const AssignStmt& a);
+  void printScratchDecl(const Symbol& buf, const CallExpr& call);
+  void printAugAssign(const AugAssignStmt& a);
+  void printIf(const IfStmt& s, bool isElif);
+  void printFor(const ForStmt& f);
+  void printPendingDeclarations(const Stmt& s);
+  std::string storeValue(const Expr& value, ScalarType target);
+  std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
+  std::string loopBound(const ForStmt& f, const Expr& stop);
+  void printDynamicSharedDecls();
+  std::string signature(const std::string& prefix, const std::vector<std::string>& params) const;
+
+  // --- expressions (expr_printer.cpp)
+ public:
+  CppExpr expr(const Expr& e) const;
+  // The value of `e` converted to `target`'s compute type where C++ would
+  // not do it implicitly (f16/bf16 loads become float(...)).
+  std::string value(const Expr& e, int minPrec = 0) const;
+  std::string paren(const CppExpr& e, int minPrec) const;
+
+ private:
+  CppExpr literal(const Expr& e) const;
+  CppExpr nameExpr(const NameExpr& n) const;
+  CppExpr unary(const UnaryExpr& u) const;
+  CppExpr binary(const BinaryExpr& b) const;
+  CppExpr call(const CallExpr& c) const;
+  CppExpr builtinCall(const CallExpr& c) const;
+  CppExpr userCall(const CallExpr& c) const;
+  CppExpr index(const IndexExpr& idx) const;
+  std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
+  CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
+  std::string loadValue(const CppExpr& e, ScalarType t, int minPrec) const;
+
+  PrintContext& ctx_;
+  FunctionScope& fn_;
+  Emitter& out_;
+  NameSupply names_;
+  std::map<StrideKey, std::string> strides_;
+  std::string blockScratchName_;
+  LocalDeclarationPlan plan_;
+  std::vector<ParamLine> kernelParams_;
+  std::vector<std::string> activeLoopNames_;
+  std::map<const Symbol*, std::string> dynamicSharedOffsets_;
+  std::string dynamicSharedBytes_ = "0";  // buffer -> byte offset expression
+};
+
+// Thrown for a specialization the source cannot be generated for (a local
+// buffer or @block that needs a dim that is dynamic here).
+std::string locationPrefix(const SemaModule& sema, SourceRange range);
+
+}  // namespace spindle

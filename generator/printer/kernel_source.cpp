@@ -1,0 +1,332 @@
+#include "kernel_source.h"
+
+#include <functional>
+#include <set>
+
+#include "../builtins.h"
+#include "../const_eval.h"
+#include "../passes/capture_analysis.h"
+#include "function_printer.h"
+#include "templates.h"
+
+namespace spindle {
+
+namespace {
+
+// FNV-1a, 64-bit: the key only needs to tell module texts apart, not to
+// resist an adversary (the runtime hashes the full source for its disk key).
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+FunctionScope& findKernelOrThrow(SemaModule& sema, const std::string& name) {
+  FunctionScope* k = sema.findKernel(name);
+  if (!k) {
+    std::string known;
+    for (auto* kk : sema.kernels) known += (known.empty() ? "" : ", ") + kk->name;
+    throw GeneratorError(fmt::format("no kernel named '{}' in {} (kernels: {})", name,
+                                     sema.file ? sema.file->path() : "<input>", known.empty() ? "none" : known));
+  }
+  return *k;
+}
+
+void validateRequest(const SemaModule& sema, const FunctionScope& k, const PrintRequest& req) {
+  std::set<std::string> dims;
+  for (auto* d : k.dimSymbols) dims.insert(d->name);
+  for (const auto& [name, value] : req.staticDims) {
+    if (!dims.count(name)) {
+      std::string known;
+      for (auto* d : k.dimSymbols) known += (known.empty() ? "" : ", ") + d->name;
+      throw GeneratorError(fmt::format("kernel '{}' has no dim symbol '{}' to specialize (its dims: {})", k.name,
+                                       name, known.empty() ? "none" : known));
+    }
+    if (value < 1)
+      throw GeneratorError(fmt::format("kernel '{}': static dim {} = {} must be at least 1", k.name, name, value));
+  }
+  for (auto* d : k.dimSymbols)
+    if (d->staticDeclared && !req.staticDims.count(d->name))
+      throw GeneratorError(fmt::format("{}: error: kernel '{}' declares @static({}) but no value was given for it; "
+                                       "pass --static {}=VALUE",
+                                       locationPrefix(sema, d->declRange), k.name, d->name, d->name));
+  for (const auto& [name, type] : req.typeArgs) {
+    if (!k.typeParams.count(name))
+      throw GeneratorError(fmt::format("kernel '{}' has no type parameter '{}'", k.name, name));
+    if (type == ScalarType::Invalid || type == ScalarType::Bool)
+      throw GeneratorError(fmt::format("kernel '{}': type parameter {} cannot be {}", k.name, name,
+                                       scalarName(type)));
+  }
+  for (const auto& [name, sym] : k.typeParams)
+    if (!req.typeArgs.count(name))
+      throw GeneratorError(fmt::format("{}: error: kernel '{}' is generic in {}; bind it with --dtype {}=TYPE",
+                                       locationPrefix(sema, sym->declRange), k.name, name, name));
+}
+
+ConstLookup launchLookup(const std::map<std::string, int64_t>& dims) {
+  return [&dims](const NameExpr& n) -> std::optional<ConstValue> {
+    if (!n.symbol) return std::nullopt;
+    if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+    if (n.symbol->kind == SymbolKind::DimSymbol) {
+      auto it = dims.find(n.symbol->name);
+      if (it != dims.end()) return ConstValue::ofInt(it->second);
+    }
+    return std::nullopt;
+  };
+}
+
+// @block: compile-time, from consts and static dims.
+std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& k,
+                                   const std::map<std::string, int64_t>& staticDims) {
+  std::vector<int64_t> block;
+  const Decorator* d = k.kernel->findDecorator("block");
+  for (const auto& e : d->args) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*e, launchLookup(staticDims), &failure);
+    if (!v || v->isFloat || v->i < 1 || v->i > 1024) {
+      throw GeneratorError(fmt::format(
+          "{}: error: @block must be a compile-time integer from 1 to 1024{}",
+          locationPrefix(sema, (failure.where ? failure.where : e.get())->range),
+          !v ? " (" + failure.reason + "; a dim used in @block must be static)"
+             : fmt::format(", got {}", v->isFloat ? v->f : static_cast<double>(v->i))));
+    }
+    block.push_back(v->i);
+  }
+  int64_t total = 1;
+  for (auto b : block) total *= b;
+  if (total > 1024) throw GeneratorError(fmt::format("kernel '{}': @block has {} threads, more than 1024", k.name, total));
+  return block;
+}
+
+// Defs and closures the kernel reaches, callees before callers, so every
+// function is defined before its first use and no prototypes are needed.
+std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
+  std::vector<FunctionScope*> order;
+  std::set<FunctionScope*> seen;
+  std::function<void(FunctionScope*)> visit = [&](FunctionScope* f) {
+    if (!seen.insert(f).second) return;
+    for (auto* c : f->closures) visit(c);
+    for (auto* c : f->callees) visit(c);
+    order.push_back(f);
+  };
+  visit(&kernel);
+  order.pop_back();  // the kernel itself is printed last, separately
+  return order;
+}
+
+std::string formatConst(const Symbol& c) {
+  if (!c.value.isFloat) return fmt::format("{}", c.value.i);
+  std::string text = fmt::format("{}", c.value.f);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text + (c.type == ScalarType::F64 ? "" : "f");
+}
+
+void setLaunchTypes(Expr& e) {
+  e.type = ScalarType::I64;
+  if (auto* u = e.as<UnaryExpr>()) setLaunchTypes(*u->operand);
+  if (auto* b = e.as<BinaryExpr>()) {
+    setLaunchTypes(*b->lhs);
+    setLaunchTypes(*b->rhs);
+  }
+  if (auto* t = e.as<TernaryExpr>()) {
+    setLaunchTypes(*t->cond);
+    setLaunchTypes(*t->thenValue);
+    setLaunchTypes(*t->elseValue);
+  }
+  if (auto* c = e.as<CallExpr>())
+    for (auto& a : c->args) setLaunchTypes(*a);
+}
+
+std::string joined(const std::vector<std::string>& parts, const char* sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+}  // namespace
+
+std::string specializationKey(const SemaModule& sema, const PrintRequest& request) {
+  std::string key = fmt::format("spindle={};module={};text={:016x};kernel={};static=", SPINDLE_VERSION,
+                                sema.file ? sema.file->path() : "<input>",
+                                fnv1a(sema.file ? sema.file->text() : std::string()), request.kernel);
+  for (const auto& [name, value] : request.staticDims) key += fmt::format("{}={},", name, value);
+  key += ";types=";
+  for (const auto& [name, type] : request.typeArgs) key += fmt::format("{}={},", name, scalarName(type));
+  key += fmt::format(";lines={}", request.lineDirectives ? 1 : 0);
+  return key;
+}
+
+GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request) {
+  FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
+  validateRequest(sema, kernel, request);
+
+  // Type the kernel under this binding (generic kernels differ per dtype).
+  DiagnosticEngine diags;
+  if (!typeCheckKernel(sema, kernel, request.typeArgs, diags)) throw GeneratorError(diags.renderAll());
+
+  std::set<std::string> staticDims;
+  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
+
+  std::vector<FunctionScope*> functions = functionsInDefinitionOrder(kernel);
+  analyzeCaptures(sema, kernel, staticDims);
+  for (auto* f : functions)
+    if (f->kind == FunctionScope::Kind::Function) analyzeCaptures(sema, *f, {});
+
+  PrintContext ctx{sema, kernel, staticDims, sema.file ? sema.file->path() : "<input>", NameSupply(), {}};
+
+  // File-scope names: consts, static dims, functions.
+  Emitter globals;
+  for (Symbol* c : sema.consts) {
+    const std::string& n = ctx.globals.declare(c);
+    globals.linef("constexpr {} {} = {};", cppType(c->type), n, formatConst(*c));
+  }
+  bool anyStatic = false;
+  for (Symbol* d : kernel.dimSymbols) {
+    auto it = request.staticDims.find(d->name);
+    if (it == request.staticDims.end()) continue;
+    if (!anyStatic && !sema.consts.empty()) globals.blank();
+    anyStatic = true;
+    globals.linef("constexpr int64_t {} = {};  // static dim", ctx.globals.declare(d), it->second);
+  }
+  // Functions: the kernel and module defs keep their names; a closure is
+  // named after its parent (softmax_row_stats), nested ones after the chain.
+  ctx.functionNames[&kernel] = ctx.globals.fresh(kernel.name);
+  for (auto* f : functions)
+    if (f->kind == FunctionScope::Kind::Function) ctx.functionNames[f] = ctx.globals.fresh(f->name);
+  std::function<void(FunctionScope*)> nameClosures = [&](FunctionScope* f) {
+    for (auto* c : f->closures) {
+      ctx.functionNames[c] = ctx.globals.fresh(ctx.functionNames[f] + "_" + c->name);
+      nameClosures(c);
+    }
+  };
+  nameClosures(&kernel);
+  for (auto* f : functions)
+    if (f->kind == FunctionScope::Kind::Function) nameClosures(f);
+
+  Emitter body;
+  body.setLineDirectives(request.lineDirectives);
+  for (auto* f : functions) {
+    FunctionPrinter(ctx, *f, body).printDeviceFunction();
+    body.blank();
+  }
+  std::string launchBounds = fmt::format("{}", [&] {
+    int64_t total = 1;
+    for (auto b : block) total *= b;
+    return total;
+  }());
+  FunctionPrinter kernelPrinter(ctx, kernel, body);
+  kernelPrinter.printKernel(launchBounds);
+
+  // Header comment: the specialization and the parameter list in order.
+  std::vector<std::string> specParts;
+  for (Symbol* d : kernel.dimSymbols) {
+    auto it = request.staticDims.find(d->name);
+    specParts.push_back(it != request.staticDims.end() ? fmt::format("{} = {} (static)", d->name, it->second)
+                                                       : fmt::format("{} dynamic", d->name));
+  }
+  for (const auto& [name, type] : request.typeArgs) specParts.push_back(fmt::format("{} = {}", name, scalarName(type)));
+  std::string paramLines;
+  std::vector<AbiArg> abi;
+  std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;
+  for (size_t i = 0; i < kernelPrinter.kernelParams().size(); ++i) {
+    const auto& p = kernelPrinter.kernelParams()[i];
+    paramLines += fmt::format("//   {:>2}  {:<40} {}\n", i, p.decl, p.what);
+    abi.push_back(p.abi);
+    hostParams.push_back(p.decl);
+    callArgs.push_back(p.name);
+  }
+  if (paramLines.empty()) paramLines = "//   (none)\n";
+
+  // Grid for the launcher, printed from the decorator with the kernel's names.
+  std::vector<std::string> gridParts;
+  for (auto& g : kernel.kernel->findDecorator("grid")->args) {
+    setLaunchTypes(*g);
+    gridParts.push_back("uint32_t(" + kernelPrinter.value(*g) + ")");
+  }
+  std::vector<std::string> gridComment, blockParts;
+  for (auto& g : kernel.kernel->findDecorator("grid")->args) gridComment.push_back(kernelPrinter.expr(*g).text);
+  for (auto b : block) blockParts.push_back(std::to_string(b));
+
+  std::vector<std::string> regen;
+  for (const auto& [name, value] : request.staticDims) regen.push_back(fmt::format(" --static {}={}", name, value));
+  for (const auto& [name, type] : request.typeArgs) regen.push_back(fmt::format(" --dtype {}={}", name, scalarName(type)));
+  if (!request.lineDirectives) regen.push_back(" --no-line-directives");
+
+  std::string sharedComment = kernelPrinter.dynamicSharedBytes() == "0" ? std::string("none")
+                                                                        : kernelPrinter.dynamicSharedBytes() + " bytes";
+  std::string source = fmt::format(
+      fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION), fmt::arg("source", ctx.sourcePath),
+      fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", joined(regen, "")),
+      fmt::arg("specialization", specParts.empty() ? std::string("none") : joined(specParts)),
+      fmt::arg("grid", joined(gridComment)), fmt::arg("block", joined(blockParts)),
+      fmt::arg("shared_bytes", sharedComment), fmt::arg("parameter_lines", paramLines));
+  source += "\n";
+  source += templateText("prelude");
+  source += "\n";
+  if (!globals.text().empty()) source += globals.text() + "\n";
+  std::vector<std::string> kernelParamDecls(hostParams.begin() + 1, hostParams.end());
+  source += fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
+                        fmt::arg("kernel_params", joined(kernelParamDecls)),
+                        fmt::arg("host_params", joined(hostParams)), fmt::arg("grid", joined(gridParts)),
+                        fmt::arg("block", joined(blockParts)),
+                        fmt::arg("shared_bytes", kernelPrinter.dynamicSharedBytes()),
+                        fmt::arg("call_args", joined(callArgs)));
+  source += body.text();
+
+  GeneratedKernel out;
+  out.source = std::move(source);
+  out.kernelSymbol = ctx.functionNames[&kernel];
+  out.abi = std::move(abi);
+  out.key = specializationKey(sema, request);
+  return out;
+}
+
+LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
+                                     const std::map<std::string, int64_t>& dims) {
+  FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
+  LaunchGeometry g;
+  auto lookup = launchLookup(dims);
+  const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
+  for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*gridArgs[i], lookup, &failure);
+    if (!v || v->isFloat)
+      throw GeneratorError(fmt::format("{}: error: cannot evaluate @grid: {}",
+                                       locationPrefix(sema, gridArgs[i]->range), failure.reason));
+    g.grid[i] = v->i;
+  }
+  std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
+  for (size_t i = 0; i < block.size() && i < 3; ++i) g.block[i] = block[i];
+
+  std::set<std::string> staticDims;
+  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  uint64_t bytes = 0;
+  for (const Symbol* s : kernel.declared) {
+    if (s->kind != SymbolKind::SharedBuffer) continue;
+    bool dynamic = false;
+    for (Symbol* d : shapeDimSymbols(*s)) dynamic |= !staticDims.count(d->name);
+    if (!dynamic) continue;
+    uint64_t count = 1;
+    for (const Expr* e : s->shape) {
+      auto v = evaluateConst(*e, lookup);
+      if (!v || v->isFloat || v->i < 0)
+        throw GeneratorError(fmt::format("{}: error: cannot size shared buffer '{}'", locationPrefix(sema, e->range),
+                                         s->name));
+      count *= static_cast<uint64_t>(v->i);
+    }
+    ScalarType elem = s->type;
+    if (!s->typeParam.empty()) {
+      auto it = request.typeArgs.find(s->typeParam);
+      if (it != request.typeArgs.end()) elem = it->second;
+    }
+    bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
+  }
+  g.dynamicSharedBytes = bytes;
+  return g;
+}
+
+}  // namespace spindle

@@ -1,0 +1,24 @@
+#include "sema.h"
+
+namespace spindle {
+
+void runResolver(SemaModule& sema, DiagnosticEngine& diags);  // sema_resolve.cpp
+
+std::unique_ptr<SemaModule> analyzeModule(Module& module, DiagnosticEngine& diags) {
+  auto sema = std::make_unique<SemaModule>();
+  sema->module = &module;
+  sema->file = module.file;
+  runResolver(*sema, diags);
+  if (diags.hasErrors()) return sema;
+  for (auto* f : sema->functions) typeCheckFunction(*sema, *f, diags);
+  // A generic kernel is checked with its type parameters bound to f32; the
+  // caller's binding is checked again when the kernel is specialized.
+  for (auto* k : sema->kernels) {
+    std::map<std::string, ScalarType> placeholder;
+    for (auto& [name, sym] : k->typeParams) placeholder[name] = ScalarType::F32;
+    typeCheckKernel(*sema, *k, placeholder, diags);
+  }
+  return sema;
+}
+
+}  // namespace spindle

@@ -1,0 +1,164 @@
+// Semantic analysis: the symbols of a module, the function scopes they live
+// in, and the checks of LANGUAGE.md that need names, types or constants.
+//
+// Analysis runs in two layers:
+//  1. Resolution (sema_resolve.cpp), once per module: Python's scoping rules,
+//     every NameExpr bound to a Symbol, nonlocal rules, what each closure
+//     references directly, consts evaluated.
+//  2. Typing (sema_types.cpp), once per type binding: every Expr gets its
+//     scalar type, promotion and builtin rules are checked. A generic kernel
+//     is typed with each type parameter bound to f32 at check time, and again
+//     with the caller's dtypes when it is specialized.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ast.h"
+#include "diagnostics.h"
+
+namespace spindle {
+
+struct FunctionScope;
+
+// A compile-time value: consts, @block, static_range bounds, static sizes.
+struct ConstValue {
+  bool isFloat = false;
+  int64_t i = 0;
+  double f = 0.0;
+  static ConstValue ofInt(int64_t v) { return {false, v, 0.0}; }
+  static ConstValue ofFloat(double v) { return {true, 0, v}; }
+  double asDouble() const { return isFloat ? f : static_cast<double>(i); }
+};
+
+enum class SymbolKind {
+  Const,        // module-level `const`
+  Function,     // module-level `def`
+  Kernel,
+  TensorParam,
+  ScalarParam,  // kernel scalar params and def/closure params
+  DimSymbol,    // a dim symbol of a kernel's tensor types
+  TypeParam,    // `T` of `kernel k[T]`
+  Local,        // a variable declared by assignment
+  LoopVar,
+  SharedBuffer, // shared(T, [dims])
+  LocalBuffer,  // local(T, [dims], init)
+  Closure,      // a nested def
+};
+const char* symbolKindName(SymbolKind k);
+
+struct Symbol {
+  int id = 0;  // creation order: a stable tie-breaker for deterministic output
+  SymbolKind kind;
+  std::string name;
+  SourceRange declRange;
+  FunctionScope* owner = nullptr;  // the function it belongs to; null at module level
+
+  // Value type (scalars, locals, consts, loop vars: i64 for dims) or element
+  // type (tensors, buffers). When `typeParam` is set the type comes from the
+  // binding and `type` holds the type currently being checked.
+  ScalarType type = ScalarType::Invalid;
+  std::string typeParam;
+  bool weakType = false;  // unannotated const: adopts the other operand's type
+
+  // Tensors and buffers: one entry per axis.
+  std::vector<const Expr*> shape;  // as written (dims of the type / the list)
+  bool strided = false;
+  bool written = false;  // a tensor the kernel (or a callee) stores into
+  int paramIndex = -1;   // position among the kernel's / function's params
+
+  ConstValue value;  // Const
+
+  // DimSymbol: named in @static
+  bool staticDeclared = false;
+
+  // Function / Closure / Kernel
+  FunctionScope* scope = nullptr;
+
+  // LocalBuffer: the initial value expr; Local: its declaring assignment.
+  const Expr* init = nullptr;
+  ScalarType declaredType = ScalarType::Invalid;  // from an annotation
+};
+
+// How a closure receives one captured symbol.
+enum class CaptureMode {
+  Value,      // read-only scalar
+  Reference,  // `nonlocal` names (and anything a callee needs by reference)
+  Pointer,    // tensors and scratch buffers
+  Dim,        // a dynamic dim symbol (int64_t), named or implied by a tensor's shape
+  Stride,     // one stride of a captured strided tensor
+};
+const char* captureModeName(CaptureMode m);
+
+struct Capture {
+  Symbol* symbol;
+  CaptureMode mode;
+  int axis = -1;                   // Stride: which axis
+  Symbol* impliedBy = nullptr;     // Dim/Stride: the tensor whose shape needs it (null if named)
+};
+
+struct FunctionScope {
+  enum class Kind { Kernel, Function, Closure };
+  Kind kind;
+  std::string name;
+  KernelDecl* kernel = nullptr;      // Kind::Kernel
+  FunctionDecl* function = nullptr;  // Function / Closure
+  FunctionScope* parent = nullptr;   // enclosing function (closures)
+  FunctionScope* kernelRoot = nullptr;  // the kernel or module def at the top of the nest
+  Symbol* symbol = nullptr;
+  std::vector<FunctionScope*> closures;  // nested defs, in source order
+
+  std::vector<Symbol*> params;                 // in order
+  std::map<std::string, Symbol*> names;        // everything declared here (not loop vars)
+  std::vector<Symbol*> declared;               // the same, in declaration order
+  std::map<std::string, Symbol*> nonlocals;    // `nonlocal x` -> the outer symbol
+  std::vector<Symbol*> loopVars;
+
+  // Outer symbols this function's own body names (not through callees), in
+  // first-use order, and which of them it assigns (nonlocal).
+  std::vector<Symbol*> outerRefs;
+  // Functions (defs/closures) this body calls directly.
+  std::vector<FunctionScope*> callees;
+  bool usesBlockCollective = false;  // calls block_sum/max/min directly
+
+  // Filled by the capture-analysis pass (closures only): the outlined
+  // function's extra parameters, in a deterministic order.
+  std::vector<Capture> captures;
+  bool capturesBlockScratch = false;
+
+  // Kernel only: dim symbols in first-appearance order.
+  std::vector<Symbol*> dimSymbols;
+  std::map<std::string, Symbol*> typeParams;
+  ScalarType returnType = ScalarType::Invalid;  // Invalid: no value returned
+  bool returnsTypeParam = false;
+};
+
+class SemaModule {
+ public:
+  Module* module = nullptr;
+  std::shared_ptr<const SourceFile> file;
+  std::vector<std::unique_ptr<Symbol>> symbols;
+  std::vector<std::unique_ptr<FunctionScope>> scopes;
+  std::map<std::string, Symbol*> globals;  // consts, defs, kernels
+  std::vector<Symbol*> consts;             // in order
+  std::vector<FunctionScope*> functions;   // module defs, in order
+  std::vector<FunctionScope*> kernels;     // in order
+
+  Symbol* newSymbol(SymbolKind kind, std::string name, SourceRange range, FunctionScope* owner);
+  FunctionScope* newScope(FunctionScope::Kind kind, std::string name, FunctionScope* parent);
+  FunctionScope* findKernel(const std::string& name) const;
+};
+
+std::unique_ptr<SemaModule> analyzeModule(Module& module, DiagnosticEngine& diags);
+
+// Layer 2: types every expression of `kernel` (and the defs and closures it
+// reaches) with the type parameters bound as given. Returns false on errors.
+bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel,
+                     const std::map<std::string, ScalarType>& typeArgs, DiagnosticEngine& diags);
+// Types a module-level def (no type parameters).
+bool typeCheckFunction(SemaModule& sema, FunctionScope& function, DiagnosticEngine& diags);
+
+}  // namespace spindle

@@ -1,0 +1,1009 @@
+// Name resolution (layer 1 of sema.h): Python's scoping rules, every name
+// bound to a Symbol, nonlocal rules, the direct outer references of every
+// closure, and consts evaluated.
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "builtins.h"
+#include "const_eval.h"
+#include "sema.h"
+
+namespace spindle {
+
+const char* symbolKindName(SymbolKind k) {
+  switch (k) {
+    case SymbolKind::Const: return "const";
+    case SymbolKind::Function: return "function";
+    case SymbolKind::Kernel: return "kernel";
+    case SymbolKind::TensorParam: return "tensor";
+    case SymbolKind::ScalarParam: return "parameter";
+    case SymbolKind::DimSymbol: return "dim symbol";
+    case SymbolKind::TypeParam: return "type parameter";
+    case SymbolKind::Local: return "local";
+    case SymbolKind::LoopVar: return "loop variable";
+    case SymbolKind::SharedBuffer: return "shared buffer";
+    case SymbolKind::LocalBuffer: return "local buffer";
+    case SymbolKind::Closure: return "closure";
+  }
+  return "symbol";
+}
+
+const char* captureModeName(CaptureMode m) {
+  switch (m) {
+    case CaptureMode::Value: return "value";
+    case CaptureMode::Reference: return "reference";
+    case CaptureMode::Pointer: return "pointer";
+    case CaptureMode::Dim: return "dim";
+    case CaptureMode::Stride: return "stride";
+  }
+  return "?";
+}
+
+Symbol* SemaModule::newSymbol(SymbolKind kind, std::string name, SourceRange range, FunctionScope* owner) {
+  auto s = std::make_unique<Symbol>();
+  s->kind = kind;
+  s->name = std::move(name);
+  s->declRange = range;
+  s->owner = owner;
+  s->id = static_cast<int>(symbols.size());
+  symbols.push_back(std::move(s));
+  return symbols.back().get();
+}
+
+FunctionScope* SemaModule::newScope(FunctionScope::Kind kind, std::string name, FunctionScope* parent) {
+  auto s = std::make_unique<FunctionScope>();
+  s->kind = kind;
+  s->name = std::move(name);
+  s->parent = parent;
+  s->kernelRoot = parent ? parent->kernelRoot : s.get();
+  scopes.push_back(std::move(s));
+  return scopes.back().get();
+}
+
+FunctionScope* SemaModule::findKernel(const std::string& name) const {
+  for (auto* k : kernels)
+    if (k->name == name) return k;
+  return nullptr;
+}
+
+namespace {
+
+bool isCapturable(const Symbol* s) {
+  switch (s->kind) {
+    case SymbolKind::Local:
+    case SymbolKind::ScalarParam:
+    case SymbolKind::TensorParam:
+    case SymbolKind::DimSymbol:
+    case SymbolKind::LoopVar:
+    case SymbolKind::SharedBuffer:
+    case SymbolKind::LocalBuffer: return true;
+    default: return false;
+  }
+}
+
+bool isTypeName(const std::string& name) { return scalarFromName(name).has_value(); }
+
+const CallExpr* scratchCall(const Expr* e) {
+  const auto* call = e ? e->as<CallExpr>() : nullptr;
+  if (call && (call->callee == "shared" || call->callee == "local")) return call;
+  return nullptr;
+}
+
+class Resolver {
+ public:
+  Resolver(SemaModule& sema, DiagnosticEngine& diags) : sema_(sema), diags_(diags), file_(sema.file) {}
+
+  void run() {
+    declareGlobals();
+    for (auto* f : sema_.functions) resolveFunction(f);
+    for (auto* k : sema_.kernels) resolveKernel(k);
+    checkRecursion();
+  }
+
+ private:
+  template <typename... Args>
+  Diagnostic& error(DiagId id, SourceRange range, const Args&... args) {
+    return diags_.report(id, file_, range, args...);
+  }
+  template <typename... Args>
+  void note(SourceRange range, const char* format, const Args&... args) {
+    diags_.note(file_, range, format, args...);
+  }
+
+  // ---------------------------------------------------------------- globals
+
+  bool declareGlobal(const std::string& name, SourceRange range, Symbol* sym) {
+    auto [it, inserted] = sema_.globals.emplace(name, sym);
+    if (!inserted) {
+      error(DiagId::sema_redefinition, range, name);
+      note(it->second->declRange, "previous definition of '{}' is here", name);
+      return false;
+    }
+    return true;
+  }
+
+  void declareGlobals() {
+    for (auto& decl : sema_.module->decls) {
+      switch (decl.kind) {
+        case DeclKind::Const: resolveConst(*decl.constDecl); break;
+        case DeclKind::Function: {
+          auto& f = *decl.function;
+          auto* scope = sema_.newScope(FunctionScope::Kind::Function, f.name, nullptr);
+          scope->function = &f;
+          auto* sym = sema_.newSymbol(SymbolKind::Function, f.name, f.nameRange, nullptr);
+          sym->scope = scope;
+          scope->symbol = sym;
+          f.symbol = sym;
+          checkNotTypeName(f.name, f.nameRange);
+          if (declareGlobal(f.name, f.nameRange, sym)) sema_.functions.push_back(scope);
+          break;
+        }
+        case DeclKind::Kernel: {
+          auto& k = *decl.kernel;
+          auto* scope = sema_.newScope(FunctionScope::Kind::Kernel, k.name, nullptr);
+          scope->kernel = &k;
+          auto* sym = sema_.newSymbol(SymbolKind::Kernel, k.name, k.nameRange, nullptr);
+          sym->scope = scope;
+          scope->symbol = sym;
+          checkNotTypeName(k.name, k.nameRange);
+          if (declareGlobal(k.name, k.nameRange, sym)) sema_.kernels.push_back(scope);
+          break;
+        }
+      }
+    }
+  }
+
+  bool checkNotTypeName(const std::string& name, SourceRange range) {
+    if (isTypeName(name)) {
+      error(DiagId::sema_type_name_rebound, range, name);
+      return false;
+    }
+    return true;
+  }
+
+  // const NAME [: TYPE] = value   (may use earlier consts only)
+  void resolveConst(ConstDecl& c) {
+    auto* sym = sema_.newSymbol(SymbolKind::Const, c.name, c.nameRange, nullptr);
+    c.symbol = sym;
+    checkNotTypeName(c.name, c.nameRange);
+    ConstEvalFailure failure;
+    auto value = evaluateConst(
+        *c.value,
+        [&](const NameExpr& n) -> std::optional<ConstValue> {
+          auto it = sema_.globals.find(n.name);
+          if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) return it->second->value;
+          return std::nullopt;
+        },
+        &failure);
+    if (!value) {
+      error(DiagId::sema_const_not_constant, failure.where ? failure.where->range : c.value->range, c.name,
+            failure.reason);
+      value = ConstValue::ofInt(0);
+    }
+    sym->value = *value;
+    if (c.type) {
+      if (c.type->isTensor) {
+        error(DiagId::sema_const_type, c.type->range, c.name);
+      } else if (auto t = scalarFromName(c.type->elemName)) {
+        sym->type = *t;
+        sym->declaredType = *t;
+        if (isFloat(*t)) {
+          sym->value = ConstValue::ofFloat(value->asDouble());
+        } else if (value->isFloat) {
+          error(DiagId::sema_const_float_to_int, c.value->range, c.name, scalarName(*t));
+        }
+      } else {
+        error(DiagId::sema_unknown_type, c.type->elemRange, c.type->elemName);
+      }
+    } else {
+      // Unannotated consts are "weak" like literals: they take the type of
+      // the other operand, so `x * SCALE` keeps x's type.
+      sym->type = value->isFloat ? ScalarType::F32 : ScalarType::I32;
+      if (!value->isFloat && (value->i > INT32_MAX || value->i < INT32_MIN)) sym->type = ScalarType::I64;
+      sym->weakType = true;
+    }
+    declareGlobal(c.name, c.nameRange, sym);
+    sema_.consts.push_back(sym);
+  }
+
+  // ------------------------------------------------------------- signatures
+
+  // Resolves an element/scalar type name: a scalar type or a type parameter.
+  bool resolveElemType(FunctionScope* scope, const TypeRef& t, Symbol* sym) {
+    if (auto st = scalarFromName(t.elemName)) {
+      sym->type = *st;
+      return true;
+    }
+    if (scope && scope->kernelRoot && scope->kernelRoot->typeParams.count(t.elemName)) {
+      sym->typeParam = t.elemName;
+      sym->type = ScalarType::F32;  // placeholder until typing binds it
+      return true;
+    }
+    error(DiagId::sema_unknown_type, t.elemRange, t.elemName);
+    return false;
+  }
+
+  void declareLocalName(FunctionScope* scope, Symbol* sym) {
+    auto [it, inserted] = scope->names.emplace(sym->name, sym);
+    if (!inserted) {
+      error(DiagId::sema_redefinition, sym->declRange, sym->name);
+      note(it->second->declRange, "previous definition of '{}' is here", sym->name);
+      return;
+    }
+    scope->declared.push_back(sym);
+  }
+
+  void resolveParams(FunctionScope* scope, std::vector<Param>& params, bool allowTensors) {
+    int index = 0;
+    for (auto& p : params) {
+      checkNotTypeName(p.name, p.nameRange);
+      bool tensor = p.type.isTensor;
+      if (tensor && !allowTensors) {
+        error(DiagId::sema_def_tensor_param, p.type.range, p.name);
+        tensor = false;
+      }
+      auto* sym = sema_.newSymbol(tensor ? SymbolKind::TensorParam : SymbolKind::ScalarParam, p.name,
+                                  p.nameRange, scope);
+      sym->paramIndex = index++;
+      p.symbol = sym;
+      resolveElemType(scope, p.type, sym);
+      if (tensor) {
+        sym->strided = p.type.strided;
+        for (auto& d : p.type.dims) {
+          sym->shape.push_back(d.get());
+          resolveDim(scope, *d);
+        }
+      }
+      declareLocalName(scope, sym);
+      scope->params.push_back(sym);
+    }
+  }
+
+  // A tensor dim: an integer literal, an integer const, or a dim symbol
+  // (declared by its first appearance).
+  void resolveDim(FunctionScope* kernel, Expr& d) {
+    if (d.as<IntLitExpr>()) return;
+    auto* name = d.as<NameExpr>();
+    if (!name) {
+      error(DiagId::sema_bad_dim, d.range);
+      return;
+    }
+    auto g = sema_.globals.find(name->name);
+    if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
+      if (g->second->value.isFloat) error(DiagId::sema_bad_dim, d.range);
+      name->symbol = g->second;
+      return;
+    }
+    auto it = kernel->names.find(name->name);
+    if (it != kernel->names.end()) {
+      if (it->second->kind != SymbolKind::DimSymbol) {
+        error(DiagId::sema_dim_name_clash, d.range, name->name, symbolKindName(it->second->kind));
+        return;
+      }
+      name->symbol = it->second;
+      return;
+    }
+    checkNotTypeName(name->name, d.range);
+    auto* sym = sema_.newSymbol(SymbolKind::DimSymbol, name->name, d.range, kernel);
+    sym->type = ScalarType::I64;
+    name->symbol = sym;
+    kernel->names.emplace(sym->name, sym);
+    kernel->dimSymbols.push_back(sym);
+  }
+
+  void resolveKernel(FunctionScope* scope) {
+    KernelDecl& k = *scope->kernel;
+    for (auto& tp : k.typeParams) {
+      if (isTypeName(tp.name)) {
+        error(DiagId::sema_type_name_rebound, tp.range, tp.name);
+        continue;
+      }
+      auto* sym = sema_.newSymbol(SymbolKind::TypeParam, tp.name, tp.range, scope);
+      if (!scope->typeParams.emplace(tp.name, sym).second) error(DiagId::sema_redefinition, tp.range, tp.name);
+      scope->names.emplace(tp.name, sym);
+    }
+    resolveParams(scope, k.params, /*allowTensors=*/true);
+    checkTypeParamsUsed(scope);
+    resolveDecorators(scope);
+    resolveBody(scope, k.body);
+  }
+
+  // A type parameter must be bindable from the arguments at launch.
+  void checkTypeParamsUsed(FunctionScope* scope) {
+    for (auto& tp : scope->kernel->typeParams) {
+      bool used = false;
+      for (auto* p : scope->params) used |= p->typeParam == tp.name;
+      if (!used) error(DiagId::sema_unbound_type_param, tp.range, tp.name);
+    }
+  }
+
+  void resolveDecorators(FunctionScope* scope) {
+    KernelDecl& k = *scope->kernel;
+    if (!k.findDecorator("grid")) error(DiagId::sema_missing_decorator, k.nameRange, k.name, "grid");
+    if (!k.findDecorator("block")) error(DiagId::sema_missing_decorator, k.nameRange, k.name, "block");
+    for (auto& d : k.decorators) {
+      if (d.name == "static") {
+        for (auto& a : d.args) {
+          auto* n = a->as<NameExpr>();
+          auto it = n ? scope->names.find(n->name) : scope->names.end();
+          if (!n || it == scope->names.end() || it->second->kind != SymbolKind::DimSymbol) {
+            error(DiagId::sema_static_not_dim, a->range, n ? n->name : std::string("expression"), k.name);
+            continue;
+          }
+          n->symbol = it->second;
+          it->second->staticDeclared = true;
+        }
+        continue;
+      }
+      // @grid: dims, consts and cdiv/min/max, evaluated at launch.
+      // @block: the same but compile-time (consts and static dims).
+      for (auto& a : d.args) resolveLaunchExpr(scope, *a, d.name);
+    }
+  }
+
+  void resolveLaunchExpr(FunctionScope* kernel, Expr& e, const std::string& decorator) {
+    std::function<void(Expr&)> visit = [&](Expr& x) {
+      switch (x.kind) {
+        case ExprKind::Name: {
+          auto& n = *x.as<NameExpr>();
+          auto it = kernel->names.find(n.name);
+          if (it != kernel->names.end() && it->second->kind == SymbolKind::DimSymbol) {
+            n.symbol = it->second;
+            return;
+          }
+          auto g = sema_.globals.find(n.name);
+          if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
+            n.symbol = g->second;
+            return;
+          }
+          error(DiagId::sema_launch_expr_name, x.range, n.name, decorator);
+          return;
+        }
+        case ExprKind::Unary: visit(*x.as<UnaryExpr>()->operand); return;
+        case ExprKind::Binary:
+          visit(*x.as<BinaryExpr>()->lhs);
+          visit(*x.as<BinaryExpr>()->rhs);
+          return;
+        case ExprKind::Ternary:
+          visit(*x.as<TernaryExpr>()->cond);
+          visit(*x.as<TernaryExpr>()->thenValue);
+          visit(*x.as<TernaryExpr>()->elseValue);
+          return;
+        case ExprKind::Call: {
+          auto& c = *x.as<CallExpr>();
+          if (c.callee != "cdiv" && c.callee != "min" && c.callee != "max") {
+            error(DiagId::sema_launch_expr_call, c.calleeRange, c.callee, decorator);
+            return;
+          }
+          if (c.args.size() != 2 || !c.kwargs.empty()) {
+            error(DiagId::sema_call_arity, c.range, c.callee, 2, c.args.size());
+            return;
+          }
+          for (auto& a : c.args) visit(*a);
+          return;
+        }
+        case ExprKind::IntLit: return;
+        default: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
+      }
+    };
+    visit(e);
+  }
+
+  void resolveFunction(FunctionScope* scope) {
+    FunctionDecl& f = *scope->function;
+    resolveParams(scope, f.params, /*allowTensors=*/false);
+    resolveReturnType(scope, f);
+    resolveBody(scope, f.body);
+  }
+
+  void resolveReturnType(FunctionScope* scope, FunctionDecl& f) {
+    if (!f.returnType) return;
+    if (f.returnType->isTensor) {
+      error(DiagId::sema_def_tensor_return, f.returnType->range, f.name);
+      return;
+    }
+    if (auto t = scalarFromName(f.returnType->elemName)) {
+      scope->returnType = *t;
+    } else if (scope->kernelRoot && scope->kernelRoot->typeParams.count(f.returnType->elemName)) {
+      scope->returnType = ScalarType::F32;  // bound at typing
+      scope->returnsTypeParam = true;
+    } else {
+      error(DiagId::sema_unknown_type, f.returnType->elemRange, f.returnType->elemName);
+    }
+  }
+
+  // ------------------------------------------------------------------ bodies
+
+  struct BodyState {
+    FunctionScope* scope;
+    std::set<Symbol*> assigned;        // locals assigned so far, in source order
+    std::set<std::string> referenced;  // names used so far (for the nonlocal order rule)
+    std::vector<Symbol*> loops;        // active loop variables, innermost last
+    int loopDepth = 0;
+    int blockDepth = 0;
+  };
+  std::vector<BodyState*> states_;  // the function being resolved and its parents
+
+  BodyState& state() { return *states_.back(); }
+  BodyState* stateOf(FunctionScope* scope) {
+    for (auto* s : states_)
+      if (s->scope == scope) return s;
+    return nullptr;
+  }
+
+  void resolveBody(FunctionScope* scope, Block& body) {
+    BodyState st{scope, {}, {}, {}, 0, 0};
+    states_.push_back(&st);
+    collectNonlocals(scope, body);
+    collectLocals(scope, body);
+    resolveBlock(body);
+    states_.pop_back();
+  }
+
+  // Pass 1a: `nonlocal` declarations anywhere in this function's own body.
+  void collectNonlocals(FunctionScope* scope, Block& body) {
+    forEachOwnStmt(body, [&](Stmt& s) {
+      auto* nl = s.as<NonlocalStmt>();
+      if (!nl) return;
+      if (scope->kind != FunctionScope::Kind::Closure) {
+        error(DiagId::sema_nonlocal_outside_closure, nl->range);
+        return;
+      }
+      for (size_t i = 0; i < nl->names.size(); ++i) {
+        const std::string& name = nl->names[i];
+        Symbol* target = lookupEnclosing(scope->parent, name);
+        if (!target) {
+          error(DiagId::sema_nonlocal_unknown, nl->nameRanges[i], name);
+          continue;
+        }
+        if (target->kind != SymbolKind::Local && target->kind != SymbolKind::ScalarParam) {
+          error(DiagId::sema_nonlocal_kind, nl->nameRanges[i], name, symbolKindName(target->kind));
+          continue;
+        }
+        scope->nonlocals.emplace(name, target);
+      }
+    });
+  }
+
+  // Pass 1b: every name this function assigns becomes its local (Python's
+  // rule), unless declared nonlocal; shared()/local() make scratch buffers;
+  // nested defs make closures.
+  void collectLocals(FunctionScope* scope, Block& body) {
+    forEachOwnStmt(body, [&](Stmt& s) {
+      if (auto* fd = s.as<FuncDefStmt>()) {
+        declareClosure(scope, *fd->func);
+        return;
+      }
+      const Expr* target = nullptr;
+      const Expr* value = nullptr;
+      const TypeRef* annotation = nullptr;
+      if (auto* a = s.as<AssignStmt>()) {
+        target = a->target.get();
+        value = a->value.get();
+        annotation = a->annotation.get();
+      } else if (auto* a = s.as<AugAssignStmt>()) {
+        target = a->target.get();
+      }
+      auto* name = target ? target->as<NameExpr>() : nullptr;
+      if (!name || scope->nonlocals.count(name->name)) return;
+      if (auto it = scope->names.find(name->name); it != scope->names.end()) return;  // param, or seen
+      if (isTypeName(name->name) || sema_.globals.count(name->name)) return;  // reported in pass 2
+      if (lookupEnclosingKernelName(scope, name->name)) return;  // dim symbol / type param: pass 2
+      const CallExpr* scratch = scratchCall(value);
+      SymbolKind kind = SymbolKind::Local;
+      if (scratch) kind = scratch->callee == "shared" ? SymbolKind::SharedBuffer : SymbolKind::LocalBuffer;
+      auto* sym = sema_.newSymbol(kind, name->name, name->range, scope);
+      sym->init = value;
+      if (annotation) {
+        if (annotation->isTensor) error(DiagId::sema_local_tensor_type, annotation->range, name->name);
+        else if (auto t = scalarFromName(annotation->elemName)) sym->declaredType = *t;
+        else if (scope->kernelRoot && scope->kernelRoot->typeParams.count(annotation->elemName))
+          sym->typeParam = annotation->elemName;
+        else error(DiagId::sema_unknown_type, annotation->elemRange, annotation->elemName);
+      }
+      declareLocalName(scope, sym);
+    });
+  }
+
+  void declareClosure(FunctionScope* scope, FunctionDecl& f) {
+    auto* child = sema_.newScope(FunctionScope::Kind::Closure, f.name, scope);
+    child->function = &f;
+    auto* sym = sema_.newSymbol(SymbolKind::Closure, f.name, f.nameRange, scope);
+    sym->scope = child;
+    child->symbol = sym;
+    f.symbol = sym;
+    checkNotTypeName(f.name, f.nameRange);
+    declareLocalName(scope, sym);
+    scope->closures.push_back(child);
+  }
+
+  // Visits the statements of a body, nested blocks included, but not the
+  // bodies of nested defs (they are their own functions).
+  static void forEachOwnStmt(Block& body, const std::function<void(Stmt&)>& fn) {
+    for (auto& s : body) {
+      fn(*s);
+      if (auto* i = s->as<IfStmt>()) {
+        forEachOwnStmt(i->thenBody, fn);
+        forEachOwnStmt(i->elseBody, fn);
+      } else if (auto* w = s->as<WhileStmt>()) {
+        forEachOwnStmt(w->body, fn);
+      } else if (auto* f = s->as<ForStmt>()) {
+        forEachOwnStmt(f->body, fn);
+      }
+    }
+  }
+
+  // A name declared in an enclosing function (its names, active loop
+  // variables); not module-level.
+  Symbol* lookupEnclosing(FunctionScope* scope, const std::string& name) {
+    for (FunctionScope* s = scope; s; s = s->parent) {
+      if (auto* st = stateOf(s)) {
+        for (auto it = st->loops.rbegin(); it != st->loops.rend(); ++it)
+          if ((*it)->name == name) return *it;
+      }
+      if (auto it = s->nonlocals.find(name); it != s->nonlocals.end()) return it->second;
+      if (auto it = s->names.find(name); it != s->names.end()) return it->second;
+    }
+    return nullptr;
+  }
+
+  Symbol* lookupEnclosingKernelName(FunctionScope* scope, const std::string& name) {
+    FunctionScope* root = scope->kernelRoot;
+    if (!root || root->kind != FunctionScope::Kind::Kernel) return nullptr;
+    auto it = root->names.find(name);
+    if (it == root->names.end()) return nullptr;
+    auto k = it->second->kind;
+    return k == SymbolKind::DimSymbol || k == SymbolKind::TypeParam ? it->second : nullptr;
+  }
+
+  Symbol* lookup(const std::string& name) {
+    if (Symbol* s = lookupEnclosing(state().scope, name)) return s;
+    auto g = sema_.globals.find(name);
+    return g != sema_.globals.end() ? g->second : nullptr;
+  }
+
+  // Records that the current function names `sym`; captures are computed
+  // from these references later (passes/capture_analysis.cpp).
+  void noteReference(Symbol* sym) {
+    FunctionScope* scope = state().scope;
+    if (!isCapturable(sym) || sym->owner == scope) return;
+    if (std::find(scope->outerRefs.begin(), scope->outerRefs.end(), sym) == scope->outerRefs.end())
+      scope->outerRefs.push_back(sym);
+  }
+
+  void resolveBlock(Block& block) {
+    ++state().blockDepth;
+    for (auto& s : block) {
+      if (diags_.tooManyErrors()) break;
+      resolveStmt(*s);
+    }
+    --state().blockDepth;
+  }
+
+  void resolveStmt(Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Assign: resolveAssign(*s.as<AssignStmt>()); return;
+      case StmtKind::AugAssign: {
+        auto& a = *s.as<AugAssignStmt>();
+        resolveExpr(*a.value);
+        resolveTarget(*a.target, /*isAugmented=*/true, nullptr);
+        return;
+      }
+      case StmtKind::ExprStmt: {
+        auto& e = *s.as<ExprStmt>();
+        if (!e.expr->as<CallExpr>()) error(DiagId::sema_useless_expr, e.expr->range);
+        resolveExpr(*e.expr);
+        return;
+      }
+      case StmtKind::If: {
+        auto& i = *s.as<IfStmt>();
+        resolveExpr(*i.cond);
+        resolveBlock(i.thenBody);
+        resolveBlock(i.elseBody);
+        return;
+      }
+      case StmtKind::While: {
+        auto& w = *s.as<WhileStmt>();
+        resolveExpr(*w.cond);
+        ++state().loopDepth;
+        resolveBlock(w.body);
+        --state().loopDepth;
+        return;
+      }
+      case StmtKind::For: resolveFor(*s.as<ForStmt>()); return;
+      case StmtKind::Break:
+      case StmtKind::Continue:
+        if (state().loopDepth == 0) error(DiagId::sema_outside_loop, s.range, s.kind == StmtKind::Break ? "break" : "continue");
+        return;
+      case StmtKind::Pass: return;
+      case StmtKind::Return: resolveReturn(*s.as<ReturnStmt>()); return;
+      case StmtKind::Nonlocal: {
+        auto& nl = *s.as<NonlocalStmt>();
+        for (size_t i = 0; i < nl.names.size(); ++i)
+          if (state().referenced.count(nl.names[i])) error(DiagId::sema_nonlocal_after_use, nl.nameRanges[i], nl.names[i]);
+        return;
+      }
+      case StmtKind::FuncDef: {
+        auto& fd = *s.as<FuncDefStmt>();
+        FunctionScope* child = fd.func->symbol ? fd.func->symbol->scope : nullptr;
+        if (!child) return;  // a redefinition, already reported
+        resolveParams(child, fd.func->params, /*allowTensors=*/false);
+        resolveReturnType(child, *fd.func);
+        resolveBody(child, fd.func->body);
+        return;
+      }
+    }
+  }
+
+  void resolveReturn(ReturnStmt& r) {
+    FunctionScope* scope = state().scope;
+    if (r.value) {
+      resolveExpr(*r.value);
+      if (scope->kind == FunctionScope::Kind::Kernel) error(DiagId::sema_kernel_return_value, r.value->range);
+      else if (scope->kind == FunctionScope::Kind::Function && scope->returnType == ScalarType::Invalid &&
+               !scope->returnsTypeParam)
+        error(DiagId::sema_return_without_type, r.value->range, scope->name);
+    } else if (scope->returnType != ScalarType::Invalid || scope->returnsTypeParam) {
+      error(DiagId::sema_missing_return_value, r.range, scope->name);
+    }
+  }
+
+  void resolveFor(ForStmt& f) {
+    for (auto& a : f.rangeArgs) resolveExpr(*a);
+    auto* scope = state().scope;
+    if (auto it = scope->names.find(f.var); it != scope->names.end()) {
+      error(DiagId::sema_loop_var_clash, f.varRange, f.var, symbolKindName(it->second->kind));
+    }
+    checkNotTypeName(f.var, f.varRange);
+    auto* sym = sema_.newSymbol(SymbolKind::LoopVar, f.var, f.varRange, scope);
+    f.symbol = sym;
+    scope->loopVars.push_back(sym);
+    state().loops.push_back(sym);
+    ++state().loopDepth;
+    resolveBlock(f.body);
+    --state().loopDepth;
+    state().loops.pop_back();
+  }
+
+  void resolveAssign(AssignStmt& a) {
+    const CallExpr* scratch = scratchCall(a.value.get());
+    if (scratch) resolveScratch(a, *scratch);
+    else resolveExpr(*a.value);
+    resolveTarget(*a.target, /*isAugmented=*/false, &a);
+  }
+
+  // x = shared(T, [dims]) at the kernel's top level; x = local(T, [dims], init).
+  void resolveScratch(AssignStmt& a, const CallExpr& call) {
+    auto* name = a.target->as<NameExpr>();
+    bool isShared = call.callee == "shared";
+    if (!name) {
+      error(DiagId::sema_scratch_position, call.range, call.callee);
+      return;
+    }
+    if (isShared && (state().scope->kind != FunctionScope::Kind::Kernel || state().blockDepth != 1)) {
+      error(DiagId::sema_shared_not_top_level, call.range);
+    }
+    size_t expected = isShared ? 2 : 3;
+    if (call.args.size() != expected || !call.kwargs.empty()) {
+      error(DiagId::sema_call_arity, call.range, call.callee, expected, call.args.size());
+      return;
+    }
+    auto* typeName = call.args[0]->as<NameExpr>();
+    auto* dims = call.args[1]->as<ListExpr>();
+    Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
+    if (!typeName) {
+      error(DiagId::sema_scratch_type, call.args[0]->range, call.callee);
+    } else if (sym && sym->init == a.value.get()) {
+      TypeRef t;
+      t.elemName = typeName->name;
+      t.elemRange = typeName->range;
+      resolveElemType(state().scope, t, sym);
+    }
+    if (!dims || dims->elements.empty() || dims->elements.size() > 8) {
+      error(DiagId::sema_scratch_shape, call.args[1]->range, call.callee);
+      return;
+    }
+    for (auto& d : dims->elements) {
+      resolveExpr(*d);
+      if (sym && sym->init == a.value.get()) sym->shape.push_back(d.get());
+    }
+    if (!isShared) resolveExpr(*call.args[2]);
+  }
+
+  void resolveTarget(Expr& target, bool isAugmented, AssignStmt* assign) {
+    if (auto* idx = target.as<IndexExpr>()) {
+      resolveIndex(*idx, /*isStore=*/true);
+      return;
+    }
+    auto* name = target.as<NameExpr>();
+    if (!name) {
+      error(DiagId::sema_bad_target, target.range);
+      return;
+    }
+    state().referenced.insert(name->name);
+    FunctionScope* scope = state().scope;
+    // Loop variables may be read, not rebound.
+    for (auto it = state().loops.rbegin(); it != state().loops.rend(); ++it) {
+      if ((*it)->name == name->name) {
+        error(DiagId::sema_assign_loop_var, name->range, name->name);
+        return;
+      }
+    }
+    Symbol* sym = nullptr;
+    if (auto it = scope->nonlocals.find(name->name); it != scope->nonlocals.end()) {
+      sym = it->second;
+      noteReference(sym);
+    } else if (auto it2 = scope->names.find(name->name); it2 != scope->names.end()) {
+      sym = it2->second;
+    }
+    if (!sym) {
+      // Not declared by pass 1: a const, a def, a kernel, a dim symbol, a type name.
+      Symbol* other = lookup(name->name);
+      if (isTypeName(name->name)) error(DiagId::sema_type_name_rebound, name->range, name->name);
+      else error(DiagId::sema_assign_kind, name->range, name->name, other ? symbolKindName(other->kind) : "name");
+      return;
+    }
+    name->symbol = sym;
+    switch (sym->kind) {
+      case SymbolKind::Local:
+      case SymbolKind::ScalarParam: break;
+      case SymbolKind::SharedBuffer:
+      case SymbolKind::LocalBuffer:
+        if (assign && sym->init == assign->value.get()) break;  // its declaration
+        error(DiagId::sema_rebind_scratch, name->range, name->name);
+        return;
+      default: error(DiagId::sema_assign_kind, name->range, name->name, symbolKindName(sym->kind)); return;
+    }
+    if (isAugmented && sym->kind == SymbolKind::Local && sym->owner == scope && !state().assigned.count(sym)) {
+      reportReadBeforeAssign(*name, sym);
+      return;
+    }
+    if (assign && sym->owner == scope && !state().assigned.count(sym) && sym->kind == SymbolKind::Local)
+      assign->declares = true;
+    if (sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer) assign->declares = true;
+    state().assigned.insert(sym);
+  }
+
+  void reportReadBeforeAssign(const NameExpr& name, Symbol* sym) {
+    Symbol* outer = state().scope->parent ? lookupEnclosing(state().scope->parent, name.name) : nullptr;
+    if (outer && (outer->kind == SymbolKind::Local || outer->kind == SymbolKind::ScalarParam)) {
+      error(DiagId::sema_closure_local_before_assign, name.range, name.name, state().scope->name);
+      note(outer->declRange, "the enclosing '{}' is here; add 'nonlocal {}' to use it", name.name, name.name);
+    } else if (outer) {
+      error(DiagId::sema_shadow_outer_before_assign, name.range, name.name, symbolKindName(outer->kind));
+    } else {
+      error(DiagId::sema_read_before_assign, name.range, name.name);
+      note(sym->declRange, "'{}' is first assigned here", name.name);
+    }
+  }
+
+  void resolveIndex(IndexExpr& idx, bool isStore) {
+    auto* base = idx.base->as<NameExpr>();
+    for (auto& i : idx.indices) resolveExpr(*i);
+    if (!base) {
+      error(DiagId::sema_index_base, idx.base->range);
+      return;
+    }
+    resolveName(*base);
+    Symbol* sym = base->symbol;
+    if (!sym) return;
+    if (sym->kind != SymbolKind::TensorParam && sym->kind != SymbolKind::SharedBuffer &&
+        sym->kind != SymbolKind::LocalBuffer) {
+      error(DiagId::sema_index_non_tensor, base->range, base->name, symbolKindName(sym->kind));
+      return;
+    }
+    if (idx.indices.size() != sym->shape.size()) {
+      error(DiagId::sema_index_rank, idx.range, base->name, sym->shape.size(), idx.indices.size());
+    }
+    if (isStore) sym->written = true;
+  }
+
+  void resolveName(NameExpr& n) {
+    state().referenced.insert(n.name);
+    Symbol* sym = lookup(n.name);
+    if (!sym) {
+      if (isTypeName(n.name) || findBuiltin(n.name)) error(DiagId::sema_not_a_value, n.range, n.name);
+      else error(DiagId::sema_unknown_name, n.range, n.name);
+      return;
+    }
+    switch (sym->kind) {
+      case SymbolKind::Function:
+      case SymbolKind::Kernel:
+      case SymbolKind::Closure:
+      case SymbolKind::TypeParam: error(DiagId::sema_not_a_value, n.range, n.name); return;
+      default: break;
+    }
+    n.symbol = sym;
+    bool declaredByAssignment = sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer ||
+                                sym->kind == SymbolKind::LocalBuffer;
+    if (declaredByAssignment && sym->owner == state().scope && !state().assigned.count(sym)) {
+      reportReadBeforeAssign(n, sym);
+      return;
+    }
+    noteReference(sym);
+  }
+
+  void resolveExpr(Expr& e) {
+    switch (e.kind) {
+      case ExprKind::IntLit:
+      case ExprKind::FloatLit:
+      case ExprKind::BoolLit: return;
+      case ExprKind::Name: resolveName(*e.as<NameExpr>()); return;
+      case ExprKind::Unary: resolveExpr(*e.as<UnaryExpr>()->operand); return;
+      case ExprKind::Binary:
+        resolveExpr(*e.as<BinaryExpr>()->lhs);
+        resolveExpr(*e.as<BinaryExpr>()->rhs);
+        return;
+      case ExprKind::Ternary: {
+        auto& t = *e.as<TernaryExpr>();
+        resolveExpr(*t.cond);
+        resolveExpr(*t.thenValue);
+        resolveExpr(*t.elseValue);
+        return;
+      }
+      case ExprKind::Call: resolveCall(*e.as<CallExpr>()); return;
+      case ExprKind::Index: resolveIndex(*e.as<IndexExpr>(), /*isStore=*/false); return;
+      case ExprKind::List: error(DiagId::sema_list_position, e.range); return;
+    }
+  }
+
+  void resolveCall(CallExpr& c) {
+    state().referenced.insert(c.callee);
+    Symbol* sym = lookup(c.callee);
+    if (sym) {
+      if (sym->kind == SymbolKind::Closure || sym->kind == SymbolKind::Function) {
+        c.symbol = sym;
+        checkUserCallShape(c, sym->scope);
+        for (auto& a : c.args) resolveExpr(*a);
+        auto& callees = state().scope->callees;
+        if (std::find(callees.begin(), callees.end(), sym->scope) == callees.end()) callees.push_back(sym->scope);
+        return;
+      }
+      if (sym->kind == SymbolKind::TypeParam) {  // T(v)
+        resolveCast(c);
+        return;
+      }
+      if (sym->kind == SymbolKind::Kernel) {
+        error(DiagId::sema_call_kernel, c.calleeRange, c.callee);
+        return;
+      }
+      error(DiagId::sema_not_callable, c.calleeRange, c.callee, symbolKindName(sym->kind));
+      return;
+    }
+    if (isTypeName(c.callee)) {
+      resolveCast(c);
+      return;
+    }
+    const BuiltinInfo* b = findBuiltin(c.callee);
+    if (!b) {
+      error(DiagId::sema_unknown_function, c.calleeRange, c.callee);
+      for (auto& a : c.args) resolveExpr(*a);
+      return;
+    }
+    resolveBuiltinCall(c, *b);
+  }
+
+  void checkUserCallShape(CallExpr& c, FunctionScope* callee) {
+    if (!c.kwargs.empty()) error(DiagId::sema_kwargs_not_allowed, c.kwargs[0].nameRange, c.callee);
+    size_t expected = callee->function ? callee->function->params.size() : 0;
+    if (c.args.size() != expected) error(DiagId::sema_call_arity, c.range, c.callee, expected, c.args.size());
+  }
+
+  void resolveCast(CallExpr& c) {
+    if (c.args.size() != 1 || !c.kwargs.empty()) {
+      error(DiagId::sema_call_arity, c.range, c.callee, 1, c.args.size());
+      return;
+    }
+    resolveExpr(*c.args[0]);
+  }
+
+  void resolveBuiltinCall(CallExpr& c, const BuiltinInfo& b) {
+    int n = static_cast<int>(c.args.size());
+    if (b.category == BuiltinCategory::Geometry) {
+      // thread_id(), thread_id(1), thread_id(a=1)
+      for (auto& kw : c.kwargs) {
+        if (kw.name != "a") error(DiagId::sema_bad_kwarg, kw.nameRange, kw.name, c.callee);
+        ++n;
+      }
+    } else if (!c.kwargs.empty()) {
+      error(DiagId::sema_kwargs_not_allowed, c.kwargs[0].nameRange, c.callee);
+    }
+    if (n < b.minArgs || n > b.maxArgs) {
+      if (b.minArgs == b.maxArgs) error(DiagId::sema_call_arity, c.range, c.callee, b.minArgs, n);
+      else error(DiagId::sema_call_arity_range, c.range, c.callee, b.minArgs, b.maxArgs, n);
+      return;
+    }
+    switch (b.category) {
+      case BuiltinCategory::Scratch: error(DiagId::sema_scratch_position, c.range, c.callee); return;
+      case BuiltinCategory::Range: error(DiagId::sema_range_position, c.range, c.callee); return;
+      case BuiltinCategory::Geometry: {
+        const Expr* axis = !c.args.empty() ? c.args[0].get() : (!c.kwargs.empty() ? c.kwargs[0].value.get() : nullptr);
+        if (axis) {
+          auto v = evaluateConst(*axis, [&](const NameExpr& nm) { return globalConst(nm.name); });
+          if (!v || v->isFloat || v->i < 0 || v->i > 2) error(DiagId::sema_bad_axis, axis->range, c.callee);
+        }
+        return;
+      }
+      case BuiltinCategory::DimQuery: resolveDimQuery(c); return;
+      case BuiltinCategory::Atomic: {
+        auto* target = c.args[0]->as<IndexExpr>();
+        if (!target) {
+          error(DiagId::sema_atomic_target, c.args[0]->range, c.callee);
+          resolveExpr(*c.args[0]);
+        } else {
+          resolveIndex(*target, /*isStore=*/true);
+          if (target->base->as<NameExpr>() && target->base->as<NameExpr>()->symbol &&
+              target->base->as<NameExpr>()->symbol->kind == SymbolKind::LocalBuffer)
+            error(DiagId::sema_atomic_target, c.args[0]->range, c.callee);
+        }
+        resolveExpr(*c.args[1]);
+        return;
+      }
+      case BuiltinCategory::BlockReduce:
+        state().scope->usesBlockCollective = true;
+        break;
+      default: break;
+    }
+    for (auto& a : c.args) resolveExpr(*a);
+  }
+
+  std::optional<ConstValue> globalConst(const std::string& name) {
+    auto g = sema_.globals.find(name);
+    if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) return g->second->value;
+    return std::nullopt;
+  }
+
+  // dim(x, k): x a tensor, k a constant axis. References x's dim symbol, not x.
+  void resolveDimQuery(CallExpr& c) {
+    auto* name = c.args[0]->as<NameExpr>();
+    Symbol* sym = name ? lookup(name->name) : nullptr;
+    if (!sym || sym->kind != SymbolKind::TensorParam) {
+      error(DiagId::sema_dim_not_tensor, c.args[0]->range);
+      return;
+    }
+    name->symbol = sym;
+    auto axis = evaluateConst(*c.args[1], [&](const NameExpr& nm) { return globalConst(nm.name); });
+    if (!axis || axis->isFloat || axis->i < 0 || axis->i >= static_cast<int64_t>(sym->shape.size())) {
+      error(DiagId::sema_dim_axis, c.args[1]->range, name->name, sym->shape.size());
+      return;
+    }
+    const Expr* d = sym->shape[static_cast<size_t>(axis->i)];
+    if (auto* dn = d->as<NameExpr>(); dn && dn->symbol && dn->symbol->kind == SymbolKind::DimSymbol)
+      noteReference(dn->symbol);
+  }
+
+  // ------------------------------------------------------------ recursion
+
+  void checkRecursion() {
+    std::map<FunctionScope*, int> color;  // 0 new, 1 on stack, 2 done
+    std::function<bool(FunctionScope*)> visit = [&](FunctionScope* f) -> bool {
+      color[f] = 1;
+      for (auto* callee : f->callees) {
+        if (color[callee] == 1) {
+          error(DiagId::sema_recursion, f->function ? f->function->nameRange : SourceRange{}, f->name, callee->name);
+          return true;
+        }
+        if (color[callee] == 0 && visit(callee)) return true;
+      }
+      for (auto* cl : f->closures)
+        if (color[cl] == 0 && visit(cl)) return true;
+      color[f] = 2;
+      return false;
+    };
+    for (auto* f : sema_.functions)
+      if (color[f] == 0) visit(f);
+    for (auto* k : sema_.kernels)
+      if (color[k] == 0) visit(k);
+  }
+
+  SemaModule& sema_;
+  DiagnosticEngine& diags_;
+  std::shared_ptr<const SourceFile> file_;
+};
+
+}  // namespace
+
+void runResolver(SemaModule& sema, DiagnosticEngine& diags) { Resolver(sema, diags).run(); }
+
+}  // namespace spindle

@@ -1,0 +1,576 @@
+// Typing (layer 2 of sema.h): every expression gets its scalar type under
+// one binding of the type parameters; LANGUAGE.md §3's promotion rules, the
+// builtin signatures and assignment conversions are checked here.
+#include <functional>
+#include <set>
+
+#include "builtins.h"
+#include "const_eval.h"
+#include "sema.h"
+
+namespace spindle {
+
+namespace {
+
+// A literal (or an expression of literals and unannotated consts) is "weak":
+// it takes the type of the other operand (LANGUAGE.md §3).
+bool isWeak(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+    case ExprKind::FloatLit: return true;
+    case ExprKind::Name: {
+      const Symbol* s = e.as<NameExpr>()->symbol;
+      return s && s->kind == SymbolKind::Const && s->weakType;
+    }
+    case ExprKind::Unary: return e.as<UnaryExpr>()->op != UnaryOp::Not && isWeak(*e.as<UnaryExpr>()->operand);
+    case ExprKind::Binary: {
+      const auto& b = *e.as<BinaryExpr>();
+      return !isComparison(b.op) && !isLogical(b.op) && isWeak(*b.lhs) && isWeak(*b.rhs);
+    }
+    default: return false;
+  }
+}
+
+bool isNumeric(ScalarType t) { return t != ScalarType::Invalid && t != ScalarType::Bool; }
+
+// Gives a weak (literal) expression the type its context chose, so the
+// printer writes `0.5f` next to a float and `0.5` next to a double.
+void coerceWeak(Expr& e, ScalarType t) {
+  if (!isNumeric(t) || !isWeak(e)) return;
+  e.type = t;
+  if (auto* u = e.as<UnaryExpr>()) coerceWeak(*u->operand, t);
+  if (auto* b = e.as<BinaryExpr>()) {
+    coerceWeak(*b->lhs, t);
+    coerceWeak(*b->rhs, t);
+  }
+}
+
+ScalarType widerInt(ScalarType a, ScalarType b) { return scalarBits(a) >= scalarBits(b) ? a : b; }
+ScalarType widerFloat(ScalarType a, ScalarType b) { return scalarBits(a) >= scalarBits(b) ? a : b; }
+
+class TypeChecker {
+ public:
+  TypeChecker(SemaModule& sema, DiagnosticEngine& diags, const std::map<std::string, ScalarType>& typeArgs)
+      : sema_(sema), diags_(diags), typeArgs_(typeArgs) {}
+
+  bool checkKernel(FunctionScope& kernel) {
+    size_t before = diags_.errorCount();
+    bindTypeParams(kernel);
+    current_ = &kernel;
+    checkBlock(kernel.kernel->body);
+    return diags_.errorCount() == before;
+  }
+
+  bool checkFunction(FunctionScope& f) {
+    size_t before = diags_.errorCount();
+    current_ = &f;
+    typeFunction(f);
+    return diags_.errorCount() == before;
+  }
+
+ private:
+  template <typename... Args>
+  void error(DiagId id, SourceRange range, const Args&... args) {
+    diags_.report(id, sema_.file, range, args...);
+  }
+
+  ScalarType bound(const std::string& typeParam) const {
+    auto it = typeArgs_.find(typeParam);
+    return it != typeArgs_.end() ? it->second : ScalarType::F32;
+  }
+
+  // Gives every symbol typed by a type parameter its bound type. Symbols
+  // are owned by the kernel or by closures nested in it.
+  void bindTypeParams(FunctionScope& kernel) {
+    for (auto& s : sema_.symbols) {
+      if (s->typeParam.empty() || !s->owner || s->owner->kernelRoot != &kernel) continue;
+      s->type = bound(s->typeParam);
+      if (s->kind == SymbolKind::Local) s->declaredType = s->type;
+    }
+    for (auto& sc : sema_.scopes)
+      if (sc->kernelRoot == &kernel && sc->returnsTypeParam)
+        sc->returnType = bound(sc->function->returnType->elemName);
+    typed_.clear();
+    for (auto& s : sema_.symbols)
+      if (s->owner && s->owner->kernelRoot == &kernel && s->kind == SymbolKind::Local) s->type = s->declaredType;
+  }
+
+  // ---------------------------------------------------------------- bodies
+
+  void typeFunction(FunctionScope& f) {
+    if (!typed_.insert(&f).second) return;
+    FunctionScope* saved = current_;
+    current_ = &f;
+    checkBlock(f.function->body);
+    current_ = saved;
+  }
+
+  void checkBlock(Block& b) {
+    for (auto& s : b) {
+      if (diags_.tooManyErrors()) return;
+      checkStmt(*s);
+    }
+  }
+
+  void checkStmt(Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Assign: checkAssign(*s.as<AssignStmt>()); return;
+      case StmtKind::AugAssign: checkAugAssign(*s.as<AugAssignStmt>()); return;
+      case StmtKind::ExprStmt: typeOf(*s.as<ExprStmt>()->expr, /*allowVoid=*/true); return;
+      case StmtKind::If: {
+        auto& i = *s.as<IfStmt>();
+        checkCondition(*i.cond);
+        checkBlock(i.thenBody);
+        checkBlock(i.elseBody);
+        return;
+      }
+      case StmtKind::While: {
+        auto& w = *s.as<WhileStmt>();
+        checkCondition(*w.cond);
+        checkBlock(w.body);
+        return;
+      }
+      case StmtKind::For: checkFor(*s.as<ForStmt>()); return;
+      case StmtKind::Return: {
+        auto& r = *s.as<ReturnStmt>();
+        if (!r.value) return;
+        ScalarType t = typeOf(*r.value);
+        if (current_->kind == FunctionScope::Kind::Closure && current_->returnType == ScalarType::Invalid &&
+            !current_->function->returnType) {
+          current_->returnType = isWeak(*r.value) ? t : computeType(t);  // inferred from the first return
+        } else if (current_->returnType != ScalarType::Invalid) {
+          checkConvertible(*r.value, t, current_->returnType);
+        }
+        return;
+      }
+      case StmtKind::FuncDef: {
+        auto* sym = s.as<FuncDefStmt>()->func->symbol;
+        if (sym && sym->scope) typeFunction(*sym->scope);
+        return;
+      }
+      default: return;
+    }
+  }
+
+  void checkCondition(Expr& cond) {
+    ScalarType t = typeOf(cond);
+    if (t == ScalarType::Invalid) return;
+    if (!isNumeric(t) && t != ScalarType::Bool) error(DiagId::sema_condition_type, cond.range, scalarName(t));
+  }
+
+  void checkAssign(AssignStmt& a) {
+    if (auto* n = a.target->as<NameExpr>(); n && n->symbol &&
+        (n->symbol->kind == SymbolKind::SharedBuffer || n->symbol->kind == SymbolKind::LocalBuffer)) {
+      checkScratch(*n->symbol, *a.value->as<CallExpr>());
+      return;
+    }
+    ScalarType value = typeOf(*a.value);
+    if (value == ScalarType::Invalid) return;
+    if (auto* n = a.target->as<NameExpr>()) {
+      Symbol* sym = n->symbol;
+      if (!sym) return;
+      if (sym->type == ScalarType::Invalid) {
+        // The declaring assignment: the local's type comes from the
+        // annotation, else from the value (f16/bf16 values compute in f32).
+        sym->type = sym->declaredType != ScalarType::Invalid ? sym->declaredType
+                    : isWeak(*a.value)                     ? value
+                                                           : computeType(value);
+      }
+      n->type = sym->type;
+      checkConvertible(*a.value, value, sym->type);
+      return;
+    }
+    ScalarType target = typeOf(*a.target);
+    if (target != ScalarType::Invalid) checkConvertible(*a.value, value, target);
+  }
+
+  void checkAugAssign(AugAssignStmt& a) {
+    ScalarType target = typeOf(*a.target);
+    ScalarType value = typeOf(*a.value);
+    if (target == ScalarType::Invalid || value == ScalarType::Invalid) return;
+    ScalarType result = arithmetic(a.op, {target, false}, {value, isWeak(*a.value)}, a.range);
+    if (result != ScalarType::Invalid) checkConvertible(*a.value, result, target);
+  }
+
+  void checkScratch(Symbol& buf, CallExpr& call) {
+    auto* dims = call.args.size() >= 2 ? call.args[1]->as<ListExpr>() : nullptr;
+    if (dims) {
+      for (auto& d : dims->elements) {
+        ScalarType t = typeOf(*d);
+        if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_scratch_shape, d->range, call.callee);
+      }
+    }
+    if (buf.kind == SymbolKind::LocalBuffer && call.args.size() == 3) {
+      ScalarType init = typeOf(*call.args[2]);
+      if (init != ScalarType::Invalid) checkConvertible(*call.args[2], init, buf.type);
+    }
+  }
+
+  void checkFor(ForStmt& f) {
+    ScalarType t = ScalarType::Invalid;
+    bool allWeak = true;
+    for (size_t i = 0; i < f.rangeArgs.size(); ++i) {
+      Expr& a = *f.rangeArgs[i];
+      ScalarType at = typeOf(a);
+      if (at == ScalarType::Invalid) return;
+      if (!isInteger(at)) {
+        error(DiagId::sema_range_not_int, a.range, scalarName(at));
+        return;
+      }
+      bool weak = isWeak(a);
+      if (t == ScalarType::Invalid) t = at;
+      else t = arithmetic(BinaryOp::Add, {t, allWeak}, {at, weak}, a.range);
+      allWeak &= weak;
+    }
+    if (f.rangeArgs.size() == 3) {
+      auto step = evaluateConst(*f.rangeArgs[2], [&](const NameExpr& n) -> std::optional<ConstValue> {
+        if (n.symbol && n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+        return std::nullopt;
+      });
+      if (!step || step->isFloat || step->i == 0) error(DiagId::sema_range_step, f.rangeArgs[2]->range);
+    }
+    if (f.symbol) f.symbol->type = t;
+    checkBlock(f.body);
+  }
+
+  // Assignment, argument and return conversions: numeric to numeric, bool
+  // to bool (LANGUAGE.md §5: later assignments convert).
+  void checkConvertible(Expr& where, ScalarType from, ScalarType to) {
+    if (from == ScalarType::Invalid || to == ScalarType::Invalid) return;
+    coerceWeak(where, computeType(to));
+    if ((from == ScalarType::Bool) != (to == ScalarType::Bool))
+      error(DiagId::sema_convert, where.range, scalarName(from), scalarName(to));
+  }
+
+  // ----------------------------------------------------------- expressions
+
+  struct Operand {
+    ScalarType type;
+    bool weak;
+  };
+
+  // The promotion rules of LANGUAGE.md §3 for an arithmetic operator.
+  ScalarType arithmetic(BinaryOp op, Operand a, Operand b, SourceRange where) {
+    ScalarType x = computeType(a.type), y = computeType(b.type);
+    if (!isNumeric(x) || !isNumeric(y)) {
+      error(DiagId::sema_operand_type, where, binaryOpSpelling(op), scalarName(!isNumeric(x) ? x : y));
+      return ScalarType::Invalid;
+    }
+    ScalarType result;
+    if (a.weak && !b.weak) result = isFloat(x) && isInteger(y) ? ScalarType::F32 : y;
+    else if (b.weak && !a.weak) result = isFloat(y) && isInteger(x) ? ScalarType::F32 : x;
+    else if (isFloat(x) && isFloat(y)) result = widerFloat(x, y);
+    else if (isFloat(x)) result = x;
+    else if (isFloat(y)) result = y;
+    else {
+      if (isSigned(x) != isSigned(y) && !a.weak && !b.weak) {
+        error(DiagId::sema_sign_mix, where, scalarName(x), scalarName(y));
+        return ScalarType::Invalid;
+      }
+      result = widerInt(x, y);
+    }
+    switch (op) {
+      case BinaryOp::Div:
+        if (isInteger(result)) {
+          error(DiagId::sema_int_division, where);
+          return ScalarType::Invalid;
+        }
+        break;
+      case BinaryOp::FloorDiv:
+      case BinaryOp::Mod:
+        if (isFloat(result)) {
+          error(DiagId::sema_float_floordiv, where, binaryOpSpelling(op));
+          return ScalarType::Invalid;
+        }
+        break;
+      case BinaryOp::BitAnd:
+      case BinaryOp::BitOr:
+      case BinaryOp::BitXor:
+      case BinaryOp::Shl:
+      case BinaryOp::Shr:
+        if (isFloat(result)) {
+          error(DiagId::sema_operand_type, where, binaryOpSpelling(op), scalarName(result));
+          return ScalarType::Invalid;
+        }
+        break;
+      default: break;
+    }
+    return result;
+  }
+
+  ScalarType typeOf(Expr& e, bool allowVoid = false) {
+    ScalarType t = computeExprType(e, allowVoid);
+    e.type = t;
+    return t;
+  }
+
+  ScalarType computeExprType(Expr& e, bool allowVoid) {
+    switch (e.kind) {
+      case ExprKind::IntLit: {
+        uint64_t v = e.as<IntLitExpr>()->value;
+        if (v <= INT32_MAX) return ScalarType::I32;
+        if (v <= static_cast<uint64_t>(INT64_MAX)) return ScalarType::I64;
+        return ScalarType::U64;
+      }
+      case ExprKind::FloatLit: return ScalarType::F32;
+      case ExprKind::BoolLit: return ScalarType::Bool;
+      case ExprKind::Name: return typeName(*e.as<NameExpr>());
+      case ExprKind::Unary: return typeUnary(*e.as<UnaryExpr>());
+      case ExprKind::Binary: return typeBinary(*e.as<BinaryExpr>());
+      case ExprKind::Ternary: {
+        auto& t = *e.as<TernaryExpr>();
+        checkCondition(*t.cond);
+        ScalarType a = typeOf(*t.thenValue), b = typeOf(*t.elseValue);
+        if (a == ScalarType::Invalid || b == ScalarType::Invalid) return ScalarType::Invalid;
+        if (a == ScalarType::Bool && b == ScalarType::Bool) return ScalarType::Bool;
+        ScalarType unified = arithmetic(BinaryOp::Add, {a, isWeak(*t.thenValue)}, {b, isWeak(*t.elseValue)}, t.range);
+        coerceWeak(*t.thenValue, unified);
+        coerceWeak(*t.elseValue, unified);
+        return unified;
+      }
+      case ExprKind::Call: return typeCall(*e.as<CallExpr>(), allowVoid);
+      case ExprKind::Index: return typeIndex(*e.as<IndexExpr>());
+      case ExprKind::List: return ScalarType::Invalid;
+    }
+    return ScalarType::Invalid;
+  }
+
+  ScalarType typeName(NameExpr& n) {
+    Symbol* s = n.symbol;
+    if (!s) return ScalarType::Invalid;
+    switch (s->kind) {
+      case SymbolKind::TensorParam:
+      case SymbolKind::SharedBuffer:
+      case SymbolKind::LocalBuffer:
+        error(DiagId::sema_tensor_as_value, n.range, n.name, symbolKindName(s->kind));
+        return ScalarType::Invalid;
+      case SymbolKind::Local:
+        if (s->type == ScalarType::Invalid) {
+          // Only possible for a closure reading an outer local that the
+          // outer body assigns after the closure's definition.
+          error(DiagId::sema_capture_before_assignment, n.range, n.name, current_->name);
+          return ScalarType::Invalid;
+        }
+        return s->type;
+      default: return s->type;
+    }
+  }
+
+  ScalarType typeUnary(UnaryExpr& u) {
+    ScalarType t = typeOf(*u.operand);
+    if (t == ScalarType::Invalid) return t;
+    switch (u.op) {
+      case UnaryOp::Not:
+        if (t != ScalarType::Bool) {
+          error(DiagId::sema_logical_operand, u.operand->range, "not", scalarName(t));
+          return ScalarType::Invalid;
+        }
+        return t;
+      case UnaryOp::BitNot:
+        if (!isInteger(t)) {
+          error(DiagId::sema_operand_type, u.range, "~", scalarName(t));
+          return ScalarType::Invalid;
+        }
+        return t;
+      default:
+        if (!isNumeric(t)) {
+          error(DiagId::sema_operand_type, u.range, unaryOpSpelling(u.op), scalarName(t));
+          return ScalarType::Invalid;
+        }
+        return computeType(t);
+    }
+  }
+
+  ScalarType typeBinary(BinaryExpr& b) {
+    ScalarType l = typeOf(*b.lhs), r = typeOf(*b.rhs);
+    if (l == ScalarType::Invalid || r == ScalarType::Invalid) return ScalarType::Invalid;
+    if (isLogical(b.op)) {
+      for (auto [side, t] : {std::pair<Expr*, ScalarType>{b.lhs.get(), l}, {b.rhs.get(), r}}) {
+        if (t != ScalarType::Bool) {
+          error(DiagId::sema_logical_operand, side->range, binaryOpSpelling(b.op), scalarName(t));
+          return ScalarType::Invalid;
+        }
+      }
+      return ScalarType::Bool;
+    }
+    if (isComparison(b.op)) {
+      if (l == ScalarType::Bool && r == ScalarType::Bool && (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne))
+        return ScalarType::Bool;
+      ScalarType unified = arithmetic(b.op, {l, isWeak(*b.lhs)}, {r, isWeak(*b.rhs)}, b.opRange);
+      if (unified == ScalarType::Invalid) return unified;
+      coerceWeak(*b.lhs, unified);
+      coerceWeak(*b.rhs, unified);
+      return ScalarType::Bool;
+    }
+    if (b.op == BinaryOp::Pow) {
+      return typePow(b, l);
+    }
+    ScalarType unified = arithmetic(b.op, {l, isWeak(*b.lhs)}, {r, isWeak(*b.rhs)}, b.opRange);
+    coerceWeak(*b.lhs, unified);
+    if (b.op != BinaryOp::Shl && b.op != BinaryOp::Shr) coerceWeak(*b.rhs, unified);
+    return unified;
+  }
+
+  ScalarType typePow(BinaryExpr& b, ScalarType l) {
+    {
+      // x ** n: n a compile-time integer (LANGUAGE.md §6).
+      auto n = evaluateConst(*b.rhs, [&](const NameExpr& nm) -> std::optional<ConstValue> {
+        if (nm.symbol && nm.symbol->kind == SymbolKind::Const) return nm.symbol->value;
+        return std::nullopt;
+      });
+      if (!n || n->isFloat) {
+        error(DiagId::sema_pow_exponent, b.rhs->range);
+        return ScalarType::Invalid;
+      }
+      if (!isNumeric(l)) {
+        error(DiagId::sema_operand_type, b.opRange, "**", scalarName(l));
+        return ScalarType::Invalid;
+      }
+      if (isInteger(computeType(l)) && n->i < 0) {
+        error(DiagId::sema_pow_negative_int, b.rhs->range);
+        return ScalarType::Invalid;
+      }
+      return computeType(l);
+    }
+  }
+
+  ScalarType typeIndex(IndexExpr& idx) {
+    for (auto& i : idx.indices) {
+      ScalarType t = typeOf(*i);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
+    }
+    auto* base = idx.base->as<NameExpr>();
+    if (!base || !base->symbol) return ScalarType::Invalid;
+    return base->symbol->type;
+  }
+
+  ScalarType typeCall(CallExpr& c, bool allowVoid) {
+    if (c.symbol) return typeUserCall(c, allowVoid);
+    if (auto cast = scalarFromName(c.callee)) return typeCast(c, *cast);
+    if (current_->kernelRoot && current_->kernelRoot->typeParams.count(c.callee))
+      return typeCast(c, bound(c.callee));
+    const BuiltinInfo* b = findBuiltin(c.callee);
+    if (!b) return ScalarType::Invalid;
+    return typeBuiltin(c, *b, allowVoid);
+  }
+
+  ScalarType typeCast(CallExpr& c, ScalarType to) {
+    if (c.args.size() != 1) return ScalarType::Invalid;
+    ScalarType from = typeOf(*c.args[0]);
+    if (from == ScalarType::Invalid) return ScalarType::Invalid;
+    return to;
+  }
+
+  ScalarType typeUserCall(CallExpr& c, bool allowVoid) {
+    FunctionScope* callee = c.symbol->scope;
+    if (callee->kind == FunctionScope::Kind::Closure) typeFunction(*callee);  // infers its return type
+    const auto& params = callee->params;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (i < params.size()) checkConvertible(*c.args[i], t, params[i]->type);
+    }
+    if (callee->returnType == ScalarType::Invalid && !allowVoid) {
+      error(DiagId::sema_void_value, c.range, c.callee);
+    }
+    return callee->returnType;
+  }
+
+  ScalarType typeBuiltin(CallExpr& c, const BuiltinInfo& b, bool allowVoid) {
+    std::vector<ScalarType> args;
+    for (auto& a : c.args) {
+      if (b.category == BuiltinCategory::DimQuery) break;  // dim(x, k): x is a tensor
+      ScalarType t = typeOf(*a);
+      if (t == ScalarType::Invalid) return t;
+      args.push_back(t);
+    }
+    auto needFloat = [&](size_t i) -> ScalarType {
+      ScalarType t = computeType(args[i]);
+      if (isFloat(t)) return t;
+      if (isInteger(t) && isWeak(*c.args[i])) return ScalarType::F32;
+      error(DiagId::sema_math_needs_float, c.args[i]->range, c.callee, scalarName(args[i]));
+      return ScalarType::Invalid;
+    };
+    switch (b.category) {
+      case BuiltinCategory::Geometry:
+      case BuiltinCategory::LaneInfo: return ScalarType::I32;
+      case BuiltinCategory::DimQuery: return ScalarType::I64;
+      case BuiltinCategory::Barrier:
+        if (!allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
+        return ScalarType::Invalid;
+      case BuiltinCategory::FloatMath: {
+        ScalarType result = needFloat(0);
+        for (size_t i = 1; i < args.size() && result != ScalarType::Invalid; ++i) {
+          ScalarType t = needFloat(i);
+          if (t == ScalarType::Invalid) return t;
+          result = widerFloat(result, t);
+        }
+        return result;
+      }
+      case BuiltinCategory::NumericMath: {
+        if (!isNumeric(args[0])) {
+          error(DiagId::sema_operand_type, c.range, c.callee, scalarName(args[0]));
+          return ScalarType::Invalid;
+        }
+        if (args.size() == 1) return computeType(args[0]);
+        return arithmetic(BinaryOp::Add, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])}, c.range);
+      }
+      case BuiltinCategory::IntMath: {
+        ScalarType t = arithmetic(BinaryOp::FloorDiv, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])},
+                                  c.range);
+        return t;
+      }
+      case BuiltinCategory::WarpReduce:
+      case BuiltinCategory::BlockReduce:
+      case BuiltinCategory::Shuffle: {
+        ScalarType t = computeType(args[0]);
+        if (!isNumeric(t) || scalarBits(t) < 32) {
+          error(DiagId::sema_collective_type, c.args[0]->range, c.callee, scalarName(args[0]));
+          return ScalarType::Invalid;
+        }
+        if (b.category == BuiltinCategory::Shuffle && !isInteger(args[1])) {
+          error(DiagId::sema_index_type, c.args[1]->range, scalarName(args[1]));
+          return ScalarType::Invalid;
+        }
+        return t;
+      }
+      case BuiltinCategory::Atomic: return typeAtomic(c, b, args);
+      default: return ScalarType::Invalid;
+    }
+  }
+
+  ScalarType typeAtomic(CallExpr& c, const BuiltinInfo& b, const std::vector<ScalarType>& args) {
+    ScalarType t = args[0];
+    static const std::set<ScalarType> kAdd = {ScalarType::I32, ScalarType::U32, ScalarType::I64,
+                                              ScalarType::U64, ScalarType::F32, ScalarType::F64};
+    static const std::set<ScalarType> kMinMax = {ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64};
+    static const std::set<ScalarType> kExch = {ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64,
+                                               ScalarType::F32};
+    const auto& allowed = b.id == BuiltinId::AtomicAdd ? kAdd : b.id == BuiltinId::AtomicExch ? kExch : kMinMax;
+    if (!allowed.count(t)) {
+      error(DiagId::sema_atomic_type, c.args[0]->range, c.callee, scalarName(t));
+      return ScalarType::Invalid;
+    }
+    checkConvertible(*c.args[1], args[1], t);
+    return t;
+  }
+
+  SemaModule& sema_;
+  DiagnosticEngine& diags_;
+  const std::map<std::string, ScalarType>& typeArgs_;
+  FunctionScope* current_ = nullptr;
+  std::set<FunctionScope*> typed_;
+};
+
+}  // namespace
+
+bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel, const std::map<std::string, ScalarType>& typeArgs,
+                     DiagnosticEngine& diags) {
+  return TypeChecker(sema, diags, typeArgs).checkKernel(kernel);
+}
+
+bool typeCheckFunction(SemaModule& sema, FunctionScope& function, DiagnosticEngine& diags) {
+  static const std::map<std::string, ScalarType> kNoTypeArgs;
+  return TypeChecker(sema, diags, kNoTypeArgs).checkFunction(function);
+}
+
+}  // namespace spindle

@@ -1,0 +1,242 @@
+// The Spindle runtime: load a .spn module, bind a kernel's type parameters
+// and dim symbols from the launch arguments, compile the specialized HIP
+// source at run time (hiprtc on AMD, nvrtc + the CUDA driver API on NVIDIA)
+// and cache the binary by specialization, in memory and on disk.
+//
+//   spindle::Runtime rt;                                  // backend and device from what is present
+//   auto mod = rt.loadModule("softmax.spn");
+//   auto k = mod.kernel("softmax");
+//   k.launch(stream, {spindle::tensor(x, spindle::ScalarType::F32, {M, N}),
+//                     spindle::tensor(y, spindle::ScalarType::F32, {M, N}),
+//                     spindle::scalar(0.5f)});
+//
+// Every launch is bound and validated first (arity, dtypes, ranks, repeated
+// dim symbols, contiguity, null pointers, launch limits); a mismatch throws
+// spindle::Error naming the kernel, the parameter, the dimension and the
+// values. See docs/runtime.md.
+#pragma once
+
+#include <spindle/generator.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace spindle {
+
+// Every failure of the runtime: a bad launch, a compile error (with the
+// compiler's log), a missing backend or device, a bad module.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class BackendKind { Auto, Hip, Cuda };
+const char* backendName(BackendKind kind);  // "auto", "hip", "cuda"
+
+// The language's rank limit (LANGUAGE.md §3).
+inline constexpr int kMaxRank = 8;
+
+// One launch argument: a device tensor or a scalar. Plain data, no
+// allocation; build it with spindle::tensor() and spindle::scalar().
+struct Arg {
+  enum class Kind : uint8_t { Tensor, Scalar };
+  Kind kind = Kind::Scalar;
+  ScalarType dtype = ScalarType::Invalid;
+  // Tensor: device pointer, rank, shape and (optionally) strides in elements.
+  const void* data = nullptr;
+  int rank = 0;  // as given; more than kMaxRank is reported at bind time
+  bool hasStrides = false;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  // Scalar: the value's bytes in `dtype`, little-endian in the low bytes.
+  uint64_t bits = 0;
+};
+
+Arg tensor(const void* data, ScalarType dtype, std::initializer_list<int64_t> shape);
+Arg tensor(const void* data, ScalarType dtype, std::initializer_list<int64_t> shape,
+           std::initializer_list<int64_t> strides);
+Arg tensor(const void* data, ScalarType dtype, const int64_t* shape, int rank,
+           const int64_t* strides = nullptr);
+
+Arg scalar(float v);
+Arg scalar(double v);
+Arg scalar(bool v);
+Arg scalar(int32_t v);
+Arg scalar(int64_t v);
+Arg scalar(uint32_t v);
+Arg scalar(uint64_t v);
+// `v` converted to `type` (f16/bf16 round to nearest even); Error when it does
+// not fit an integer type exactly.
+Arg scalar(ScalarType type, double v);
+
+struct RuntimeOptions {
+  // Auto: SPINDLE_BACKEND (hip|cuda) if set, else from `target`, else the
+  // first backend with a device, else the first with a compiler.
+  BackendKind backend = BackendKind::Auto;
+  // Compile for this target ("sm_90", "gfx90a", "gfx942:sramecc+:xnack-").
+  // Empty: the device's own. With a target and no device the runtime is
+  // compile-only: compile() works, launch() throws.
+  std::string target;
+  int device = 0;
+  // Empty: SPINDLE_CACHE_DIR, else $XDG_CACHE_HOME/spindle, else ~/.cache/spindle.
+  std::string cacheDir;
+  // False, or SPINDLE_DISABLE_DISK_CACHE=1: memory cache only.
+  bool diskCache = true;
+  // LRU bound on the cache directory (SPINDLE_CACHE_MAX_BYTES overrides).
+  uint64_t cacheMaxBytes = uint64_t(1) << 30;
+  // #line directives to the .spn in generated sources (compile errors point there).
+  bool lineDirectives = true;
+  // Where warnings go (a read-only cache directory, ...). Default: stderr.
+  std::function<void(const std::string&)> warn;
+};
+
+struct CacheStats {
+  uint64_t memoryHits = 0;   // launches/compiles served by the in-memory cache
+  uint64_t diskHits = 0;     // binaries read back from the disk cache
+  uint64_t misses = 0;       // neither cache had it
+  uint64_t compiles = 0;     // compiler invocations (successful or not)
+  uint64_t compileFailures = 0;
+  double compileSeconds = 0; // total time inside the compiler
+  uint64_t corruptEntries = 0;    // disk entries rejected (bad magic, checksum, size, key)
+  uint64_t diskWriteFailures = 0; // entries that could not be published
+};
+
+enum class CacheOutcome { MemoryHit, DiskHit, Miss };
+const char* cacheOutcomeName(CacheOutcome o);  // "hit (memory)", "hit (disk)", "miss"
+
+// What one compile produced (Kernel::compile).
+struct CompileReport {
+  std::string kernelSymbol;
+  std::string target;
+  std::string keyHex;          // the disk cache key: SHA-256, 64 hex digits
+  CacheOutcome outcome = CacheOutcome::Miss;
+  size_t binaryBytes = 0;
+  double compileSeconds = 0;   // 0 unless this call compiled
+  std::string source;          // the specialized HIP source
+};
+
+// A checked binding (Kernel::bind): what a launch with these arguments would
+// use. Nothing has been compiled or launched.
+struct LaunchPlan {
+  std::map<std::string, int64_t> dims;          // every dim symbol
+  std::map<std::string, int64_t> staticDims;    // those baked into the binary
+  std::map<std::string, ScalarType> typeArgs;
+  LaunchGeometry geometry;
+};
+
+class Runtime;
+
+class Kernel {
+ public:
+  const KernelInfo& info() const;
+  const std::string& name() const;
+  // Dim symbols specialized into the binary: @static plus the caller's.
+  std::vector<std::string> staticDims() const;
+
+  // Bind and validate only (no device, no compiler needed).
+  LaunchPlan bind(std::initializer_list<Arg> args) const { return bind(args.begin(), args.size()); }
+  LaunchPlan bind(const Arg* args, size_t count) const;
+
+  // Bind, validate, get the binary (memory cache, disk cache, compiler) and
+  // launch on `stream` (hipStream_t / CUstream; nullptr: the default stream).
+  void launch(void* stream, std::initializer_list<Arg> args) const { launch(stream, args.begin(), args.size()); }
+  void launch(void* stream, const Arg* args, size_t count) const;
+
+  // Compile one specialization for the runtime's target without launching
+  // (works compile-only). `staticValues` must give every static dim.
+  CompileReport compile(const std::map<std::string, int64_t>& staticValues,
+                        const std::map<std::string, ScalarType>& typeArgs) const;
+
+  struct State;
+  explicit Kernel(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+struct KernelOptions {
+  std::vector<std::string> staticDims;  // dim symbols to specialize in addition to @static
+};
+
+class Module {
+ public:
+  const CompiledModule& compiled() const;
+  std::vector<std::string> kernelNames() const;
+  // Error when there is no such kernel or an option names an unknown dim.
+  Kernel kernel(const std::string& name, const KernelOptions& options = {}) const;
+
+  struct State;
+  explicit Module(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// Device memory owned by the runtime's device (for apps and the CLI that do
+// not link HIP or CUDA themselves).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+  void* data() const { return ptr_; }
+  size_t size() const { return bytes_; }
+
+ private:
+  friend class Runtime;
+  struct Owner;
+  std::shared_ptr<Owner> owner_;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+class Runtime {
+ public:
+  // Error when no backend can be used at all (neither compiler nor device).
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  BackendKind backend() const;
+  const std::string& target() const;      // what binaries are compiled for
+  std::string compilerIdentity() const;   // "nvrtc 13.0", "hiprtc 5.2 (HIP 50221153)"
+  bool hasDevice() const;                 // false: compile-only
+  std::string deviceName() const;         // "" without a device
+  std::string deviceStatus() const;       // why there is no device, or the device
+  const std::string& cacheDir() const;    // "" when the disk cache is off
+  bool diskCacheEnabled() const;          // false after a failed write too
+
+  // Errors in the .spn come back as spindle::Error carrying the diagnostics.
+  Module loadModule(const std::string& path);
+  Module loadModuleFromString(const std::string& name, const std::string& text);
+
+  CacheStats stats() const;
+  void resetStats();
+
+  // Device helpers (Error in compile-only mode).
+  DeviceBuffer allocate(size_t bytes);
+  void copyToDevice(const DeviceBuffer& dst, const void* src, size_t bytes);
+  void copyToHost(void* dst, const DeviceBuffer& src, size_t bytes);
+  void synchronize(void* stream = nullptr);
+  // Milliseconds `body` takes on `stream`, measured with device events.
+  float timeMs(void* stream, const std::function<void()>& body);
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace spindle

@@ -1,0 +1,63 @@
+// What the runtime needs from a GPU toolchain: a run-time compiler (source to
+// binary for an exact target) and, when a device is present, a driver
+// (load a binary, launch, memory). Two implementations: backend_hip.cpp
+// (hiprtc + HIP module API) and backend_cuda.cpp (nvrtc + CUDA driver API),
+// both loaded with dlopen. Every method reports failure by throwing
+// spindle::Error; none crashes when a library or device is missing.
+#pragma once
+
+#include <spindle/runtime.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spindle::rt {
+
+struct CompileOutput {
+  bool ok = false;
+  std::vector<char> binary;
+  std::string log;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+
+  // --- compiler -------------------------------------------------------------
+  // Whether the compiler library loaded; `why` says what is missing.
+  virtual bool hasCompiler(std::string* why) = 0;
+  // Name and version, part of the cache key: "nvrtc 13.0".
+  virtual std::string compilerIdentity() = 0;
+  // The exact, normalized options used for `target`; part of the cache key.
+  virtual std::vector<std::string> compileOptions(const std::string& target) = 0;
+  // Whether `target` names something this backend compiles for.
+  virtual bool acceptsTarget(const std::string& target) const = 0;
+  virtual CompileOutput compile(const std::string& source, const std::string& fileName,
+                                const std::vector<std::string>& options) = 0;
+
+  // --- device ----------------------------------------------------------------
+  // Number of usable devices; 0 with `why` set when there is no driver or device.
+  virtual int deviceCount(std::string* why) = 0;
+  // Makes `device` current for this backend (context); call before the rest.
+  virtual void useDevice(int device) = 0;
+  virtual std::string deviceTarget(int device) = 0;  // "sm_90", "gfx90a:sramecc+:xnack-"
+  virtual std::string deviceName(int device) = 0;
+
+  // Loads a binary and returns the kernel's function handle (owned by the backend).
+  virtual void* loadFunction(const std::vector<char>& binary, const std::string& symbol) = 0;
+  virtual void launch(void* function, const LaunchGeometry& g, void* stream, void** args) = 0;
+
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* ptr) noexcept = 0;
+  virtual void copyToDevice(void* dst, const void* src, size_t bytes) = 0;
+  virtual void copyToHost(void* dst, const void* src, size_t bytes) = 0;
+  virtual void synchronize(void* stream) = 0;
+  virtual float timeMs(void* stream, const std::function<void()>& body) = 0;
+};
+
+std::unique_ptr<Backend> makeHipBackend();
+std::unique_ptr<Backend> makeCudaBackend();
+
+}  // namespace spindle::rt

@@ -1,0 +1,379 @@
+// NVIDIA backend: nvrtc (source to CUBIN for an exact sm_XX) and the CUDA
+// driver API, both opened with dlopen. The few prototypes needed are declared
+// here as function-pointer types, so building needs no CUDA headers.
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "dynlib.h"
+
+namespace spindle::rt {
+namespace {
+
+// --- nvrtc ---------------------------------------------------------------------
+using nvrtcResult = int;
+using nvrtcProgram = void*;
+using PFN_nvrtcVersion = nvrtcResult (*)(int*, int*);
+using PFN_nvrtcGetErrorString = const char* (*)(nvrtcResult);
+using PFN_nvrtcCreateProgram = nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int,
+                                               const char* const*, const char* const*);
+using PFN_nvrtcCompileProgram = nvrtcResult (*)(nvrtcProgram, int, const char* const*);
+using PFN_nvrtcGetSize = nvrtcResult (*)(nvrtcProgram, size_t*);
+using PFN_nvrtcGetBytes = nvrtcResult (*)(nvrtcProgram, char*);
+using PFN_nvrtcDestroyProgram = nvrtcResult (*)(nvrtcProgram*);
+
+// --- driver --------------------------------------------------------------------
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUstream = void*;
+using CUevent = void*;
+using CUdeviceptr = unsigned long long;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr CUresult CUDA_SUCCESS = 0;
+
+struct Nvrtc {
+  DynLib lib;
+  PFN_nvrtcVersion version = nullptr;
+  PFN_nvrtcGetErrorString errorString = nullptr;
+  PFN_nvrtcCreateProgram create = nullptr;
+  PFN_nvrtcCompileProgram compile = nullptr;
+  PFN_nvrtcGetSize logSize = nullptr;
+  PFN_nvrtcGetBytes log = nullptr;
+  PFN_nvrtcGetSize cubinSize = nullptr;
+  PFN_nvrtcGetBytes cubin = nullptr;
+  PFN_nvrtcDestroyProgram destroy = nullptr;
+};
+
+struct Driver {
+  DynLib lib;
+  CUresult (*init)(unsigned) = nullptr;
+  CUresult (*getErrorName)(CUresult, const char**) = nullptr;
+  CUresult (*getErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*deviceGetCount)(int*) = nullptr;
+  CUresult (*deviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*deviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*deviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*primaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*ctxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*moduleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*funcSetAttribute)(CUfunction, int, int) = nullptr;
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*memAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*memFree)(CUdeviceptr) = nullptr;
+  CUresult (*memcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*memcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*streamSynchronize)(CUstream) = nullptr;
+  CUresult (*eventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*eventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*eventSynchronize)(CUevent) = nullptr;
+  CUresult (*eventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*eventDestroy)(CUevent) = nullptr;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::Cuda; }
+
+  bool hasCompiler(std::string* why) override {
+    loadNvrtc();
+    if (!nvrtcError_.empty() && why) *why = nvrtcError_;
+    return nvrtcError_.empty();
+  }
+
+  std::string compilerIdentity() override {
+    requireNvrtc();
+    return identity_;
+  }
+
+  bool acceptsTarget(const std::string& target) const override {
+    if (target.size() < 5 || target.compare(0, 3, "sm_") != 0) return false;
+    for (size_t i = 3; i < target.size(); ++i)
+      if (!std::isalnum(static_cast<unsigned char>(target[i]))) return false;
+    return std::isdigit(static_cast<unsigned char>(target[3]));
+  }
+
+  std::vector<std::string> compileOptions(const std::string& target) override {
+    requireNvrtc();
+    std::vector<std::string> opts = {"--std=c++17", "-arch=" + target};
+    if (!includeDir_.empty()) opts.push_back("-I" + includeDir_);
+    return opts;
+  }
+
+  CompileOutput compile(const std::string& source, const std::string& fileName,
+                        const std::vector<std::string>& options) override {
+    requireNvrtc();
+    CompileOutput out;
+    nvrtcProgram prog = nullptr;
+    checkNvrtc(nv_.create(&prog, source.c_str(), fileName.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram");
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    nvrtcResult rc = nv_.compile(prog, int(argv.size()), argv.data());
+    size_t logSize = 0;
+    if (nv_.logSize(prog, &logSize) == 0 && logSize > 1) {
+      out.log.resize(logSize);
+      nv_.log(prog, out.log.data());
+      out.log.resize(logSize - 1);
+    }
+    if (rc == 0) {
+      size_t size = 0;
+      if (nv_.cubinSize(prog, &size) == 0 && size > 0) {
+        out.binary.resize(size);
+        out.ok = nv_.cubin(prog, out.binary.data()) == 0;
+      }
+      if (!out.ok) out.log += "\nnvrtc produced no CUBIN (is the target an sm_XX?)";
+    } else if (out.log.empty()) {
+      out.log = nv_.errorString(rc);
+    }
+    nv_.destroy(&prog);
+    return out;
+  }
+
+  int deviceCount(std::string* why) override {
+    loadDriver();
+    if (!driverError_.empty()) {
+      if (why) *why = driverError_;
+      return 0;
+    }
+    int n = 0;
+    CUresult rc = drv_.deviceGetCount(&n);
+    if (rc != CUDA_SUCCESS || n == 0) {
+      if (why) *why = rc != CUDA_SUCCESS ? "cuDeviceGetCount: " + errorText(rc) : "no CUDA device";
+      return 0;
+    }
+    return n;
+  }
+
+  void useDevice(int device) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    CUdevice dev = 0;
+    checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
+    checkCu(drv_.primaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
+    device_ = dev;
+    checkCu(drv_.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+  }
+
+  std::string deviceTarget(int device) override {
+    CUdevice dev = 0;
+    checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
+    int major = 0, minor = 0;
+    checkCu(drv_.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
+    checkCu(drv_.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
+    return fmt::format("sm_{}{}", major, minor);
+  }
+
+  std::string deviceName(int device) override {
+    CUdevice dev = 0;
+    checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
+    char name[256] = {};
+    checkCu(drv_.deviceGetName(name, sizeof name - 1, dev), "cuDeviceGetName");
+    return name;
+  }
+
+  void* loadFunction(const std::vector<char>& binary, const std::string& symbol) override {
+    makeCurrent();
+    CUmodule mod = nullptr;
+    checkCu(drv_.moduleLoadData(&mod, binary.data()), "cuModuleLoadData");
+    CUfunction fn = nullptr;
+    checkCu(drv_.moduleGetFunction(&fn, mod, symbol.c_str()), fmt::format("cuModuleGetFunction('{}')", symbol));
+    return fn;
+  }
+
+  void launch(void* function, const LaunchGeometry& g, void* stream, void** args) override {
+    makeCurrent();
+    if (g.dynamicSharedBytes > 48 * 1024)
+      checkCu(drv_.funcSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  int(g.dynamicSharedBytes)),
+            fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", g.dynamicSharedBytes));
+    checkCu(drv_.launchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
+                            unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
+                            unsigned(g.dynamicSharedBytes), stream, args, nullptr),
+          fmt::format("cuLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared memory)",
+                      g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
+  }
+
+  void* allocate(size_t bytes) override {
+    makeCurrent();
+    CUdeviceptr p = 0;
+    checkCu(drv_.memAlloc(&p, bytes), fmt::format("cuMemAlloc({} bytes)", bytes));
+    return reinterpret_cast<void*>(p);
+  }
+  void release(void* ptr) noexcept override {
+    if (ptr && ctx_) {
+      drv_.ctxSetCurrent(ctx_);
+      drv_.memFree(reinterpret_cast<CUdeviceptr>(ptr));
+    }
+  }
+  void copyToDevice(void* dst, const void* src, size_t bytes) override {
+    makeCurrent();
+    checkCu(drv_.memcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
+  }
+  void copyToHost(void* dst, const void* src, size_t bytes) override {
+    makeCurrent();
+    checkCu(drv_.memcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+  }
+  void synchronize(void* stream) override {
+    makeCurrent();
+    checkCu(drv_.streamSynchronize(stream), "cuStreamSynchronize");
+  }
+  float timeMs(void* stream, const std::function<void()>& body) override {
+    makeCurrent();
+    CUevent start = nullptr, stop = nullptr;
+    checkCu(drv_.eventCreate(&start, 0), "cuEventCreate");
+    checkCu(drv_.eventCreate(&stop, 0), "cuEventCreate");
+    float ms = 0;
+    try {
+      checkCu(drv_.eventRecord(start, stream), "cuEventRecord");
+      body();
+      checkCu(drv_.eventRecord(stop, stream), "cuEventRecord");
+      checkCu(drv_.eventSynchronize(stop), "cuEventSynchronize");
+      checkCu(drv_.eventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    } catch (...) {
+      drv_.eventDestroy(start);
+      drv_.eventDestroy(stop);
+      throw;
+    }
+    drv_.eventDestroy(start);
+    drv_.eventDestroy(stop);
+    return ms;
+  }
+
+ private:
+  void loadNvrtc() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (nvrtcTried_) return;
+    nvrtcTried_ = true;
+    std::vector<std::string> candidates;
+    if (const char* p = std::getenv("SPINDLE_NVRTC")) candidates.push_back(p);
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* home = std::getenv(var)) candidates.push_back(std::string(home) + "/lib64/libnvrtc.so");
+    for (const char* n : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"})
+      candidates.push_back(n);
+    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
+    if (!nv_.lib.open(candidates)) {
+      nvrtcError_ = "nvrtc (the CUDA run-time compiler) is not available: " + nv_.lib.error() +
+                    "\n(set CUDA_HOME or SPINDLE_NVRTC to the toolkit's libnvrtc.so)";
+      return;
+    }
+    bool ok = nv_.lib.sym(nv_.version, "nvrtcVersion") && nv_.lib.sym(nv_.errorString, "nvrtcGetErrorString") &&
+              nv_.lib.sym(nv_.create, "nvrtcCreateProgram") && nv_.lib.sym(nv_.compile, "nvrtcCompileProgram") &&
+              nv_.lib.sym(nv_.logSize, "nvrtcGetProgramLogSize") && nv_.lib.sym(nv_.log, "nvrtcGetProgramLog") &&
+              nv_.lib.sym(nv_.cubinSize, "nvrtcGetCUBINSize") && nv_.lib.sym(nv_.cubin, "nvrtcGetCUBIN") &&
+              nv_.lib.sym(nv_.destroy, "nvrtcDestroyProgram");
+    if (!ok) {
+      nvrtcError_ = fmt::format("{} lacks the nvrtc functions Spindle needs (nvrtcGetCUBIN needs CUDA 11.1+)",
+                                nv_.lib.path());
+      return;
+    }
+    int major = 0, minor = 0;
+    nv_.version(&major, &minor);
+    std::string file = nv_.lib.realPath();
+    identity_ = fmt::format("nvrtc {}.{} ({}, {} bytes)", major, minor, baseName(file), fileSize(file));
+    includeDir_ = findCudaInclude(file);
+  }
+
+  // The toolkit's include directory, for <cuda_fp16.h> and <cuda_bf16.h>.
+  static std::string findCudaInclude(const std::string& nvrtcFile) {
+    std::vector<std::string> dirs;
+    if (!nvrtcFile.empty()) dirs.push_back(parentDir(parentDir(nvrtcFile)) + "/include");
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* home = std::getenv(var)) dirs.push_back(std::string(home) + "/include");
+    dirs.push_back("/usr/local/cuda/include");
+    for (const auto& d : dirs) {
+      struct stat st;
+      if (::stat((d + "/cuda_fp16.h").c_str(), &st) == 0) return d;
+    }
+    return {};
+  }
+
+  void requireNvrtc() {
+    loadNvrtc();
+    if (!nvrtcError_.empty()) throw Error(nvrtcError_);
+  }
+
+  void loadDriver() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (driverTried_) return;
+    driverTried_ = true;
+    if (!drv_.lib.open({"libcuda.so.1", "libcuda.so"})) {
+      driverError_ = "no CUDA driver (libcuda.so.1): " + drv_.lib.error();
+      return;
+    }
+    bool ok = drv_.lib.sym(drv_.init, "cuInit") && drv_.lib.sym(drv_.getErrorName, "cuGetErrorName") &&
+              drv_.lib.sym(drv_.getErrorString, "cuGetErrorString") &&
+              drv_.lib.sym(drv_.deviceGetCount, "cuDeviceGetCount") && drv_.lib.sym(drv_.deviceGet, "cuDeviceGet") &&
+              drv_.lib.sym(drv_.deviceGetName, "cuDeviceGetName") &&
+              drv_.lib.sym(drv_.deviceGetAttribute, "cuDeviceGetAttribute") &&
+              drv_.lib.sym(drv_.primaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+              drv_.lib.sym(drv_.ctxSetCurrent, "cuCtxSetCurrent") &&
+              drv_.lib.sym(drv_.moduleLoadData, "cuModuleLoadData") &&
+              drv_.lib.sym(drv_.moduleGetFunction, "cuModuleGetFunction") &&
+              drv_.lib.sym(drv_.funcSetAttribute, "cuFuncSetAttribute") &&
+              drv_.lib.sym(drv_.launchKernel, "cuLaunchKernel") && drv_.lib.sym(drv_.memAlloc, "cuMemAlloc_v2") &&
+              drv_.lib.sym(drv_.memFree, "cuMemFree_v2") && drv_.lib.sym(drv_.memcpyHtoD, "cuMemcpyHtoD_v2") &&
+              drv_.lib.sym(drv_.memcpyDtoH, "cuMemcpyDtoH_v2") &&
+              drv_.lib.sym(drv_.streamSynchronize, "cuStreamSynchronize") &&
+              drv_.lib.sym(drv_.eventCreate, "cuEventCreate") && drv_.lib.sym(drv_.eventRecord, "cuEventRecord") &&
+              drv_.lib.sym(drv_.eventSynchronize, "cuEventSynchronize") &&
+              (drv_.lib.sym(drv_.eventElapsedTime, "cuEventElapsedTime_v2") ||
+               drv_.lib.sym(drv_.eventElapsedTime, "cuEventElapsedTime")) &&
+              (drv_.lib.sym(drv_.eventDestroy, "cuEventDestroy_v2") ||
+               drv_.lib.sym(drv_.eventDestroy, "cuEventDestroy"));
+    if (!ok) {
+      driverError_ = drv_.lib.path() + " lacks driver API functions Spindle needs (driver too old?)";
+      return;
+    }
+    CUresult rc = drv_.init(0);
+    if (rc != CUDA_SUCCESS) driverError_ = "cuInit: " + errorText(rc);
+  }
+
+  void makeCurrent() {
+    if (!ctx_) throw Error("CUDA backend: no device in use (compile-only runtime)");
+    checkCu(drv_.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+  }
+
+  std::string errorText(CUresult rc) const {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    if (drv_.getErrorName) drv_.getErrorName(rc, &name);
+    if (drv_.getErrorString) drv_.getErrorString(rc, &text);
+    return fmt::format("{} ({}): {}", name ? name : "CUDA error", rc, text ? text : "unknown error");
+  }
+
+  void checkCu(CUresult rc, const std::string& what) const {
+    if (rc != CUDA_SUCCESS) throw Error(fmt::format("CUDA: {} failed: {}", what, errorText(rc)));
+  }
+  void checkNvrtc(nvrtcResult rc, const char* what) const {
+    if (rc != 0) throw Error(fmt::format("nvrtc: {} failed: {}", what, nv_.errorString(rc)));
+  }
+
+  std::mutex mu_;
+  Nvrtc nv_;
+  bool nvrtcTried_ = false;
+  std::string nvrtcError_;
+  std::string identity_;
+  std::string includeDir_;
+  Driver drv_;
+  bool driverTried_ = false;
+  std::string driverError_;
+  CUcontext ctx_ = nullptr;
+  CUdevice device_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeCudaBackend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace spindle::rt

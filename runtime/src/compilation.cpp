@@ -1,0 +1,62 @@
+#include "compilation.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "sha256.h"
+
+#ifndef SPINDLE_VERSION
+#define SPINDLE_VERSION "unknown"
+#endif
+
+namespace spindle::rt {
+
+std::string cacheKeyText(BackendKind backend, const std::string& compilerIdentity, const std::string& target,
+                         const std::vector<std::string>& options, const std::string& symbol,
+                         const std::string& source) {
+  std::string text = fmt::format("spindle-binary-cache {}\nspindle {}\nbackend {}\ncompiler {}\ntarget {}\nsymbol {}\n",
+                                 DiskCache::kFormatVersion, SPINDLE_VERSION, backendName(backend), compilerIdentity,
+                                 target, symbol);
+  for (const auto& o : options) text += fmt::format("option {}\n", o);
+  text += fmt::format("source {}\n", source.size());
+  text += source;
+  return text;
+}
+
+std::string BinaryCompiler::keyHex(const std::string& source, const std::string& symbol) {
+  std::string text = cacheKeyText(backend_.kind(), backend_.compilerIdentity(), target_,
+                                  backend_.compileOptions(target_), symbol, source);
+  return toHex(sha256(text.data(), text.size()));
+}
+
+CompiledBinary BinaryCompiler::get(const std::string& source, const std::string& symbol, const std::string& fileName,
+                                   const std::string& what) {
+  CompiledBinary out;
+  out.keyHex = keyHex(source, symbol);
+  if (disk_) {
+    if (auto bin = disk_->load(out.keyHex)) {
+      ++counters_.diskHits;
+      out.binary = std::move(*bin);
+      out.outcome = CacheOutcome::DiskHit;
+      return out;
+    }
+  }
+  ++counters_.misses;
+  ++counters_.compiles;
+  auto start = std::chrono::steady_clock::now();
+  CompileOutput result = backend_.compile(source, fileName, backend_.compileOptions(target_));
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  counters_.compileNanos += uint64_t(nanos);
+  if (!result.ok) {
+    ++counters_.compileFailures;
+    throw Error(fmt::format("{}: compiling for {} with {} failed:\n{}", what, target_, backend_.compilerIdentity(),
+                            result.log));
+  }
+  out.binary = std::move(result.binary);
+  out.compileSeconds = double(nanos) * 1e-9;
+  if (disk_) disk_->store(out.keyHex, out.binary);
+  return out;
+}
+
+}  // namespace spindle::rt

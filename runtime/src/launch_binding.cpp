@@ -1,0 +1,324 @@
+#include "launch_binding.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace spindle::rt {
+namespace {
+
+std::string shapeText(const Arg& a) {
+  int n = std::min(a.rank, kMaxRank);
+  std::string s = fmt::format("{}[{}", scalarName(a.dtype).empty() ? "?" : scalarName(a.dtype),
+                              fmt::join(a.shape, a.shape + n, ", "));
+  if (a.rank > kMaxRank) s += ", ...";
+  return s + "]";
+}
+
+std::string argText(const Arg& a) {
+  if (a.kind == Arg::Kind::Tensor) return "a tensor " + shapeText(a);
+  return fmt::format("a scalar {}", a.dtype == ScalarType::Invalid ? "of no type" : scalarName(a.dtype));
+}
+
+// Where a dim symbol or type parameter was first bound, for messages.
+struct Origin {
+  int param = -1;
+  int axis = -1;
+};
+
+std::string originText(const KernelPlan& plan, Origin o) {
+  if (o.axis < 0) return fmt::format("'{}'", plan.params[size_t(o.param)].name);
+  return fmt::format("'{}' dim {}", plan.params[size_t(o.param)].name, o.axis);
+}
+
+void putKeyWord(SpecKey& key, int64_t w) { key.words[key.count++] = w; }
+
+}  // namespace
+
+KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::string>& extraStatic) {
+  KernelPlan plan;
+  plan.kernel = info.name;
+  plan.typeParams = info.typeParams;
+  plan.dimSymbols = info.dimSymbols;
+  auto symbolIndex = [&](const std::string& s) {
+    auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), s);
+    return it == plan.dimSymbols.end() ? -1 : int(it - plan.dimSymbols.begin());
+  };
+  if (plan.dimSymbols.size() > size_t(kMaxDimSymbols) || plan.typeParams.size() > size_t(kMaxTypeParams))
+    throw Error(fmt::format("{}: {} dim symbols and {} type parameters; the runtime supports at most {} and {}",
+                            info.name, plan.dimSymbols.size(), plan.typeParams.size(), kMaxDimSymbols,
+                            kMaxTypeParams));
+  plan.isStatic.assign(plan.dimSymbols.size(), false);
+  auto markStatic = [&](const std::string& s, const char* who) {
+    int i = symbolIndex(s);
+    if (i < 0)
+      throw Error(fmt::format("{}: {} names '{}' static, but the kernel has no such dim symbol (it has: {})",
+                              info.name, who, s, fmt::join(plan.dimSymbols, ", ")));
+    plan.isStatic[size_t(i)] = true;
+  };
+  for (const auto& s : info.staticDims) markStatic(s, "@static");
+  for (const auto& s : extraStatic) markStatic(s, "the caller");
+  for (size_t i = 0; i < plan.dimSymbols.size(); ++i)
+    if (plan.isStatic[i]) plan.staticSymbols.push_back(int(i));
+  if (plan.staticSymbols.size() + plan.typeParams.size() > size_t(kMaxKeyWords))
+    throw Error(fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords));
+
+  for (const auto& p : info.params) {
+    ParamPlan pp;
+    pp.name = p.name;
+    pp.isTensor = p.isTensor;
+    pp.dtype = p.dtype;
+    if (!p.typeParam.empty()) {
+      auto it = std::find(plan.typeParams.begin(), plan.typeParams.end(), p.typeParam);
+      if (it == plan.typeParams.end())
+        throw Error(fmt::format("{}: parameter '{}' uses unknown type parameter '{}'", info.name, p.name,
+                                p.typeParam));
+      pp.typeParam = int(it - plan.typeParams.begin());
+    }
+    std::string elem = p.typeParam.empty() ? std::string(scalarName(p.dtype)) : p.typeParam;
+    pp.typeText = elem;
+    if (p.isTensor) {
+      if (p.dims.empty() || p.dims.size() > size_t(kMaxRank))
+        throw Error(fmt::format("{}: parameter '{}' has rank {}; tensors have rank 1 to {}", info.name, p.name,
+                                p.dims.size(), kMaxRank));
+      pp.rank = int(p.dims.size());
+      pp.strided = p.strided;
+      std::vector<std::string> dims;
+      for (size_t a = 0; a < p.dims.size(); ++a) {
+        const DimInfo& d = p.dims[a];
+        pp.dimSymbol[a] = d.isSymbol ? symbolIndex(d.symbol) : -1;
+        pp.dimLiteral[a] = d.value;
+        if (d.isSymbol && pp.dimSymbol[a] < 0)
+          throw Error(fmt::format("{}: parameter '{}' dim {} uses '{}', which is not among the kernel's dim symbols",
+                                  info.name, p.name, a, d.symbol));
+        dims.push_back(d.isSymbol ? d.symbol : std::to_string(d.value));
+      }
+      pp.typeText = fmt::format("{}[{}]{}", elem, fmt::join(dims, ", "), p.strided ? " strided" : "");
+    }
+    plan.params.push_back(std::move(pp));
+  }
+  return plan;
+}
+
+bool SpecKey::operator==(const SpecKey& o) const {
+  return count == o.count && std::memcmp(words, o.words, sizeof(int64_t) * size_t(count)) == 0;
+}
+
+uint64_t SpecKey::hash() const {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(count);
+  for (int i = 0; i < count; ++i) {
+    h ^= uint64_t(words[i]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdull;
+  }
+  return h ^ (h >> 33);
+}
+
+void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Binding& out) {
+  const std::string& k = plan.kernel;
+  if (count != plan.params.size()) {
+    std::string expected;
+    for (const auto& p : plan.params) expected += (expected.empty() ? "" : ", ") + p.name + ": " + p.typeText;
+    throw Error(fmt::format("{}: expected {} argument{} ({}), got {}", k, plan.params.size(),
+                            plan.params.size() == 1 ? "" : "s", expected, count));
+  }
+  Origin dimOrigin[kMaxDimSymbols];
+  Origin typeOrigin[kMaxTypeParams];
+  for (size_t i = 0; i < plan.dimSymbols.size(); ++i) out.dims[i] = -1;
+  for (size_t i = 0; i < plan.typeParams.size(); ++i) out.types[i] = ScalarType::Invalid;
+
+  for (size_t pi = 0; pi < plan.params.size(); ++pi) {
+    const ParamPlan& p = plan.params[pi];
+    const Arg& a = args[pi];
+    auto fail = [&](const std::string& what) {
+      throw Error(fmt::format("{}: parameter '{}' ({}): {}", k, p.name, p.typeText, what));
+    };
+    if (p.isTensor != (a.kind == Arg::Kind::Tensor))
+      fail(fmt::format("expected a {}, got {}", p.isTensor ? "tensor" : "scalar", argText(a)));
+    if (scalarName(a.dtype).empty() || a.dtype == ScalarType::Invalid) fail("the argument has no valid dtype");
+
+    // Element / scalar type.
+    if (p.typeParam < 0) {
+      if (a.dtype != p.dtype)
+        fail(fmt::format("dtype mismatch: expected {}, got {}", scalarName(p.dtype), scalarName(a.dtype)));
+    } else {
+      ScalarType& bound = out.types[p.typeParam];
+      const std::string& t = plan.typeParams[size_t(p.typeParam)];
+      if (bound == ScalarType::Invalid) {
+        bound = a.dtype;
+        typeOrigin[p.typeParam] = Origin{int(pi), -1};
+      } else if (bound != a.dtype) {
+        fail(fmt::format("type parameter {} bound to {} by {} but {} by '{}'", t, scalarName(bound),
+                         originText(plan, typeOrigin[p.typeParam]), scalarName(a.dtype), p.name));
+      }
+    }
+    if (!p.isTensor) continue;
+
+    if (a.data == nullptr) fail("null device pointer");
+    if (a.rank != p.rank)
+      fail(fmt::format("rank mismatch: expected rank {}, got rank {} ({})", p.rank, a.rank, shapeText(a)));
+
+    // Sizes: positive, literal sizes equal, repeated symbols agree, no overflow.
+    int64_t elements = 1;
+    for (int ax = 0; ax < p.rank; ++ax) {
+      int64_t v = a.shape[ax];
+      int sym = p.dimSymbol[ax];
+      std::string dimName = sym >= 0 ? fmt::format("dim {} ({})", ax, plan.dimSymbols[size_t(sym)])
+                                     : fmt::format("dim {}", ax);
+      auto failDim = [&](const std::string& what) {
+        throw Error(fmt::format("{}: parameter '{}' {}: {}", k, p.name, dimName, what));
+      };
+      if (v <= 0)
+        failDim(fmt::format("size {} in {}; every size must be at least 1 (empty tensors are not launched)", v,
+                            shapeText(a)));
+      if (sym < 0) {
+        if (v != p.dimLiteral[ax]) failDim(fmt::format("expected {}, got {}", p.dimLiteral[ax], v));
+      } else if (out.dims[sym] < 0) {
+        out.dims[sym] = v;
+        dimOrigin[sym] = Origin{int(pi), ax};
+      } else if (out.dims[sym] != v) {
+        failDim(fmt::format("bound to {} by {} but {} by '{}'", out.dims[sym], originText(plan, dimOrigin[sym]), v,
+                            p.name));
+      }
+      if (elements > std::numeric_limits<int64_t>::max() / v)
+        fail(fmt::format("{} has more elements than an int64_t can count", shapeText(a)));
+      elements *= v;
+    }
+    int64_t elemBytes = int64_t(scalarBytes(a.dtype));
+    if (elements > std::numeric_limits<int64_t>::max() / elemBytes)
+      fail(fmt::format("{} is more bytes than an int64_t can count", shapeText(a)));
+
+    // Layout: a non-strided parameter needs a row-major contiguous view.
+    if (a.hasStrides && !p.strided) {
+      int64_t expect = 1;
+      for (int ax = p.rank - 1; ax >= 0; --ax) {
+        if (a.shape[ax] != 1 && a.strides[ax] != expect)
+          fail(fmt::format("non-contiguous view: strides [{}] for shape [{}] (contiguous would be stride {} at "
+                           "dim {}); declare the parameter 'strided' or pass a contiguous copy",
+                           fmt::join(a.strides, a.strides + p.rank, ", "), fmt::join(a.shape, a.shape + p.rank, ", "),
+                           expect, ax));
+        expect *= a.shape[ax];
+      }
+    }
+  }
+
+  for (size_t t = 0; t < plan.typeParams.size(); ++t)
+    if (out.types[t] == ScalarType::Invalid)
+      throw Error(fmt::format("{}: type parameter {} is not bound by any argument", k, plan.typeParams[t]));
+  for (size_t d = 0; d < plan.dimSymbols.size(); ++d)
+    if (out.dims[d] < 0)
+      throw Error(fmt::format("{}: dim symbol {} is not bound by any argument's shape", k, plan.dimSymbols[d]));
+
+  makeSpecKey(plan, out);
+}
+
+void makeSpecKey(const KernelPlan& plan, Binding& b) {
+  b.key.count = 0;
+  for (int s : plan.staticSymbols) putKeyWord(b.key, b.dims[s]);
+  for (size_t t = 0; t < plan.typeParams.size(); ++t) putKeyWord(b.key, int64_t(b.types[t]));
+}
+
+void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g) {
+  static constexpr int64_t kGridMax[3] = {2147483647, 65535, 65535};
+  static constexpr int64_t kBlockMax[3] = {1024, 1024, 64};
+  static constexpr int64_t kThreadsMax = 1024;
+  auto fail = [&](const std::string& what) {
+    std::string dims;
+    for (size_t i = 0; i < plan.dimSymbols.size(); ++i)
+      dims += fmt::format("{}{}={}", dims.empty() ? "" : ", ", plan.dimSymbols[i], b.dims[i]);
+    throw Error(fmt::format("{}: {} (grid [{}, {}, {}], block [{}, {}, {}], with {})", plan.kernel, what, g.grid[0],
+                            g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], dims.empty() ? "no dims" : dims));
+  };
+  static const char* kAxis[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    if (g.grid[i] < 1 || g.grid[i] > kGridMax[i])
+      fail(fmt::format("launch grid {} is {}; it must be in [1, {}]", kAxis[i], g.grid[i], kGridMax[i]));
+    if (g.block[i] < 1 || g.block[i] > kBlockMax[i])
+      fail(fmt::format("block {} is {}; it must be in [1, {}]", kAxis[i], g.block[i], kBlockMax[i]));
+  }
+  if (g.block[0] * g.block[1] * g.block[2] > kThreadsMax)
+    fail(fmt::format("{} threads per block; at most {}", g.block[0] * g.block[1] * g.block[2], kThreadsMax));
+  if (g.dynamicSharedBytes > uint64_t(std::numeric_limits<unsigned>::max()))
+    fail(fmt::format("{} bytes of dynamic shared memory", g.dynamicSharedBytes));
+}
+
+std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg>& abi) {
+  if (abi.size() > size_t(kMaxAbiArgs))
+    throw Error(fmt::format("{}: {} kernel arguments; the runtime supports at most {}", plan.kernel, abi.size(),
+                            kMaxAbiArgs));
+  std::vector<PackOp> ops;
+  for (const auto& a : abi) {
+    PackOp op{a.kind, a.paramIndex, -1, 8};
+    switch (a.kind) {
+      case AbiArgKind::TensorPointer:
+        break;
+      case AbiArgKind::Scalar:
+        op.bytes = int(scalarBytes(a.type));
+        break;
+      case AbiArgKind::Stride:
+        op.index = a.axis;
+        break;
+      case AbiArgKind::Dim: {
+        auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), a.dimSymbol);
+        if (it == plan.dimSymbols.end())
+          throw Error(fmt::format("{}: generated kernel expects dim '{}', unknown to the kernel", plan.kernel,
+                                  a.dimSymbol));
+        op.index = int(it - plan.dimSymbols.begin());
+        break;
+      }
+    }
+    bool needsParam = a.kind != AbiArgKind::Dim;
+    if (needsParam && (a.paramIndex < 0 || size_t(a.paramIndex) >= plan.params.size()))
+      throw Error(fmt::format("{}: generated kernel argument '{}' refers to parameter {} of {}", plan.kernel,
+                              a.cppName, a.paramIndex, plan.params.size()));
+    if (a.kind == AbiArgKind::Stride && (a.axis < 0 || a.axis >= plan.params[size_t(a.paramIndex)].rank))
+      throw Error(fmt::format("{}: generated kernel argument '{}' is the stride of axis {} of a rank-{} tensor",
+                              plan.kernel, a.cppName, a.axis, plan.params[size_t(a.paramIndex)].rank));
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out) {
+  out.count = int(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const PackOp& op = ops[i];
+    uint64_t& slot = out.slots[i];
+    slot = 0;
+    switch (op.kind) {
+      case AbiArgKind::TensorPointer: {
+        const void* p = args[op.param].data;
+        std::memcpy(&slot, &p, sizeof p);
+        break;
+      }
+      case AbiArgKind::Scalar:
+        slot = args[op.param].bits;  // low bytes hold the value (little-endian)
+        break;
+      case AbiArgKind::Stride: {
+        const Arg& a = args[op.param];
+        int64_t s = 1;
+        if (a.hasStrides) {
+          s = a.strides[op.index];
+        } else {
+          for (int ax = a.rank - 1; ax > op.index; --ax) s *= a.shape[ax];
+        }
+        std::memcpy(&slot, &s, sizeof s);
+        break;
+      }
+      case AbiArgKind::Dim:
+        std::memcpy(&slot, &b.dims[op.index], sizeof(int64_t));
+        break;
+    }
+    out.pointers[i] = &slot;
+  }
+}
+
+std::map<std::string, int64_t> dimMap(const KernelPlan& plan, const Binding& b) {
+  std::map<std::string, int64_t> m;
+  for (size_t i = 0; i < plan.dimSymbols.size(); ++i) m[plan.dimSymbols[i]] = b.dims[i];
+  return m;
+}
+
+}  // namespace spindle::rt

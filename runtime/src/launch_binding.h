@@ -1,0 +1,93 @@
+// Binding and validation of launch arguments, separate from launching so it
+// can be tested without a GPU: arguments -> bound type parameters and dim
+// symbols + the in-memory cache key (bindArguments), launch limits
+// (checkGeometry), and the packed kernel argument buffer in ABI order
+// (packArguments). Nothing here allocates on the launch path.
+#pragma once
+
+#include <spindle/runtime.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spindle::rt {
+
+inline constexpr int kMaxDimSymbols = 64;
+inline constexpr int kMaxTypeParams = 8;
+inline constexpr int kMaxKeyWords = 32;  // static dim values + bound dtypes
+inline constexpr int kMaxAbiArgs = 256;
+
+// A kernel's parameters, resolved once to indices (KernelPlan::make).
+struct ParamPlan {
+  std::string name;
+  bool isTensor = false;
+  ScalarType dtype = ScalarType::Invalid;  // when typeParam < 0
+  int typeParam = -1;
+  int rank = 0;
+  int dimSymbol[kMaxRank] = {};   // -1: a literal size
+  int64_t dimLiteral[kMaxRank] = {};
+  bool strided = false;
+  std::string typeText;            // "f32[M, N]", "T[N] strided", "f32"
+};
+
+struct KernelPlan {
+  std::string kernel;
+  std::vector<ParamPlan> params;
+  std::vector<std::string> typeParams;
+  std::vector<std::string> dimSymbols;
+  std::vector<bool> isStatic;       // per dim symbol
+  std::vector<int> staticSymbols;   // indices of static symbols, in key order
+
+  // Error when `extraStatic` names an unknown dim symbol or the kernel is
+  // beyond the fixed limits above.
+  static KernelPlan make(const KernelInfo& info, const std::vector<std::string>& extraStatic);
+};
+
+// The in-memory cache key: static dim values then bound dtypes. Fixed size,
+// compared and hashed without allocation.
+struct SpecKey {
+  int count = 0;
+  int64_t words[kMaxKeyWords] = {};
+  bool operator==(const SpecKey& o) const;
+  uint64_t hash() const;
+};
+
+struct Binding {
+  int64_t dims[kMaxDimSymbols];
+  ScalarType types[kMaxTypeParams];
+  SpecKey key;
+};
+
+// Checks every argument against the kernel and binds type parameters and dim
+// symbols. Throws spindle::Error naming the kernel, parameter, dim and values.
+void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Binding& out);
+
+// Fills b.key from b's static dim values and bound dtypes.
+void makeSpecKey(const KernelPlan& plan, Binding& b);
+
+// Rejects grids and blocks that no GPU launches (zero or too large).
+void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g);
+
+// One ABI argument, resolved against the plan.
+struct PackOp {
+  AbiArgKind kind;
+  int param = -1;   // TensorPointer, Scalar, Stride
+  int index = -1;   // Stride: axis; Dim: dim symbol index
+  int bytes = 8;    // Scalar: its size
+};
+std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg>& abi);
+
+struct PackedArgs {
+  int count = 0;
+  uint64_t slots[kMaxAbiArgs];
+  void* pointers[kMaxAbiArgs];
+};
+// Arguments must have passed bindArguments.
+void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out);
+
+// The dims map and type map of a binding (for LaunchPlan and the generator).
+std::map<std::string, int64_t> dimMap(const KernelPlan& plan, const Binding& b);
+
+}  // namespace spindle::rt

@@ -1,0 +1,482 @@
+// The public API: Runtime (backend, device, caches), Module, Kernel.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include <spindle/runtime.hpp>
+
+#include "backend.h"
+#include "compilation.h"
+#include "diagnostics.h"
+#include "disk_cache.h"
+#include "launch_binding.h"
+#include "memory_cache.h"
+
+namespace spindle {
+
+// ---------------------------------------------------------------------------
+// Runtime
+
+struct Runtime::Impl {
+  RuntimeOptions opts;
+  std::unique_ptr<rt::Backend> backend;
+  std::string target;
+  bool hasDevice = false;
+  std::string deviceName;
+  std::string deviceStatus;
+  std::unique_ptr<rt::DiskCache> disk;
+  rt::Counters counters;
+  std::unique_ptr<rt::BinaryCompiler> compiler;
+
+  void warn(const std::string& message) const {
+    if (opts.warn)
+      opts.warn(message);
+    else
+      std::fprintf(stderr, "%s\n", message.c_str());
+  }
+
+  rt::BinaryCompiler& binaries() {
+    if (!compiler)
+      throw Error(fmt::format("spindle: nothing to compile for: no {} device ({}) and no target given "
+                              "(RuntimeOptions::target, or --target)",
+                              backendName(backend->kind()), deviceStatus));
+    return *compiler;
+  }
+
+  void requireDevice() const {
+    if (!hasDevice)
+      throw Error(fmt::format("spindle: cannot launch: {} (compile-only runtime{})", deviceStatus,
+                              target.empty() ? "" : ", target " + target));
+  }
+};
+
+namespace {
+
+BackendKind parseBackend(const std::string& s, const char* where) {
+  if (s == "hip") return BackendKind::Hip;
+  if (s == "cuda") return BackendKind::Cuda;
+  if (s == "auto" || s.empty()) return BackendKind::Auto;
+  throw Error(fmt::format("spindle: {}='{}': expected hip, cuda or auto", where, s));
+}
+
+std::unique_ptr<rt::Backend> makeBackend(BackendKind k) {
+  return k == BackendKind::Hip ? rt::makeHipBackend() : rt::makeCudaBackend();
+}
+
+// The architecture without target features: "gfx90a:xnack-" -> "gfx90a".
+std::string baseArch(const std::string& t) { return t.substr(0, t.find(':')); }
+
+bool envIs(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, value) == 0;
+}
+
+}  // namespace
+
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
+  Impl& im = *impl_;
+  im.opts = std::move(options);
+
+  // 1. Backend: the caller's, else SPINDLE_BACKEND, else the target's, else what is present.
+  BackendKind kind = im.opts.backend;
+  if (kind == BackendKind::Auto)
+    if (const char* env = std::getenv("SPINDLE_BACKEND")) kind = parseBackend(env, "SPINDLE_BACKEND");
+  if (kind == BackendKind::Auto && !im.opts.target.empty()) {
+    for (BackendKind k : {BackendKind::Cuda, BackendKind::Hip})
+      if (makeBackend(k)->acceptsTarget(im.opts.target)) kind = k;
+    if (kind == BackendKind::Auto)
+      throw Error(fmt::format("spindle: unknown target '{}' (expected sm_XX for NVIDIA or gfxNNN for AMD)",
+                              im.opts.target));
+  }
+  std::string why;
+  if (kind == BackendKind::Auto) {
+    std::vector<std::unique_ptr<rt::Backend>> candidates;
+    candidates.push_back(rt::makeCudaBackend());
+    candidates.push_back(rt::makeHipBackend());
+    std::string reasons;
+    for (auto& c : candidates) {  // a backend with a device first
+      std::string w;
+      if (c->deviceCount(&w) > im.opts.device) {
+        im.backend = std::move(c);
+        break;
+      }
+      reasons += fmt::format("\n  {}: {}", backendName(c->kind()), w);
+    }
+    for (auto& c : candidates) {  // else one that can at least compile
+      if (im.backend || !c) continue;
+      std::string w;
+      if (c->hasCompiler(&w)) im.backend = std::move(c);
+      else reasons += fmt::format("\n  {}: {}", backendName(c->kind()), w);
+    }
+    if (!im.backend) throw Error("spindle: no usable GPU backend:" + reasons);
+  } else {
+    im.backend = makeBackend(kind);
+    if (!im.opts.target.empty() && !im.backend->acceptsTarget(im.opts.target))
+      throw Error(fmt::format("spindle: target '{}' is not a {} target", im.opts.target, backendName(kind)));
+  }
+  rt::Backend& be = *im.backend;
+
+  // 2. Device and target.
+  int count = be.deviceCount(&why);
+  if (count > im.opts.device) {
+    be.useDevice(im.opts.device);
+    std::string devTarget = be.deviceTarget(im.opts.device);
+    im.deviceName = be.deviceName(im.opts.device);
+    if (im.opts.target.empty() || im.opts.target == devTarget ||
+        (im.opts.target.find(':') == std::string::npos && im.opts.target == baseArch(devTarget))) {
+      im.hasDevice = true;
+      im.deviceStatus = fmt::format("device {}: {} ({})", im.opts.device, im.deviceName, devTarget);
+      if (im.opts.target.empty()) im.opts.target = devTarget;
+    } else {
+      im.deviceStatus = fmt::format("device {} ({}) is a {}, not the requested target {}", im.opts.device,
+                                    im.deviceName, devTarget, im.opts.target);
+    }
+  } else {
+    im.deviceStatus = count > 0 ? fmt::format("no device {} ({} present)", im.opts.device, count)
+                                : fmt::format("no {} device: {}", backendName(be.kind()), why);
+  }
+  im.target = im.opts.target;
+
+  // 3. Caches.
+  if (im.opts.diskCache && !envIs("SPINDLE_DISABLE_DISK_CACHE", "1")) {
+    std::string dir = im.opts.cacheDir.empty() ? rt::defaultCacheDir() : im.opts.cacheDir;
+    uint64_t maxBytes = im.opts.cacheMaxBytes;
+    if (const char* m = std::getenv("SPINDLE_CACHE_MAX_BYTES")) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(m, &end, 10);
+      if (!*m || *end) throw Error(fmt::format("spindle: SPINDLE_CACHE_MAX_BYTES='{}' is not a byte count", m));
+      maxBytes = v;
+    }
+    Impl* self = &im;
+    im.disk = std::make_unique<rt::DiskCache>(dir, maxBytes, [self](const std::string& m) { self->warn(m); });
+    if (dir.empty()) im.warn("spindle: warning: no cache directory (set SPINDLE_CACHE_DIR or HOME); memory cache only");
+  }
+  if (!im.target.empty()) {
+    std::string compilerWhy;
+    if (!be.hasCompiler(&compilerWhy) && im.hasDevice)
+      im.deviceStatus += "; no compiler: " + compilerWhy;
+    im.compiler = std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters);
+  }
+}
+
+Runtime::~Runtime() = default;
+
+BackendKind Runtime::backend() const { return impl_->backend->kind(); }
+const std::string& Runtime::target() const { return impl_->target; }
+std::string Runtime::compilerIdentity() const { return impl_->backend->compilerIdentity(); }
+bool Runtime::hasDevice() const { return impl_->hasDevice; }
+std::string Runtime::deviceName() const { return impl_->hasDevice ? impl_->deviceName : std::string(); }
+std::string Runtime::deviceStatus() const { return impl_->deviceStatus; }
+const std::string& Runtime::cacheDir() const {
+  static const std::string kNone;
+  return impl_->disk && impl_->disk->enabled() ? impl_->disk->dir() : kNone;
+}
+bool Runtime::diskCacheEnabled() const { return impl_->disk && impl_->disk->enabled(); }
+
+CacheStats Runtime::stats() const {
+  const rt::Counters& c = impl_->counters;
+  CacheStats s;
+  s.memoryHits = c.memoryHits;
+  s.diskHits = c.diskHits;
+  s.misses = c.misses;
+  s.compiles = c.compiles;
+  s.compileFailures = c.compileFailures;
+  s.compileSeconds = double(c.compileNanos.load()) * 1e-9;
+  if (impl_->disk) {
+    s.corruptEntries = impl_->disk->corruptEntries();
+    s.diskWriteFailures = impl_->disk->writeFailures();
+  }
+  return s;
+}
+
+void Runtime::resetStats() {
+  rt::Counters& c = impl_->counters;
+  c.memoryHits = c.diskHits = c.misses = c.compiles = c.compileFailures = c.compileNanos = 0;
+}
+
+// ---------------------------------------------------------------------------
+// Device memory
+
+struct DeviceBuffer::Owner {
+  std::shared_ptr<Runtime::Impl> rt;
+};
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : owner_(std::move(o.owner_)), ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    DeviceBuffer old(std::move(*this));
+    owner_ = std::move(o.owner_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (owner_ && ptr_) owner_->rt->backend->release(ptr_);
+}
+
+DeviceBuffer Runtime::allocate(size_t bytes) {
+  impl_->requireDevice();
+  DeviceBuffer b;
+  b.ptr_ = impl_->backend->allocate(bytes == 0 ? 1 : bytes);
+  b.bytes_ = bytes;
+  b.owner_ = std::make_shared<DeviceBuffer::Owner>(DeviceBuffer::Owner{impl_});
+  return b;
+}
+
+void Runtime::copyToDevice(const DeviceBuffer& dst, const void* src, size_t bytes) {
+  impl_->requireDevice();
+  if (bytes > dst.size())
+    throw Error(fmt::format("spindle: copy of {} bytes into a {}-byte device buffer", bytes, dst.size()));
+  impl_->backend->copyToDevice(dst.data(), src, bytes);
+}
+
+void Runtime::copyToHost(void* dst, const DeviceBuffer& src, size_t bytes) {
+  impl_->requireDevice();
+  if (bytes > src.size())
+    throw Error(fmt::format("spindle: copy of {} bytes out of a {}-byte device buffer", bytes, src.size()));
+  impl_->backend->copyToHost(dst, src.data(), bytes);
+}
+
+void Runtime::synchronize(void* stream) {
+  impl_->requireDevice();
+  impl_->backend->synchronize(stream);
+}
+
+float Runtime::timeMs(void* stream, const std::function<void()>& body) {
+  impl_->requireDevice();
+  return impl_->backend->timeMs(stream, body);
+}
+
+// ---------------------------------------------------------------------------
+// Module
+
+struct Module::State {
+  std::shared_ptr<Runtime::Impl> rt;
+  std::shared_ptr<const CompiledModule> compiled;
+};
+
+namespace {
+Module makeModule(std::shared_ptr<Runtime::Impl> rt, std::unique_ptr<CompiledModule> m, DiagnosticEngine& diags,
+                  const std::string& name) {
+  if (!m || diags.hasErrors())
+    throw Error(fmt::format("spindle: module '{}' has errors:\n{}", name, diags.renderAll()));
+  return Module(std::make_shared<Module::State>(Module::State{std::move(rt), std::move(m)}));
+}
+}  // namespace
+
+Module Runtime::loadModule(const std::string& path) {
+  DiagnosticEngine diags;
+  std::unique_ptr<CompiledModule> m;
+  try {
+    m = CompiledModule::fromFile(path, diags);
+  } catch (const GeneratorError& e) {
+    throw Error(fmt::format("spindle: cannot load module '{}': {}", path, e.what()));
+  }
+  return makeModule(impl_, std::move(m), diags, path);
+}
+
+Module Runtime::loadModuleFromString(const std::string& name, const std::string& text) {
+  DiagnosticEngine diags;
+  return makeModule(impl_, CompiledModule::fromString(name, text, diags), diags, name);
+}
+
+const CompiledModule& Module::compiled() const { return *state_->compiled; }
+
+std::vector<std::string> Module::kernelNames() const {
+  std::vector<std::string> names;
+  for (const auto& k : state_->compiled->kernels()) names.push_back(k.name);
+  return names;
+}
+
+// ---------------------------------------------------------------------------
+// Kernel
+
+namespace {
+// One specialization, compiled and (when there is a device) loaded.
+struct Loaded {
+  std::string symbol;
+  std::vector<rt::PackOp> ops;
+  std::vector<char> binary;   // kept until loaded
+  void* function = nullptr;
+  CompileReport report;
+};
+}  // namespace
+
+struct Kernel::State {
+  std::shared_ptr<Module::State> module;
+  const KernelInfo* info = nullptr;
+  rt::KernelPlan plan;
+  std::mutex mu;
+  rt::MemoryCache<Loaded> cache;
+  // The last geometry and the dims it was computed for: repeated launches of
+  // one shape skip the generator's geometry evaluation.
+  bool memoValid = false;
+  int64_t memoDims[rt::kMaxDimSymbols];
+  LaunchGeometry memoGeometry;
+
+  Runtime::Impl& rt() const { return *module->rt; }
+  const CompiledModule& compiled() const { return *module->compiled; }
+
+  Specialization specialization(const rt::Binding& b) const {
+    Specialization spec;
+    for (int s : plan.staticSymbols) spec.staticDims[plan.dimSymbols[size_t(s)]] = b.dims[s];
+    for (size_t t = 0; t < plan.typeParams.size(); ++t) spec.typeArgs[plan.typeParams[t]] = b.types[t];
+    spec.lineDirectives = rt().opts.lineDirectives;
+    return spec;
+  }
+
+  // Memory cache, else disk cache or compiler. Caller holds `mu`.
+  Loaded& get(const rt::SpecKey& key, const Specialization& spec, bool load) {
+    Runtime::Impl& r = rt();
+    Loaded* e = cache.find(key);
+    if (e) {
+      ++r.counters.memoryHits;
+      e->report.outcome = CacheOutcome::MemoryHit;
+      e->report.compileSeconds = 0;
+    } else {
+      GeneratedKernel g;
+      try {
+        g = compiled().generate(info->name, spec);
+      } catch (const GeneratorError& err) {
+        throw Error(fmt::format("{}: {}", info->name, err.what()));
+      }
+      auto loaded = std::make_unique<Loaded>();
+      loaded->symbol = g.kernelSymbol;
+      loaded->ops = rt::makePackOps(plan, g.abi);
+      rt::CompiledBinary bin = r.binaries().get(g.source, g.kernelSymbol, info->name + ".hip", info->name);
+      loaded->report = CompileReport{g.kernelSymbol, r.target, bin.keyHex, bin.outcome, bin.binary.size(),
+                                     bin.compileSeconds, std::move(g.source)};
+      loaded->binary = std::move(bin.binary);
+      e = cache.insert(key, std::move(loaded));
+    }
+    if (load && !e->function) {
+      e->function = r.backend->loadFunction(e->binary, e->symbol);
+      std::vector<char>().swap(e->binary);
+    }
+    return *e;
+  }
+
+  LaunchGeometry geometry(const rt::Binding& b) {
+    size_t n = plan.dimSymbols.size();
+    if (memoValid && std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0) return memoGeometry;
+    LaunchGeometry g;
+    try {
+      g = compiled().launchGeometry(info->name, specialization(b), rt::dimMap(plan, b));
+    } catch (const GeneratorError& err) {
+      throw Error(fmt::format("{}: {}", info->name, err.what()));
+    }
+    rt::checkGeometry(plan, b, g);
+    std::memcpy(memoDims, b.dims, n * sizeof(int64_t));
+    memoGeometry = g;
+    memoValid = true;
+    return g;
+  }
+};
+
+Kernel Module::kernel(const std::string& name, const KernelOptions& options) const {
+  const KernelInfo* info = state_->compiled->findKernel(name);
+  if (!info) {
+    std::string names;
+    for (const auto& k : state_->compiled->kernels()) names += (names.empty() ? "" : ", ") + k.name;
+    throw Error(fmt::format("spindle: module '{}' has no kernel '{}' (it has: {})", state_->compiled->path(), name,
+                            names.empty() ? "none" : names));
+  }
+  auto s = std::make_shared<Kernel::State>();
+  s->module = state_;
+  s->info = info;
+  s->plan = rt::KernelPlan::make(*info, options.staticDims);
+  return Kernel(std::move(s));
+}
+
+const KernelInfo& Kernel::info() const { return *state_->info; }
+const std::string& Kernel::name() const { return state_->info->name; }
+
+std::vector<std::string> Kernel::staticDims() const {
+  std::vector<std::string> out;
+  for (int s : state_->plan.staticSymbols) out.push_back(state_->plan.dimSymbols[size_t(s)]);
+  return out;
+}
+
+LaunchPlan Kernel::bind(const Arg* args, size_t count) const {
+  State& s = *state_;
+  rt::Binding b;
+  rt::bindArguments(s.plan, args, count, b);
+  LaunchPlan p;
+  p.dims = rt::dimMap(s.plan, b);
+  Specialization spec = s.specialization(b);
+  p.staticDims = spec.staticDims;
+  p.typeArgs = spec.typeArgs;
+  std::lock_guard<std::mutex> lock(s.mu);
+  p.geometry = s.geometry(b);
+  return p;
+}
+
+void Kernel::launch(void* stream, const Arg* args, size_t count) const {
+  State& s = *state_;
+  Runtime::Impl& r = s.rt();
+  rt::Binding b;
+  rt::bindArguments(s.plan, args, count, b);
+  r.requireDevice();
+  void* function;
+  const std::vector<rt::PackOp>* ops;
+  LaunchGeometry g;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    Loaded* e = s.cache.find(b.key);
+    if (e && e->function)
+      ++r.counters.memoryHits;  // the hit path: no generator, no hashing of source, no allocation
+    else
+      e = &s.get(b.key, s.specialization(b), /*load=*/true);
+    function = e->function;
+    ops = &e->ops;
+    g = s.geometry(b);
+  }
+  rt::PackedArgs packed;
+  rt::packArguments(*ops, args, b, packed);
+  r.backend->launch(function, g, stream, packed.pointers);
+}
+
+CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues,
+                              const std::map<std::string, ScalarType>& typeArgs) const {
+  State& s = *state_;
+  const rt::KernelPlan& plan = s.plan;
+  rt::Binding b;
+  for (const auto& [sym, value] : staticValues) {
+    auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), sym);
+    if (it == plan.dimSymbols.end())
+      throw Error(fmt::format("{}: no dim symbol '{}' (static values were given for it)", plan.kernel, sym));
+    if (!plan.isStatic[size_t(it - plan.dimSymbols.begin())])
+      throw Error(fmt::format("{}: dim '{}' is dynamic; mark it static (KernelOptions::staticDims) to give it a value",
+                              plan.kernel, sym));
+    if (value <= 0) throw Error(fmt::format("{}: static dim {} = {}: sizes must be at least 1", plan.kernel, sym, value));
+    b.dims[it - plan.dimSymbols.begin()] = value;
+  }
+  for (int sIdx : plan.staticSymbols)
+    if (!staticValues.count(plan.dimSymbols[size_t(sIdx)]))
+      throw Error(fmt::format("{}: static dim {} needs a value (--static {}=VALUE)", plan.kernel,
+                              plan.dimSymbols[size_t(sIdx)], plan.dimSymbols[size_t(sIdx)]));
+  for (const auto& [t, type] : typeArgs)
+    if (std::find(plan.typeParams.begin(), plan.typeParams.end(), t) == plan.typeParams.end())
+      throw Error(fmt::format("{}: no type parameter '{}'", plan.kernel, t));
+  for (size_t t = 0; t < plan.typeParams.size(); ++t) {
+    auto it = typeArgs.find(plan.typeParams[t]);
+    if (it == typeArgs.end())
+      throw Error(fmt::format("{}: type parameter {} needs a dtype (--dtype {}=TYPE)", plan.kernel, plan.typeParams[t],
+                              plan.typeParams[t]));
+    b.types[t] = it->second;
+  }
+  rt::makeSpecKey(plan, b);
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.get(b.key, s.specialization(b), /*load=*/false).report;
+}
+
+}  // namespace spindle

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer
+# (-DSPINDLE_SANITIZE=ON, see the top-level CMakeLists.txt) in build-asan and
+# runs the whole test suite there. Any sanitizer report fails the test that
+# triggered it (UBSan does not recover).
+#
+#   scripts/sanitize.sh [CTEST-ARGS...]      e.g. scripts/sanitize.sh -R frontend
+#
+# Environment: BUILD_DIR (default build-asan), JOBS (default 2).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build-asan}
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=ON >/dev/null
+cmake --build "$build" -j "${JOBS:-2}"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$build"
+ctest --output-on-failure -j "${JOBS:-2}" "$@"

@@ -1,0 +1,11 @@
+# Writes OUT: a C++ file with each template DIR/*.in as a raw string literal.
+file(GLOB FILES ${DIR}/*.in)
+list(SORT FILES)
+set(body "// Generated from templates/*.in by embed_templates.cmake. Do not edit.\n#include \"templates.h\"\n#include <cstring>\nnamespace spindle {\nstd::string_view templateText(std::string_view name) {\n")
+foreach(f IN LISTS FILES)
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "  if (name == \"${name}\") return R\"SPINDLE_TEMPLATE(${text})SPINDLE_TEMPLATE\";\n")
+endforeach()
+string(APPEND body "  return {};\n}\n}  // namespace spindle\n")
+file(WRITE ${OUT} "${body}")

@@ -1,0 +1,341 @@
+// Hostile launches: every way a caller can get launch arguments wrong is a
+// spindle::Error whose message names the kernel, parameter, dim and values.
+// These test the binding layer directly, with hand-built kernel infos, so
+// they need no generator output, compiler or GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+
+#include "../../runtime/src/launch_binding.h"
+#include "test_util.h"
+
+namespace spindle {
+namespace {
+
+using rt::Binding;
+using rt::KernelPlan;
+using test::scalarParam;
+using test::tensorParam;
+
+constexpr ScalarType F32 = ScalarType::F32;
+constexpr ScalarType F16 = ScalarType::F16;
+constexpr ScalarType F64 = ScalarType::F64;
+
+int dummy[4];
+const void* dev = dummy;  // any non-null pointer: nothing is dereferenced
+
+// softmax(x: f32[M, N], y: f32[M, N], scale: f32)
+KernelInfo softmaxInfo() {
+  KernelInfo k;
+  k.name = "softmax";
+  k.params = {tensorParam("x", F32, {"M", "N"}), tensorParam("y", F32, {"M", "N"}), scalarParam("scale", F32)};
+  k.dimSymbols = {"M", "N"};
+  return k;
+}
+
+// axpy[T](x: T[N], y: T[N], a: T)
+KernelInfo axpyInfo() {
+  KernelInfo k;
+  k.name = "axpy";
+  k.typeParams = {"T"};
+  k.params = {tensorParam("x", F32, {"N"}, false, "T"), tensorParam("y", F32, {"N"}, false, "T"),
+              scalarParam("a", F32, "T")};
+  k.dimSymbols = {"N"};
+  return k;
+}
+
+// transpose(x: f32[M, N] strided, y: f32[N, M], tile: f32[4, 4]) @static(N)
+KernelInfo transposeInfo() {
+  KernelInfo k;
+  k.name = "transpose";
+  k.params = {tensorParam("x", F32, {"M", "N"}, true), tensorParam("y", F32, {"N", "M"}),
+              tensorParam("tile", F32, {"4", "4"})};
+  k.dimSymbols = {"M", "N"};
+  k.staticDims = {"N"};
+  return k;
+}
+
+std::string bindError(const KernelInfo& info, std::initializer_list<Arg> args,
+                      const std::vector<std::string>& extraStatic = {}) {
+  KernelPlan plan = KernelPlan::make(info, extraStatic);
+  Binding b;
+  try {
+    rt::bindArguments(plan, args.begin(), args.size(), b);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+Binding bindOk(const KernelInfo& info, std::initializer_list<Arg> args, const std::vector<std::string>& extra = {}) {
+  KernelPlan plan = KernelPlan::make(info, extra);
+  Binding b;
+  rt::bindArguments(plan, args.begin(), args.size(), b);
+  return b;
+}
+
+TEST(LaunchBinding, BindsDimsAndTypes) {
+  Binding b = bindOk(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), scalar(0.5f)});
+  EXPECT_EQ(b.dims[0], 8);
+  EXPECT_EQ(b.dims[1], 128);
+  EXPECT_EQ(b.key.count, 0);  // nothing static, no type parameters: one binary for every shape
+
+  Binding a = bindOk(axpyInfo(), {tensor(dev, F16, {100}), tensor(dev, F16, {100}), scalar(F16, 2.0)});
+  EXPECT_EQ(a.types[0], F16);
+  ASSERT_EQ(a.key.count, 1);
+  EXPECT_EQ(a.key.words[0], int64_t(F16));
+}
+
+TEST(LaunchBinding, StaticDimsEnterTheKeyAndDynamicDoNot) {
+  auto args = [](int64_t m, int64_t n) {
+    return std::vector<Arg>{tensor(dev, F32, {m, n}), tensor(dev, F32, {m, n}), scalar(1.0f)};
+  };
+  KernelPlan dynamicPlan = KernelPlan::make(softmaxInfo(), {});
+  KernelPlan staticN = KernelPlan::make(softmaxInfo(), {"N"});
+  Binding a, b, c, d;
+  auto v1 = args(8, 128), v2 = args(16, 128), v3 = args(8, 64);
+  rt::bindArguments(dynamicPlan, v1.data(), v1.size(), a);
+  rt::bindArguments(dynamicPlan, v3.data(), v3.size(), b);
+  EXPECT_TRUE(a.key == b.key);  // dynamic N: same binary
+  rt::bindArguments(staticN, v1.data(), v1.size(), a);
+  rt::bindArguments(staticN, v2.data(), v2.size(), b);
+  rt::bindArguments(staticN, v3.data(), v3.size(), c);
+  EXPECT_TRUE(a.key == b.key);   // M is still dynamic
+  EXPECT_FALSE(a.key == c.key);  // N = 128 vs 64
+  EXPECT_NE(a.key.hash(), c.key.hash());
+  (void)d;
+}
+
+TEST(LaunchBinding, TooFewAndTooManyArguments) {
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128})});
+  EXPECT_CONTAINS(e, "softmax: expected 3 arguments (x: f32[M, N], y: f32[M, N], scale: f32), got 2");
+  e = bindError(softmaxInfo(),
+                {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f), scalar(2.0f)});
+  EXPECT_CONTAINS(e, "expected 3 arguments");
+  EXPECT_CONTAINS(e, "got 4");
+}
+
+TEST(LaunchBinding, TensorForScalarAndScalarForTensor) {
+  std::string e = bindError(softmaxInfo(), {scalar(1.0f), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): expected a tensor, got a scalar f32");
+  e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), tensor(dev, F32, {1})});
+  EXPECT_CONTAINS(e, "parameter 'scale' (f32): expected a scalar, got a tensor f32[1]");
+}
+
+TEST(LaunchBinding, DtypeMismatch) {
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F16, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'y' (f32[M, N]): dtype mismatch: expected f32, got f16");
+  e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0)});
+  EXPECT_CONTAINS(e, "parameter 'scale' (f32): dtype mismatch: expected f32, got f64");
+}
+
+TEST(LaunchBinding, TypeParameterDisagreement) {
+  std::string e = bindError(axpyInfo(), {tensor(dev, F32, {4}), tensor(dev, F16, {4}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "axpy: parameter 'y' (T[N]): type parameter T bound to f32 by 'x' but f16 by 'y'");
+  e = bindError(axpyInfo(), {tensor(dev, F64, {4}), tensor(dev, F64, {4}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "parameter 'a' (T): type parameter T bound to f64 by 'x' but f32 by 'a'");
+}
+
+TEST(LaunchBinding, RankMismatch) {
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {2, 3, 4}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): rank mismatch: expected rank 2, got rank 3 "
+                           "(f32[2, 3, 4])");
+  int64_t shape[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  e = bindError(softmaxInfo(), {tensor(dev, F32, shape, 9), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "got rank 9");
+}
+
+TEST(LaunchBinding, DisagreeingDims) {
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 64}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'y' dim 1 (N): bound to 128 by 'x' dim 1 but 64 by 'y'");
+  // transpose: y is [N, M], so its dim 0 must equal x's dim 1.
+  e = bindError(transposeInfo(),
+                {tensor(dev, F32, {8, 16}), tensor(dev, F32, {8, 16}), tensor(dev, F32, {4, 4})});
+  EXPECT_CONTAINS(e, "transpose: parameter 'y' dim 0 (N): bound to 16 by 'x' dim 1 but 8 by 'y'");
+}
+
+TEST(LaunchBinding, LiteralDims) {
+  std::string e = bindError(transposeInfo(),
+                            {tensor(dev, F32, {8, 16}), tensor(dev, F32, {16, 8}), tensor(dev, F32, {4, 5})});
+  EXPECT_CONTAINS(e, "transpose: parameter 'tile' dim 1: expected 4, got 5");
+}
+
+TEST(LaunchBinding, ZeroAndNegativeSizes) {
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {0, 128}), tensor(dev, F32, {0, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'x' dim 0 (M): size 0 in f32[0, 128]");
+  e = bindError(softmaxInfo(), {tensor(dev, F32, {8, -1}), tensor(dev, F32, {8, -1}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "parameter 'x' dim 1 (N): size -1");
+}
+
+TEST(LaunchBinding, HugeSizes) {
+  int64_t big = int64_t(1) << 40;
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {big, big}), tensor(dev, F32, {big, big}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): f32[1099511627776, 1099511627776] has more elements "
+                           "than an int64_t can count");
+  int64_t n = std::numeric_limits<int64_t>::max() / 2;  // elements fit, bytes do not
+  e = bindError(softmaxInfo(), {tensor(dev, F32, {1, n}), tensor(dev, F32, {1, n}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "is more bytes than an int64_t can count");
+}
+
+TEST(LaunchBinding, NonContiguousViewForContiguousParameter) {
+  // A transposed view of a 128x8 buffer passed where f32[M, N] (contiguous) is declared.
+  std::string e = bindError(softmaxInfo(),
+                            {tensor(dev, F32, {8, 128}, {1, 8}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): non-contiguous view: strides [1, 8] for shape "
+                           "[8, 128]");
+  EXPECT_CONTAINS(e, "declare the parameter 'strided'");
+  // Explicit strides that are contiguous are fine, and size-1 dims may have any stride.
+  bindOk(softmaxInfo(), {tensor(dev, F32, {8, 128}, {128, 1}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  bindOk(softmaxInfo(), {tensor(dev, F32, {1, 128}, {7, 1}), tensor(dev, F32, {1, 128}), scalar(1.0f)});
+  // A strided parameter takes the view as it is.
+  bindOk(transposeInfo(), {tensor(dev, F32, {8, 16}, {1, 8}), tensor(dev, F32, {16, 8}), tensor(dev, F32, {4, 4})});
+}
+
+TEST(LaunchBinding, NullPointers) {
+  std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(nullptr, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "softmax: parameter 'y' (f32[M, N]): null device pointer");
+}
+
+TEST(LaunchBinding, InvalidDtype) {
+  std::string e = bindError(softmaxInfo(),
+                            {tensor(dev, ScalarType::Invalid, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "parameter 'x' (f32[M, N]): the argument has no valid dtype");
+}
+
+TEST(LaunchBinding, UnknownCallerStaticDim) {
+  try {
+    KernelPlan::make(softmaxInfo(), {"K"});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "softmax: the caller names 'K' static, but the kernel has no such dim symbol "
+                                    "(it has: M, N)");
+  }
+}
+
+TEST(LaunchBinding, UnboundTypeParameter) {
+  KernelInfo k;
+  k.name = "fill";
+  k.typeParams = {"T", "U"};
+  k.params = {tensorParam("y", F32, {"N"}, false, "T")};
+  k.dimSymbols = {"N"};
+  std::string e = bindError(k, {tensor(dev, F32, {4})});
+  EXPECT_CONTAINS(e, "fill: type parameter U is not bound by any argument");
+}
+
+TEST(LaunchBinding, GeometryLimits) {
+  KernelPlan plan = KernelPlan::make(softmaxInfo(), {});
+  Binding b;
+  std::vector<Arg> args = {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f)};
+  rt::bindArguments(plan, args.data(), args.size(), b);
+  LaunchGeometry g;
+  g.grid[0] = 8;
+  g.block[0] = 256;
+  rt::checkGeometry(plan, b, g);  // fine
+  auto geometryError = [&](LaunchGeometry bad) -> std::string {
+    try {
+      rt::checkGeometry(plan, b, bad);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  LaunchGeometry zero = g;
+  zero.grid[0] = 0;
+  EXPECT_CONTAINS(geometryError(zero), "softmax: launch grid x is 0; it must be in [1, 2147483647] "
+                                             "(grid [0, 1, 1], block [256, 1, 1], with M=8, N=128)");
+  LaunchGeometry huge = g;
+  huge.grid[1] = 70000;
+  EXPECT_CONTAINS(geometryError(huge), "launch grid y is 70000; it must be in [1, 65535]");
+  LaunchGeometry threads = g;
+  threads.block[0] = 64;
+  threads.block[1] = 32;
+  EXPECT_CONTAINS(geometryError(threads), "2048 threads per block; at most 1024");
+}
+
+TEST(LaunchBinding, PacksArgumentsInAbiOrder) {
+  KernelPlan plan = KernelPlan::make(transposeInfo(), {});
+  std::vector<AbiArg> abi;
+  auto add = [&](AbiArgKind k, int param, int axis, const std::string& dim, ScalarType t = ScalarType::I64) {
+    AbiArg a;
+    a.kind = k;
+    a.paramIndex = param;
+    a.axis = axis;
+    a.dimSymbol = dim;
+    a.type = t;
+    abi.push_back(a);
+  };
+  add(AbiArgKind::TensorPointer, 0, -1, "");
+  add(AbiArgKind::Stride, 0, 0, "");
+  add(AbiArgKind::Stride, 0, 1, "");
+  add(AbiArgKind::TensorPointer, 1, -1, "");
+  add(AbiArgKind::TensorPointer, 2, -1, "");
+  add(AbiArgKind::Dim, -1, -1, "M");  // N is static: not an argument
+  auto ops = rt::makePackOps(plan, abi);
+  int bufX[1], bufY[1], bufT[1];
+  std::vector<Arg> args = {tensor(bufX, F32, {8, 16}, {1, 8}), tensor(bufY, F32, {16, 8}), tensor(bufT, F32, {4, 4})};
+  Binding b;
+  rt::bindArguments(plan, args.data(), args.size(), b);
+  rt::PackedArgs packed;
+  rt::packArguments(ops, args.data(), b, packed);
+  ASSERT_EQ(packed.count, 6);
+  auto ptrAt = [&](int i) { return *static_cast<void**>(packed.pointers[i]); };
+  auto i64At = [&](int i) { return *static_cast<int64_t*>(packed.pointers[i]); };
+  EXPECT_EQ(ptrAt(0), bufX);
+  EXPECT_EQ(i64At(1), 1);
+  EXPECT_EQ(i64At(2), 8);
+  EXPECT_EQ(ptrAt(3), bufY);
+  EXPECT_EQ(ptrAt(4), bufT);
+  EXPECT_EQ(i64At(5), 8);  // M
+
+  // Contiguous strides are computed when the caller gives none.
+  std::vector<Arg> contiguous = {tensor(bufX, F32, {8, 16}), tensor(bufY, F32, {16, 8}), tensor(bufT, F32, {4, 4})};
+  rt::bindArguments(plan, contiguous.data(), contiguous.size(), b);
+  rt::packArguments(ops, contiguous.data(), b, packed);
+  EXPECT_EQ(i64At(1), 16);
+  EXPECT_EQ(i64At(2), 1);
+}
+
+TEST(LaunchBinding, PacksScalarsByTheirSize) {
+  KernelPlan plan = KernelPlan::make(axpyInfo(), {});
+  AbiArg a;
+  a.kind = AbiArgKind::Scalar;
+  a.paramIndex = 2;
+  a.type = F16;
+  auto ops = rt::makePackOps(plan, {a});
+  EXPECT_EQ(ops[0].bytes, 2);
+  std::vector<Arg> args = {tensor(dev, F16, {4}), tensor(dev, F16, {4}), scalar(F16, 1.5)};
+  Binding b;
+  rt::bindArguments(plan, args.data(), args.size(), b);
+  rt::PackedArgs packed;
+  rt::packArguments(ops, args.data(), b, packed);
+  uint16_t half;
+  std::memcpy(&half, packed.pointers[0], 2);
+  EXPECT_EQ(half, 0x3e00);  // 1.5 in IEEE binary16
+}
+
+TEST(LaunchBinding, RejectsAnAbiThatDoesNotMatchTheKernel) {
+  KernelPlan plan = KernelPlan::make(softmaxInfo(), {});
+  AbiArg a;
+  a.kind = AbiArgKind::Dim;
+  a.dimSymbol = "K";
+  EXPECT_THROW(rt::makePackOps(plan, {a}), Error);
+  a.kind = AbiArgKind::Stride;
+  a.paramIndex = 0;
+  a.axis = 2;
+  EXPECT_THROW(rt::makePackOps(plan, {a}), Error);
+}
+
+TEST(Args, ScalarConversions) {
+  EXPECT_EQ(scalar(ScalarType::BF16, 1.0).bits, 0x3f80u);
+  EXPECT_EQ(scalar(ScalarType::F16, 65504.0).bits, 0x7bffu);
+  EXPECT_EQ(scalar(ScalarType::F16, 1e6).bits, 0x7c00u);  // overflow to inf
+  EXPECT_EQ(scalar(ScalarType::I32, -3).bits & 0xffffffffu, 0xfffffffdu);
+  EXPECT_THROW(scalar(ScalarType::I8, 300), Error);
+  EXPECT_THROW(scalar(ScalarType::I32, 1.5), Error);
+  EXPECT_THROW(scalar(ScalarType::I64, 9223372036854775808.0), Error);
+  EXPECT_THROW(tensor(dev, F32, {4, 4}, {1}), Error);
+}
+
+}  // namespace
+}  // namespace spindle

@@ -1,0 +1,233 @@
+// The public API end to end with the real generator, compile-only (no GPU
+// needed): in-memory and disk hits, which dims enter the key, module and
+// kernel errors, the compile-only launch error, and real nvrtc (sm_90) and
+// hiprtc (gfx90a) compiles of generated sources.
+#include <spindle/runtime.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../../runtime/src/backend.h"
+#include "test_util.h"
+
+namespace spindle {
+namespace {
+
+const char* kRowscale = R"(const BLOCK = 128
+
+@grid(M)
+@block(BLOCK)
+@static(N)
+kernel rowscale(x: f32[M, N], y: f32[M, N], s: f32):
+    row = block_id()
+    for j in range(thread_id(), N, BLOCK):
+        y[row, j] = x[row, j] * s
+)";
+
+const std::string kAxpyPath = SPINDLE_SOURCE_DIR "/samples/app/axpy.spn";
+
+bool hasCompiler(BackendKind k) {
+  auto b = k == BackendKind::Cuda ? rt::makeCudaBackend() : rt::makeHipBackend();
+  return b->hasCompiler(nullptr);
+}
+
+RuntimeOptions compileOnly(const std::string& target, const std::string& cacheDir,
+                           std::vector<std::string>* warnings = nullptr) {
+  RuntimeOptions o;
+  o.target = target;
+  o.cacheDir = cacheDir;
+  o.warn = [warnings](const std::string& m) {
+    if (warnings) warnings->push_back(m);
+  };
+  return o;
+}
+
+class RuntimeCompile : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    BackendKind k = std::string(GetParam()).rfind("sm_", 0) == 0 ? BackendKind::Cuda : BackendKind::Hip;
+    if (!hasCompiler(k)) GTEST_SKIP() << backendName(k) << " compiler library not installed";
+  }
+};
+
+TEST_P(RuntimeCompile, MemoryHitDiskHitAndStaticKeys) {
+  test::TempDir dir;
+  Runtime rt(compileOnly(GetParam(), dir.path()));
+  EXPECT_EQ(rt.target(), GetParam());
+  Kernel k = rt.loadModuleFromString("rowscale.spn", kRowscale).kernel("rowscale");
+  CompileReport first = k.compile({{"N", 256}}, {});
+  EXPECT_EQ(first.outcome, CacheOutcome::Miss);
+  EXPECT_GT(first.binaryBytes, 0u);
+  EXPECT_CONTAINS(first.source, "constexpr int64_t N = 256;");
+  CompileReport again = k.compile({{"N", 256}}, {});
+  EXPECT_EQ(again.outcome, CacheOutcome::MemoryHit);
+  EXPECT_EQ(again.keyHex, first.keyHex);
+  CompileReport other = k.compile({{"N", 512}}, {});
+  EXPECT_EQ(other.outcome, CacheOutcome::Miss);
+  EXPECT_NE(other.keyHex, first.keyHex) << "a different static value is a different binary";
+  CacheStats s = rt.stats();
+  EXPECT_EQ(s.compiles, 2u);
+  EXPECT_EQ(s.memoryHits, 1u);
+  EXPECT_EQ(s.misses, 2u);
+  EXPECT_GT(s.compileSeconds, 0.0);
+
+  // A second runtime (a new process, as far as memory goes) finds it on disk.
+  Runtime rt2(compileOnly(GetParam(), dir.path()));
+  CompileReport disk = rt2.loadModuleFromString("rowscale.spn", kRowscale).kernel("rowscale").compile({{"N", 256}}, {});
+  EXPECT_EQ(disk.outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(disk.keyHex, first.keyHex);
+  EXPECT_EQ(rt2.stats().compiles, 0u);
+  EXPECT_EQ(rt2.stats().diskHits, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, RuntimeCompile, ::testing::Values("sm_90", "gfx90a"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  Module m = rt.loadModule(kAxpyPath);
+  Kernel dynamicN = m.kernel("axpy");
+  EXPECT_TRUE(dynamicN.staticDims().empty());
+  int buf[1];
+  LaunchPlan p1 = dynamicN.bind({tensor(buf, ScalarType::F32, {1000}), tensor(buf, ScalarType::F32, {1000}), scalar(2.0f)});
+  LaunchPlan p2 = dynamicN.bind({tensor(buf, ScalarType::F32, {5000}), tensor(buf, ScalarType::F32, {5000}), scalar(2.0f)});
+  EXPECT_TRUE(p1.staticDims.empty());
+  EXPECT_EQ(p1.typeArgs, p2.typeArgs);
+  EXPECT_EQ(p1.dims.at("N"), 1000);
+  EXPECT_EQ(p1.geometry.grid[0], 4);   // cdiv(1000, 256)
+  EXPECT_EQ(p2.geometry.grid[0], 20);  // cdiv(5000, 256)
+  EXPECT_EQ(p1.geometry.block[0], 256);
+  CompileReport f32 = dynamicN.compile({}, {{"T", ScalarType::F32}});
+  CompileReport f16 = dynamicN.compile({}, {{"T", ScalarType::F16}});
+  EXPECT_NE(f32.keyHex, f16.keyHex) << "bound dtypes are in the key";
+
+  Kernel staticN = m.kernel("axpy", KernelOptions{{"N"}});
+  EXPECT_EQ(staticN.staticDims(), std::vector<std::string>{"N"});
+  CompileReport n1000 = staticN.compile({{"N", 1000}}, {{"T", ScalarType::F32}});
+  CompileReport n2000 = staticN.compile({{"N", 2000}}, {{"T", ScalarType::F32}});
+  EXPECT_NE(n1000.keyHex, n2000.keyHex);
+  EXPECT_NE(n1000.keyHex, f32.keyHex);
+  EXPECT_CONTAINS(n1000.source, "constexpr int64_t N = 1000;");
+}
+
+TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_75", dir.path()));
+  if (rt.hasDevice()) GTEST_SKIP() << "an sm_75 device is present";
+  Kernel k = rt.loadModule(kAxpyPath).kernel("axpy");
+  int buf[1];
+  try {
+    k.launch(nullptr, {tensor(buf, ScalarType::F32, {10}), tensor(buf, ScalarType::F32, {10}), scalar(1.0f)});
+    FAIL() << "launched";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "cannot launch");
+    EXPECT_CONTAINS(e.what(), "compile-only runtime, target sm_75");
+  }
+  // Validation comes first: a bad launch says what is wrong with it.
+  try {
+    k.launch(nullptr, {tensor(buf, ScalarType::F32, {10}), tensor(buf, ScalarType::F32, {11}), scalar(1.0f)});
+    FAIL() << "launched";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "axpy: parameter 'y' dim 0 (N): bound to 10 by 'x' dim 0 but 11 by 'y'");
+  }
+  EXPECT_THROW(rt.allocate(16), Error);
+  EXPECT_EQ(rt.stats().compiles, 0u) << "nothing compiles for a launch that cannot happen";
+}
+
+TEST(Runtime, ModuleAndKernelErrors) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  try {
+    rt.loadModuleFromString("broken.spn", "kernel k(x: f32[N]):\n    y = \n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "module 'broken.spn' has errors");
+    EXPECT_CONTAINS(e.what(), "broken.spn:2");
+  }
+  try {
+    rt.loadModule(dir.path() + "/missing.spn");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "missing.spn");
+  }
+  Module m = rt.loadModuleFromString("rowscale.spn", kRowscale);
+  try {
+    m.kernel("softmax");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "has no kernel 'softmax' (it has: rowscale)");
+  }
+  Kernel k = m.kernel("rowscale");
+  try {
+    k.compile({}, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "rowscale: static dim N needs a value");
+  }
+  try {
+    k.compile({{"N", 4}, {"M", 4}}, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "rowscale: dim 'M' is dynamic");
+  }
+}
+
+TEST(Runtime, BackendSelectionErrors) {
+  EXPECT_THROW(Runtime(compileOnly("sm_90x!", "")), Error);
+  try {
+    Runtime rt(compileOnly("vax11", ""));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "unknown target 'vax11'");
+  }
+  RuntimeOptions o = compileOnly("gfx90a", "");
+  o.backend = BackendKind::Cuda;
+  try {
+    Runtime rt(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "target 'gfx90a' is not a cuda target");
+  }
+  ::setenv("SPINDLE_BACKEND", "metal", 1);
+  try {
+    Runtime rt(compileOnly("", ""));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "SPINDLE_BACKEND='metal': expected hip, cuda or auto");
+  }
+  ::unsetenv("SPINDLE_BACKEND");
+}
+
+TEST(Runtime, UnwritableCacheDirectoryDegradesToMemory) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  std::string file = dir.path() + "/not-a-dir";
+  { std::ofstream(file) << "x"; }
+  std::vector<std::string> warnings;
+  Runtime rt(compileOnly("sm_90", file + "/cache", &warnings));
+  Kernel k = rt.loadModuleFromString("rowscale.spn", kRowscale).kernel("rowscale");
+  EXPECT_EQ(k.compile({{"N", 64}}, {}).outcome, CacheOutcome::Miss);
+  EXPECT_EQ(k.compile({{"N", 64}}, {}).outcome, CacheOutcome::MemoryHit);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_CONTAINS(warnings[0], "memory only");
+  EXPECT_FALSE(rt.diskCacheEnabled());
+  EXPECT_EQ(rt.stats().diskWriteFailures, 1u);
+}
+
+TEST(Runtime, DisableDiskCacheFromTheEnvironment) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  ::setenv("SPINDLE_DISABLE_DISK_CACHE", "1", 1);
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  ::unsetenv("SPINDLE_DISABLE_DISK_CACHE");
+  EXPECT_FALSE(rt.diskCacheEnabled());
+  rt.loadModuleFromString("rowscale.spn", kRowscale).kernel("rowscale").compile({{"N", 64}}, {});
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+}  // namespace
+}  // namespace spindle
