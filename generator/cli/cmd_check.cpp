@@ -1,6 +1,8 @@
 // `spindle check FILE...`: parse and analyze each file; print diagnostics only.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "commands.h"
 #include "diagnostics.h"
 #include "frontend.h"
@@ -15,8 +17,10 @@ int cmdCheck(const Args& args) {
   int status = 0;
   for (const auto& path : args) {
     std::string error;
-    auto file = SourceFile::load(path, error);
+    // A directory opens as an empty stream; SourceFile::load does not notice.
+    auto file = std::filesystem::is_directory(path) ? nullptr : SourceFile::load(path, error);
     if (!file) {
+      if (error.empty()) error = fmt::format("cannot open '{}': is a directory", path);
       fmt::print(stderr, "spindle: error: {}\n", error);
       status = 1;
       continue;

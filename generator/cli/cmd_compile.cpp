@@ -7,18 +7,11 @@
 #include "commands.h"
 #include "spec_options.h"
 
-#if SPINDLE_CLI_HAS_RUNTIME
 #include <spindle/runtime.hpp>
-#endif
 
 namespace spindle::cli {
 
 int cmdCompile(const Args& args) {
-#if !SPINDLE_CLI_HAS_RUNTIME
-  (void)args;
-  fmt::print(stderr, "spindle: error: compile: this spindle was built without the runtime\n");
-  return 1;
-#else
   std::string path, target;
   KernelSelection sel;
   try {
@@ -70,7 +63,6 @@ int cmdCompile(const Args& args) {
   else
     fmt::print("compile time: 0 ms (cached in {})\n", runtime.cacheDir());
   return 0;
-#endif
 }
 
 }  // namespace spindle::cli

@@ -2,6 +2,8 @@
 // Adding a stage is one row in kStages.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "ast_dump.h"
 #include "commands.h"
 #include "diagnostics.h"
@@ -68,8 +70,10 @@ int cmdInspect(const Args& args) {
     return usageError(fmt::format("inspect: unknown option '{}' for stage '{}'", options.front(), stage->name));
 
   std::string error;
-  auto file = SourceFile::load(path, error);
+  // A directory opens as an empty stream; SourceFile::load does not notice.
+  auto file = std::filesystem::is_directory(path) ? nullptr : SourceFile::load(path, error);
   if (!file) {
+    if (error.empty()) error = fmt::format("cannot open '{}': is a directory", path);
     fmt::print(stderr, "spindle: error: {}\n", error);
     return 1;
   }

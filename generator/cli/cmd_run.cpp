@@ -4,21 +4,20 @@
 // median time and achieved bandwidth over R runs. Without a GPU, compile
 // for the target (or the backend's default) and say that nothing launched.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 
 #include "commands.h"
 #include "spec_options.h"
 
-#if SPINDLE_CLI_HAS_RUNTIME
 #include <spindle/runtime.hpp>
-#endif
 
 namespace spindle::cli {
 
-#if SPINDLE_CLI_HAS_RUNTIME
 namespace {
 
 int64_t parseInt(const std::string& option, const std::string& name, const std::string& text) {
@@ -63,14 +62,8 @@ void fillRandom(std::vector<char>& bytes, ScalarType type, int64_t count, std::m
 }
 
 }  // namespace
-#endif
 
 int cmdRun(const Args& args) {
-#if !SPINDLE_CLI_HAS_RUNTIME
-  (void)args;
-  fmt::print(stderr, "spindle: error: run: this spindle was built without the runtime\n");
-  return 1;
-#else
   std::string path, target;
   KernelSelection sel;
   std::map<std::string, int64_t> dims;
@@ -193,7 +186,6 @@ int cmdRun(const Args& args) {
   fmt::print("bandwidth: {:.1f} GB/s ({} bytes: each tensor counted once)\n",
              double(bytesMoved) / (median * 1e-3) / 1e9, bytesMoved);
   return 0;
-#endif
 }
 
 }  // namespace spindle::cli

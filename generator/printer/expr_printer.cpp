@@ -167,7 +167,9 @@ CppExpr FunctionPrinter::call(const CallExpr& c) const {
     return builtinCall(c);
   // A cast: f32(v), T(v). Every Spindle type's C++ name is one token, so a
   // functional cast reads naturally.
-  return {cppType(c.type) + "(" + value(*c.args[0]) + ")", kPostfix};
+  const Expr& arg = *c.args[0];
+  if (isStorageOnly(arg.type) && c.type == ScalarType::F32) return {"float(" + expr(arg).text + ")", kPostfix};
+  return {cppType(c.type) + "(" + value(arg) + ")", kPostfix};
 }
 
 CppExpr FunctionPrinter::userCall(const CallExpr& c) const {
@@ -222,7 +224,12 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       // the same under HIP and CUDA.
       std::string fn = "__spn_" + std::string(b.name);
       std::string args;
-      for (size_t i = 0; i < c.args.size(); ++i) args += (i ? ", " : "") + cppType(c.type) + "(" + value(*c.args[i]) + ")";
+      // Both arguments in the result type, so the template deduces one T.
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        const Expr& a = *c.args[i];
+        bool sameType = a.type == c.type || (a.kind == ExprKind::IntLit && isInteger(c.type));
+        args += (i ? ", " : "") + (sameType ? value(a) : cppType(c.type) + "(" + value(a) + ")");
+      }
       if (c.args.size() == 1) args = value(*c.args[0]);
       return {fn + "(" + args + ")", kPostfix};
     }
@@ -272,7 +279,7 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
   for (size_t axis = 1; axis < indices.size(); ++axis) {
     CppExpr dim = dimExpr(base, axis);
     std::string product = paren(acc, kMultiplicative) + " * " + paren(dim, kMultiplicative + 1);
-    acc = {product + " + " + value(*indices[axis], kAdditive + 1), kAdditive};
+    acc = {product + " + " + value(*indices[axis], kAdditive), kAdditive};
   }
   return acc.text;
 }

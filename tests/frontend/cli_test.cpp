@@ -52,6 +52,7 @@ TEST_F(CliTest, MissingFileIsAOneLineError) {
   while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
   pclose(pipe);
   EXPECT_EQ(out, "spindle: error: cannot open '/nonexistent/x.spn'\n");
+  EXPECT_EQ(runSpindle("check '" + fs::temp_directory_path().string() + "'"), 1);  // a directory
 }
 
 TEST_F(CliTest, UsageErrors) {

@@ -1,0 +1,188 @@
+// Golden tests: the HIP generated for every sample and every focused test
+// kernel is checked in under tests/golden/expected/ and must not change
+// unnoticed. A mismatch prints a unified diff.
+//
+// Refresh (then review every changed line before committing):
+//   SPINDLE_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
+//
+// Which goldens a .spn produces is written in the file itself, one line per
+// golden: `# gen: --kernel K --static N=64 --dtype T=f32`. A file with no
+// such line produces one golden with no flags.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "diagnostics.h"
+#include "spindle/generator.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct GoldenCase {
+  std::string name;        // golden file stem, also the test name
+  std::string spnPath;     // relative to the source root, as it appears in #line
+  std::vector<std::string> flags;
+};
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> splitWords(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// "--dtype T=f32 --static K=64" -> ".T-f32.K-64"
+std::string suffixFor(const std::vector<std::string>& flags) {
+  std::string suffix;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i] == "--no-line-directives") {
+      suffix += ".nolines";
+    } else if (i + 1 < flags.size()) {
+      std::string v = flags[++i];
+      for (char& c : v)
+        if (c == '=') c = '-';
+      suffix += "." + v;
+    }
+  }
+  return suffix;
+}
+
+std::vector<GoldenCase> discoverCases() {
+  std::vector<GoldenCase> cases;
+  const fs::path root = SPINDLE_SOURCE_DIR;
+  for (const char* dir : {"samples", "tests/golden/kernels"}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(root / dir))
+      if (e.path().extension() == ".spn") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::string rel = fs::relative(f, root).string();
+      std::istringstream text(readFile(f));
+      std::vector<std::vector<std::string>> genLines;
+      for (std::string line; std::getline(text, line);)
+        if (line.rfind("# gen:", 0) == 0) genLines.push_back(splitWords(line.substr(6)));
+      if (genLines.empty()) genLines.push_back({});
+      for (auto& flags : genLines) cases.push_back({f.stem().string() + suffixFor(flags), rel, flags});
+    }
+  }
+  return cases;
+}
+
+spindle::Specialization parseFlags(const std::vector<std::string>& flags, std::string& kernel) {
+  spindle::Specialization spec;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string& f = flags[i];
+    if (f == "--no-line-directives") {
+      spec.lineDirectives = false;
+      continue;
+    }
+    if (i + 1 >= flags.size()) throw std::runtime_error("flag without value: " + f);
+    std::string v = flags[++i];
+    auto eq = v.find('=');
+    if (f == "--kernel") kernel = v;
+    else if (f == "--static") spec.staticDims[v.substr(0, eq)] = std::stoll(v.substr(eq + 1));
+    else if (f == "--dtype") spec.typeArgs[v.substr(0, eq)] = *spindle::scalarFromName(v.substr(eq + 1));
+    else throw std::runtime_error("unknown gen flag: " + f);
+  }
+  return spec;
+}
+
+std::string unifiedDiff(const std::string& expected, const std::string& actual) {
+  fs::path dir = fs::temp_directory_path();
+  fs::path a = dir / fs::path("spindle-golden-expected-" + std::to_string(getpid()));
+  fs::path b = dir / fs::path("spindle-golden-actual-" + std::to_string(getpid()));
+  std::ofstream(a, std::ios::binary) << expected;
+  std::ofstream(b, std::ios::binary) << actual;
+  std::string cmd = "diff -u --label expected --label generated '" + a.string() + "' '" + b.string() + "'";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+  }
+  fs::remove(a);
+  fs::remove(b);
+  return out;
+}
+
+class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(Golden, MatchesCheckedInHip) {
+  const GoldenCase& c = GetParam();
+  const fs::path root = SPINDLE_SOURCE_DIR;
+  spindle::DiagnosticEngine diags;
+  auto module = spindle::CompiledModule::fromString(c.spnPath, readFile(root / c.spnPath), diags);
+  ASSERT_TRUE(module) << diags.renderAll();
+  std::string kernel;
+  spindle::Specialization spec = parseFlags(c.flags, kernel);
+  if (kernel.empty()) {
+    ASSERT_EQ(module->kernels().size(), 1u) << c.spnPath << " has several kernels: name one in its # gen: line";
+    kernel = module->kernels()[0].name;
+  }
+  std::string actual = module->generate(kernel, spec).source;
+
+  fs::path goldenPath = root / "tests/golden/expected" / (c.name + ".hip");
+  const char* update = std::getenv("SPINDLE_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(goldenPath, std::ios::binary) << actual;
+    std::printf("updated %s\n", goldenPath.string().c_str());
+    return;
+  }
+  ASSERT_TRUE(fs::exists(goldenPath)) << "no golden " << goldenPath
+                                      << "; create it with SPINDLE_UPDATE_GOLDEN=1 and review it";
+  std::string expected = readFile(goldenPath);
+  EXPECT_TRUE(expected == actual) << "generated HIP differs from " << goldenPath << ":\n"
+                                  << unifiedDiff(expected, actual)
+                                  << "If the change is intended, refresh with SPINDLE_UPDATE_GOLDEN=1 and review it.";
+}
+
+// Generation must not depend on anything but its inputs: twice the same.
+TEST_P(Golden, GenerationIsDeterministic) {
+  const GoldenCase& c = GetParam();
+  const fs::path root = SPINDLE_SOURCE_DIR;
+  std::string kernel;
+  spindle::Specialization spec = parseFlags(c.flags, kernel);
+  std::string outputs[2];
+  for (auto& out : outputs) {
+    spindle::DiagnosticEngine diags;
+    auto module = spindle::CompiledModule::fromString(c.spnPath, readFile(root / c.spnPath), diags);
+    ASSERT_TRUE(module);
+    out = module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec).source;
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Golden, ::testing::ValuesIn(discoverCases()),
+                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+// Every golden on disk belongs to a case: a renamed kernel must not leave a
+// stale golden behind.
+TEST(GoldenFiles, NoOrphans) {
+  std::set<std::string> names;
+  for (const auto& c : discoverCases()) names.insert(c.name + ".hip");
+  for (const auto& e : fs::directory_iterator(fs::path(SPINDLE_SOURCE_DIR) / "tests/golden/expected")) {
+    if (e.path().extension() == ".hip") {
+      EXPECT_TRUE(names.count(e.path().filename().string())) << "orphan golden " << e.path();
+    }
+  }
+}
+
+}  // namespace
