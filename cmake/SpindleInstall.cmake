@@ -7,9 +7,7 @@ include(CMakePackageConfigHelpers)
 set(SPINDLE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Spindle)
 
 # spindle_templates is linked privately into the generator, so a static
-# export must carry it; its include directory only makes sense in the build tree.
-get_target_property(_spindle_templates_inc spindle_templates INTERFACE_INCLUDE_DIRECTORIES)
-set_property(TARGET spindle_templates PROPERTY INTERFACE_INCLUDE_DIRECTORIES "$<BUILD_INTERFACE:${_spindle_templates_inc}>")
+# export must carry it (its include directory is build-tree only).
 set_target_properties(spindle_generator PROPERTIES EXPORT_NAME generator)
 set_target_properties(spindle_templates PROPERTIES EXPORT_NAME templates)
 install(TARGETS spindle_runtime spindle_generator spindle_templates

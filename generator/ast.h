@@ -382,7 +382,9 @@ struct TopLevelDecl {
   std::unique_ptr<KernelDecl> kernel;
 };
 
-struct Module {
+// The AST of one .spn file. (Named SourceModule, not Module: spindle::Module
+// is the runtime's loaded module.)
+struct SourceModule {
   std::shared_ptr<const SourceFile> file;
   std::vector<TopLevelDecl> decls;  // in source order
 };

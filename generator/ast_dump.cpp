@@ -28,7 +28,7 @@ class Dumper {
  public:
   std::string take() { return std::move(out_); }
 
-  void module(const Module& m) {
+  void module(const SourceModule& m) {
     line(fmt::format("Module {}", m.file ? m.file->path() : std::string("<input>")));
     Indent in(*this);
     for (const auto& d : m.decls) {
@@ -228,7 +228,7 @@ class Dumper {
 
 }  // namespace
 
-std::string dumpAst(const Module& module) {
+std::string dumpAst(const SourceModule& module) {
   Dumper d;
   d.module(module);
   return d.take();

@@ -7,5 +7,5 @@
 #include "ast.h"
 
 namespace spindle {
-std::string dumpAst(const Module& module);
+std::string dumpAst(const SourceModule& module);
 }  // namespace spindle

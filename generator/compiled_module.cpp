@@ -106,7 +106,7 @@ LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const S
   return computeLaunchGeometry(*impl_->frontend.sema, toRequest(kernel, spec), dims);
 }
 
-const Module& CompiledModule::ast() const { return *impl_->frontend.module; }
+const SourceModule& CompiledModule::ast() const { return *impl_->frontend.module; }
 const SemaModule& CompiledModule::sema() const { return *impl_->frontend.sema; }
 
 }  // namespace spindle

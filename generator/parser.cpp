@@ -125,7 +125,7 @@ class Parser {
   Parser(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags)
       : file_(file), diags_(diags), lexer_(file, diags) {}
 
-  std::unique_ptr<Module> parseModule();
+  std::unique_ptr<SourceModule> parseModule();
 
  private:
   // Counts one level of nesting (a block, a bracket, a prefix operator...)
@@ -165,9 +165,9 @@ class Parser {
   void skipBlock();
 
   // Declarations
-  void parseTopLevelItems(Module& m);
-  void parseDecl(Module& m);
-  void parseDecoratedDecl(Module& m);
+  void parseTopLevelItems(SourceModule& m);
+  void parseDecl(SourceModule& m);
+  void parseDecoratedDecl(SourceModule& m);
   Decorators parseDecorators();
   void parseDecorator(Decorators& seen);
   bool checkDecorator(const Decorator& d, SourceRange nameRange, const std::vector<KeywordArg>& kwargs,
@@ -303,8 +303,8 @@ void Parser::skipBlock() {
 // Declarations
 
 // module = { NEWLINE | const_decl | def_decl | kernel_decl } EOF
-std::unique_ptr<Module> Parser::parseModule() {
-  auto m = std::make_unique<Module>();
+std::unique_ptr<SourceModule> Parser::parseModule() {
+  auto m = std::make_unique<SourceModule>();
   m->file = file_;
   try {
     while (!check(Tok::Eof)) {
@@ -318,7 +318,7 @@ std::unique_ptr<Module> Parser::parseModule() {
 }
 
 // Declarations up to the end of file, or of a stray indented block.
-void Parser::parseTopLevelItems(Module& m) {
+void Parser::parseTopLevelItems(SourceModule& m) {
   while (!check(Tok::Eof) && !check(Tok::Dedent)) {
     if (accept(Tok::Newline)) continue;
     if (check(Tok::Indent)) {
@@ -338,7 +338,7 @@ void Parser::parseTopLevelItems(Module& m) {
   }
 }
 
-void Parser::parseDecl(Module& m) {
+void Parser::parseDecl(SourceModule& m) {
   TopLevelDecl d;
   Tok start = peek().kind;
   if (start == Tok::KwConst || start == Tok::KwDef || start == Tok::KwKernel || start == Tok::At)
@@ -364,7 +364,7 @@ void Parser::parseDecl(Module& m) {
 }
 
 // kernel_decl = { decorator } "kernel" NAME [ type_params ] params ":" suite
-void Parser::parseDecoratedDecl(Module& m) {
+void Parser::parseDecoratedDecl(SourceModule& m) {
   Decorators decorators = parseDecorators();
   TopLevelDecl d;
   if (check(Tok::KwDef) && decorators.firstRange) {
@@ -962,14 +962,14 @@ ExprPtr Parser::parseList() {
 
 }  // namespace
 
-std::unique_ptr<Module> parseModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags) {
+std::unique_ptr<SourceModule> parseModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags) {
   try {
     Parser parser(file, diags);
     return parser.parseModule();
   } catch (const FatalDiagnostic&) {
     // Only the lexer's constructor can get here (the error limit, reached by
     // earlier files sharing the engine).
-    auto empty = std::make_unique<Module>();
+    auto empty = std::make_unique<SourceModule>();
     empty->file = file;
     return empty;
   }

@@ -1,4 +1,4 @@
-// Recursive-descent parser: tokens to a Module AST.
+// Recursive-descent parser: tokens to a SourceModule (the AST of one .spn file).
 #pragma once
 
 #include <memory>
@@ -16,6 +16,6 @@ constexpr int kMaxNestingDepth = 200;
 // statement where it sensibly can, so one run reports several errors. The
 // returned module holds everything that parsed; when diags.hasErrors() it
 // must not be handed to semantic analysis.
-std::unique_ptr<Module> parseModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags);
+std::unique_ptr<SourceModule> parseModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags);
 
 }  // namespace spindle

@@ -4,7 +4,7 @@ namespace spindle {
 
 void runResolver(SemaModule& sema, DiagnosticEngine& diags);  // sema_resolve.cpp
 
-std::unique_ptr<SemaModule> analyzeModule(Module& module, DiagnosticEngine& diags) {
+std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine& diags) {
   auto sema = std::make_unique<SemaModule>();
   sema->module = &module;
   sema->file = module.file;

@@ -138,7 +138,7 @@ struct FunctionScope {
 
 class SemaModule {
  public:
-  Module* module = nullptr;
+  SourceModule* module = nullptr;
   std::shared_ptr<const SourceFile> file;
   std::vector<std::unique_ptr<Symbol>> symbols;
   std::vector<std::unique_ptr<FunctionScope>> scopes;
@@ -152,7 +152,7 @@ class SemaModule {
   FunctionScope* findKernel(const std::string& name) const;
 };
 
-std::unique_ptr<SemaModule> analyzeModule(Module& module, DiagnosticEngine& diags);
+std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine& diags);
 
 // Layer 2: types every expression of `kernel` (and the defs and closures it
 // reaches) with the type parameters bound as given. Returns false on errors.

@@ -31,7 +31,7 @@ inline std::vector<std::string> diagList(const DiagnosticEngine& diags) {
 struct Parsed {
   std::shared_ptr<const SourceFile> file;
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module;
+  std::unique_ptr<SourceModule> module;
 };
 
 inline std::unique_ptr<Parsed> parse(const std::string& text) {

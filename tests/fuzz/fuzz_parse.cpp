@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                     std::string(reinterpret_cast<const char*>(data), size));
   spindle::DiagnosticEngine diags;
   try {
-    std::unique_ptr<spindle::Module> module = spindle::parseModule(file, diags);
+    std::unique_ptr<spindle::SourceModule> module = spindle::parseModule(file, diags);
     if (!module) {
       std::fprintf(stderr, "parseModule returned null\n");
       std::abort();

@@ -16,7 +16,7 @@
 namespace spindle {
 
 class DiagnosticEngine;
-struct Module;
+struct SourceModule;
 class SemaModule;
 
 // One dimension of a tensor parameter as written: a number (literal or
@@ -109,7 +109,7 @@ class CompiledModule {
   LaunchGeometry launchGeometry(const std::string& kernel, const Specialization& spec,
                                 const std::map<std::string, int64_t>& dims) const;
 
-  const Module& ast() const;
+  const SourceModule& ast() const;
   const SemaModule& sema() const;
 
  private:

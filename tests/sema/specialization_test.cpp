@@ -1,0 +1,175 @@
+// Shape-keyed specialization: static dims become constexpr and enter the
+// key, dynamic dims become parameters and do not, and every input the
+// printer reads is in the key.
+#include "printer/kernel_source.h"
+#include "sema_test_util.h"
+
+namespace spindle::test {
+namespace {
+
+const char* kModule = R"(
+const BLOCK = 64
+@grid(M)
+@block(BLOCK)
+kernel scale[T](x: T[M, N], y: T[M, N], a: f32):
+    row = block_id()
+    for j in range(thread_id(), N, BLOCK):
+        y[row, j] = T(a * f32(x[row, j]))
+
+@grid(1)
+@block(BLOCK)
+@static(K)
+kernel fill(z: f32[K]):
+    for j in range(thread_id(), K, BLOCK):
+        z[j] = 1.0
+)";
+
+struct Variant {
+  const char* what;
+  PrintRequest request;
+};
+
+std::vector<Variant> variants() {
+  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, true};
+  std::vector<Variant> v = {{"base", base}};
+  auto with = [&](const char* what, auto change) {
+    PrintRequest r = base;
+    change(r);
+    v.push_back({what, r});
+  };
+  with("static N", [](PrintRequest& r) { r.staticDims["N"] = 1024; });
+  with("other static N", [](PrintRequest& r) { r.staticDims["N"] = 2048; });
+  with("static M and N", [](PrintRequest& r) { r.staticDims = {{"M", 8}, {"N", 1024}}; });
+  with("T = f16", [](PrintRequest& r) { r.typeArgs["T"] = ScalarType::F16; });
+  with("T = f64", [](PrintRequest& r) { r.typeArgs["T"] = ScalarType::F64; });
+  with("no line directives", [](PrintRequest& r) { r.lineDirectives = false; });
+  with("other kernel", [](PrintRequest& r) {
+    r.kernel = "fill";
+    r.typeArgs.clear();
+    r.staticDims = {{"K", 256}};
+  });
+  return v;
+}
+
+TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSources) {
+  auto a = analyze(kModule);
+  ASSERT_FALSE(a->diags.hasErrors()) << a->diags.renderAll();
+  SemaModule& sema = *a->result.sema;
+  std::vector<std::pair<std::string, std::string>> keyed;  // key, source
+  for (const auto& v : variants()) {
+    std::string key = specializationKey(sema, v.request);
+    std::string source = printKernelSource(sema, v.request).source;
+    for (const auto& [otherKey, otherSource] : keyed) {
+      // Different inputs: the sources differ, and so must the keys.
+      EXPECT_NE(source, otherSource) << v.what;
+      EXPECT_NE(key, otherKey) << v.what;
+    }
+    keyed.push_back({key, source});
+    // The same request again: the same key and byte-identical source.
+    EXPECT_EQ(key, specializationKey(sema, v.request)) << v.what;
+    EXPECT_EQ(source, printKernelSource(sema, v.request).source) << v.what;
+  }
+}
+
+TEST(SpecializationKey, ModuleTextIsPartOfTheKey) {
+  auto a = analyze(kModule);
+  auto b = analyze(std::string(kModule) + "\n# an appended comment: same kernels, different text\n");
+  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, true};
+  EXPECT_NE(specializationKey(*a->result.sema, r), specializationKey(*b->result.sema, r));
+}
+
+TEST(Specialization, StaticDimsAreConstexprAndDynamicDimsAreParameters) {
+  Specialization spec;
+  spec.typeArgs["T"] = ScalarType::F32;
+  spec.staticDims["N"] = 1024;
+  std::string hip = generate(kModule, "scale", spec);
+  EXPECT_NE(hip.find("constexpr int64_t N = 1024;  // static dim"), std::string::npos) << hip;
+  EXPECT_NE(hip.find("    int64_t M) {"), std::string::npos) << hip;
+  EXPECT_EQ(hip.find("int64_t N)"), std::string::npos) << hip;
+  EXPECT_NE(hip.find("// specialization:  M dynamic, N = 1024 (static), T = f32"), std::string::npos) << hip;
+
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  auto g = m->generate("scale", spec);
+  ASSERT_EQ(g.abi.size(), 4u);  // x, y, a, M
+  EXPECT_EQ(g.abi[3].kind, AbiArgKind::Dim);
+  EXPECT_EQ(g.abi[3].dimSymbol, "M");
+}
+
+TEST(Specialization, DynamicDimValuesNeverReachTheKey) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  Specialization spec;
+  spec.typeArgs["T"] = ScalarType::F32;
+  std::string key = m->specializationKey("scale", spec);
+  // Launch geometry for two shapes uses the same key: M and N are dynamic.
+  auto g1 = m->launchGeometry("scale", spec, {{"M", 10}, {"N", 7}});
+  auto g2 = m->launchGeometry("scale", spec, {{"M", 99}, {"N", 3}});
+  EXPECT_EQ(g1.grid[0], 10);
+  EXPECT_EQ(g2.grid[0], 99);
+  EXPECT_EQ(g1.block[0], 64);
+  EXPECT_EQ(key, m->specializationKey("scale", spec));
+  EXPECT_EQ(key.find("M="), std::string::npos) << key;
+}
+
+TEST(Specialization, BadRequestsNameTheOffendingValues) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  auto expectError = [&](const std::string& kernel, const Specialization& spec, const std::string& needle) {
+    try {
+      m->generate(kernel, spec);
+      ADD_FAILURE() << "no error; expected one containing: " << needle;
+    } catch (const GeneratorError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  Specialization f32;
+  f32.typeArgs["T"] = ScalarType::F32;
+  expectError("nope", f32, "no kernel named 'nope'");
+  expectError("scale", {}, "kernel 'scale' is generic in T; bind it with --dtype T=TYPE");
+  expectError("fill", {}, "declares @static(K) but no value was given for it");
+  Specialization bad = f32;
+  bad.staticDims["Q"] = 3;
+  expectError("scale", bad, "has no dim symbol 'Q'");
+  bad = f32;
+  bad.staticDims["N"] = 0;
+  expectError("scale", bad, "static dim N = 0 must be at least 1");
+  bad = f32;
+  bad.typeArgs["U"] = ScalarType::F32;
+  expectError("scale", bad, "has no type parameter 'U'");
+}
+
+TEST(Specialization, DynamicSharedBufferBytesFollowTheBoundDims) {
+  const char* text = R"(
+@grid(M)
+@block(128)
+kernel k(x: f32[M, N], y: f32[M, N]):
+    a = shared(f32, [N])
+    b = shared(f64, [N, 3])
+    c = shared(i32, [128])
+    for j in range(thread_id(), N, 128):
+        a[j] = x[block_id(), j]
+        b[j, 0] = f64(a[j])
+        y[block_id(), j] = f32(b[j, 0])
+    c[thread_id()] = 1
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  // N = 10: a takes 40 bytes -> 48 aligned; b takes 240 -> 240. c is static.
+  EXPECT_EQ(m->launchGeometry("k", {}, {{"M", 2}, {"N", 10}}).dynamicSharedBytes, 48u + 240u);
+  // With N static both buffers are ordinary __shared__ arrays.
+  Specialization spec;
+  spec.staticDims["N"] = 10;
+  EXPECT_EQ(m->launchGeometry("k", spec, {{"M", 2}, {"N", 10}}).dynamicSharedBytes, 0u);
+  std::string hip = m->generate("k", spec).source;
+  EXPECT_NE(hip.find("__shared__ double b[N * 3];"), std::string::npos) << hip;
+  std::string dyn = m->generate("k", {}).source;
+  EXPECT_NE(dyn.find("double* b = reinterpret_cast<double*>(__spn_dynamic_shared + __spn_align16(N * sizeof(float)));"),
+            std::string::npos)
+      << dyn;
+}
+
+}  // namespace
+}  // namespace spindle::test
