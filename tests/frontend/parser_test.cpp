@@ -431,7 +431,7 @@ TEST(AstDump, LanguageExample) {
       "    elif t == N:\n"
       "        pass\n");
   EXPECT_EQ(dumpAst(*p->module),
-            "SourceModule test.spn\n"
+            "Module test.spn\n"
             "  Const BLOCK @1:1\n"
             "    IntLit 256 @1:15\n"
             "  Const EPS: f32 @2:1\n"
@@ -520,7 +520,7 @@ TEST(AstDump, StatementsAndTypes) {
       "    buf = shared(f32, [4])\n"
       "    continue\n");
   EXPECT_EQ(dumpAst(*p->module),
-            "SourceModule test.spn\n"
+            "Module test.spn\n"
             "  Kernel k @1:1\n"
             "    TypeParam T @1:10\n"
             "    Param x: T[4, N] strided @1:13\n"
