@@ -883,7 +883,10 @@ ExprPtr Parser::parseIndex(ExprPtr base) {
   while (accept(Tok::Comma) && !check(Tok::RBracket));
   expect(Tok::RBracket, "',' or ']'");
   index->range = SourceRange{begin, lastEnd_};
-  return seal(std::move(index), std::max(h, maxHeight(index->indices)));
+  // Measured before the call: argument evaluation order is unspecified, and
+  // `index` is moved from in another argument.
+  int indexHeight = std::max(h, maxHeight(index->indices));
+  return seal(std::move(index), indexHeight);
 }
 
 // args = "(" [ arg { "," arg } [ "," ] ] ")"

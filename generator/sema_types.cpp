@@ -41,7 +41,7 @@ void coerceWeak(Expr& e, ScalarType t) {
   if (auto* u = e.as<UnaryExpr>()) coerceWeak(*u->operand, t);
   if (auto* b = e.as<BinaryExpr>()) {
     coerceWeak(*b->lhs, t);
-    coerceWeak(*b->rhs, t);
+    if (b->op != BinaryOp::Pow) coerceWeak(*b->rhs, t);  // the exponent stays an integer
   }
 }
 
@@ -504,6 +504,7 @@ class TypeChecker {
           if (t == ScalarType::Invalid) return t;
           result = widerFloat(result, t);
         }
+        for (auto& a : c.args) coerceWeak(*a, result);
         return result;
       }
       case BuiltinCategory::NumericMath: {
@@ -512,11 +513,14 @@ class TypeChecker {
           return ScalarType::Invalid;
         }
         if (args.size() == 1) return computeType(args[0]);
-        return arithmetic(BinaryOp::Add, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])}, c.range);
+        ScalarType t = arithmetic(BinaryOp::Add, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])}, c.range);
+        for (auto& a : c.args) coerceWeak(*a, t);
+        return t;
       }
       case BuiltinCategory::IntMath: {
         ScalarType t = arithmetic(BinaryOp::FloorDiv, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])},
                                   c.range);
+        for (auto& a : c.args) coerceWeak(*a, t);
         return t;
       }
       case BuiltinCategory::WarpReduce:

@@ -71,10 +71,8 @@ std::string inspectScopes(const FrontendResult& result) {
                        at(c->declRange));
   // Captures are shown for the kernel's @static dims only; dims a caller
   // marks static at generation time drop out of closure signatures too.
-  for (FunctionScope* f : sema.functions) {
-    analyzeCaptures(sema, *f, {});
-    printScope(out, *f, 0);
-  }
+  analyzeModuleDefs(sema);
+  for (FunctionScope* f : sema.functions) printScope(out, *f, 0);
   for (FunctionScope* k : sema.kernels) {
     std::set<std::string> statics;
     for (const Symbol* d : k->dimSymbols)

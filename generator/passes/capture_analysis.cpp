@@ -121,7 +121,16 @@ class CaptureAnalysis {
   bool threadCallees(FunctionScope& f) {
     bool changed = false;
     for (FunctionScope* callee : f.callees) {
-      if (callee->kind != FunctionScope::Kind::Closure) continue;
+      if (callee->kind == FunctionScope::Kind::Function) {
+        // A module def captures nothing, but one that (transitively) uses a
+        // block collective takes the scratch as a parameter. Defs are
+        // analyzed before the functions that call them.
+        if (callee->capturesBlockScratch && !sets_[&f].blockScratch) {
+          sets_[&f].blockScratch = true;
+          changed = true;
+        }
+        continue;
+      }
       auto& calleeSet = sets_[callee];
       for (const auto& [s, mode] : calleeSet.modes) {
         auto implied = calleeSet.impliedBy.find(s);
@@ -187,6 +196,17 @@ std::vector<Symbol*> addressingDimSymbols(const Symbol& s) {
 
 void analyzeCaptures(SemaModule&, FunctionScope& root, const std::set<std::string>& staticDims) {
   CaptureAnalysis(root, staticDims).run();
+}
+
+void analyzeModuleDefs(SemaModule& sema) {
+  std::set<FunctionScope*> done;
+  std::function<void(FunctionScope*)> visit = [&](FunctionScope* f) {
+    if (!done.insert(f).second) return;
+    for (auto* callee : f->callees)
+      if (callee->kind == FunctionScope::Kind::Function) visit(callee);
+    analyzeCaptures(sema, *f, {});
+  };
+  for (auto* f : sema.functions) visit(f);
 }
 
 }  // namespace spindle

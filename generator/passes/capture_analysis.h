@@ -22,6 +22,11 @@ namespace spindle {
 // `staticDims` are compile-time constants and are never captured.
 void analyzeCaptures(SemaModule& sema, FunctionScope& root, const std::set<std::string>& staticDims);
 
+// Analyzes every module-level def (and its closures), callees before
+// callers, so that a kernel analyzed afterwards sees which defs need the
+// block-collective scratch.
+void analyzeModuleDefs(SemaModule& sema);
+
 // Dim symbols that the shape of a tensor or scratch buffer refers to.
 std::vector<Symbol*> shapeDimSymbols(const Symbol& tensorOrBuffer);
 // The dims needed to compute an element's address: every axis but the first

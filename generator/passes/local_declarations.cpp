@@ -115,6 +115,7 @@ class Planner {
     // Deepest level at which every use lies in the same block.
     size_t level = 0;
     for (;; ++level) {
+      if (uses[0].path.size() <= level + 1) break;
       bool same = true;
       for (const auto& u : uses)
         same &= u.path.size() > level + 1 && u.path[level + 1].first == uses[0].path[level + 1].first;

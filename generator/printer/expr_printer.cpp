@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "../builtins.h"
+#include "../const_eval.h"
 #include "function_printer.h"
 
 namespace spindle {
@@ -103,7 +104,9 @@ CppExpr FunctionPrinter::literal(const Expr& e) const {
   if (auto* b = e.as<BoolLitExpr>()) return {b->value ? "true" : "false", kPrimary};
   if (auto* i = e.as<IntLitExpr>()) {
     std::string text = i->text;
-    if (isFloat(e.type)) return {text, kPrimary};  // C++ converts exactly as the context does
+    // An integer literal in a float context is written as a float literal of
+    // that type, so every operand of a math call has the call's type.
+    if (isFloat(e.type)) return {std::to_string(i->value) + (e.type == ScalarType::F64 ? ".0" : ".0f"), kPrimary};
     if (i->value > INT32_MAX) text += e.type == ScalarType::U64 ? "ull" : e.type == ScalarType::U32 ? "u" : "ll";
     return {text, kPrimary};
   }
@@ -151,7 +154,13 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
       for (uint64_t i = 1; i < lit->value; ++i) text += " * " + base;
       return {text, kMultiplicative};
     }
-    return {"__spn_powi<" + expr(*b.rhs).text + ">(" + value(*b.lhs) + ")", kPostfix};
+    // The exponent is a compile-time integer (sema checked): print its value.
+    auto n = evaluateConst(*b.rhs, [](const NameExpr& nm) -> std::optional<ConstValue> {
+      if (nm.symbol && nm.symbol->kind == SymbolKind::Const) return nm.symbol->value;
+      return std::nullopt;
+    });
+    SPINDLE_INTERNAL_CHECK(n && !n->isFloat, "'**' exponent is not a constant integer");
+    return {fmt::format("__spn_powi<{}>({})", n->i, value(*b.lhs)), kPostfix};
   }
   int prec = binaryPrec(b.op);
   CppExpr lhs = expr(*b.lhs), rhs = expr(*b.rhs);
@@ -198,6 +207,17 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     for (size_t i = from; i < c.args.size(); ++i) text += (i > from ? ", " : "") + value(*c.args[i]);
     return text;
   };
+  // Float math on f64 with an f32 argument: CUDA's overloads (pow(double,
+  // float)) are ambiguous, so every argument is converted to the result type.
+  auto floatArgList = [&]() {
+    std::string text;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const Expr& a = *c.args[i];
+      bool same = computeType(a.type) == c.type || (a.kind == ExprKind::IntLit) || (a.kind == ExprKind::FloatLit);
+      text += (i ? ", " : "") + (same ? value(a) : cppType(c.type) + "(" + value(a) + ")");
+    }
+    return text;
+  };
   switch (b.category) {
     case BuiltinCategory::Geometry: {
       const Expr* axisExpr = !c.args.empty() ? c.args[0].get() : !c.kwargs.empty() ? c.kwargs[0].value.get() : nullptr;
@@ -213,25 +233,16 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
     case BuiltinCategory::FloatMath: {
       std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
-      return {fn + "(" + argList() + ")", kPostfix};
+      return {fn + "(" + floatArgList() + ")", kPostfix};
     }
     case BuiltinCategory::NumericMath: {
       if (isFloat(c.type)) {
         std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
-        return {fn + "(" + argList() + ")", kPostfix};
+        return {fn + "(" + floatArgList() + ")", kPostfix};
       }
-      // Integer abs/min/max: the prelude's templates, so every width works
-      // the same under HIP and CUDA.
-      std::string fn = "__spn_" + std::string(b.name);
-      std::string args;
-      // Both arguments in the result type, so the template deduces one T.
-      for (size_t i = 0; i < c.args.size(); ++i) {
-        const Expr& a = *c.args[i];
-        bool sameType = a.type == c.type || (a.kind == ExprKind::IntLit && isInteger(c.type));
-        args += (i ? ", " : "") + (sameType ? value(a) : cppType(c.type) + "(" + value(a) + ")");
-      }
-      if (c.args.size() == 1) args = value(*c.args[0]);
-      return {fn + "(" + args + ")", kPostfix};
+      // Integer abs/min/max: the prelude's templates, with the result type
+      // named so that mixed operands (u32 and a literal) convert to it.
+      return {fmt::format("__spn_{}<{}>({})", b.name, cppType(c.type), argList()), kPostfix};
     }
     case BuiltinCategory::IntMath:
     case BuiltinCategory::WarpReduce:

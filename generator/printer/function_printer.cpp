@@ -380,10 +380,12 @@ void FunctionPrinter::printFor(const ForStmt& f) {
   const Symbol* var = f.symbol;
   // Sibling loops may reuse a name; a nested loop that reuses its parent's
   // name gets a suffix so no declaration shadows another.
+  auto inUse = [&](const std::string& n) {
+    return std::find(activeLoopNames_.begin(), activeLoopNames_.end(), n) != activeLoopNames_.end() ||
+           names_.taken(n);
+  };
   std::string varName = var->name;
-  bool clash = std::find(activeLoopNames_.begin(), activeLoopNames_.end(), varName) != activeLoopNames_.end() ||
-               names_.taken(varName);
-  if (clash) varName = names_.fresh(varName);
+  for (int suffix = 1; inUse(varName); ++suffix) varName = var->name + "_" + std::to_string(suffix);
   names_.bind(var, varName);
 
   const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;

@@ -172,9 +172,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
 
   std::vector<FunctionScope*> functions = functionsInDefinitionOrder(kernel);
+  analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
-  for (auto* f : functions)
-    if (f->kind == FunctionScope::Kind::Function) analyzeCaptures(sema, *f, {});
 
   PrintContext ctx{sema, kernel, staticDims, sema.file ? sema.file->path() : "<input>", NameSupply(), {}};
 

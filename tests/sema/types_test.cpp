@@ -32,7 +32,7 @@ TEST(Types, WeakLiteralsTakeTheOtherOperandsType) {
                                         "    g = 7\n"
                                         "    x[1] = a + f32(b) + c + f32(e) + f + f32(g)\n"),
                              "k");
-  EXPECT_EQ(lineWith(hip, "a = "), "float a = x[0] * 2;");
+  EXPECT_EQ(lineWith(hip, "a = "), "float a = x[0] * 2.0f;");
   EXPECT_EQ(lineWith(hip, "b = "), "double b = d[0] * 0.5;");  // no f: a double context
   EXPECT_EQ(lineWith(hip, "c = "), "float c = x[0] * 0.5f;");
   EXPECT_EQ(lineWith(hip, "e = "), "int64_t e = n[0] + 1;");

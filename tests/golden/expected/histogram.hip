@@ -22,7 +22,12 @@
 #endif
 
 #if defined(__HIPCC_RTC__)
-// hiprtc provides the HIP device API, __half included, without includes.
+// hiprtc provides the HIP device API, __half included, without includes;
+// it defines the 32- and 64-bit integer types but not the narrow ones.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
 #define __SPN_OWN_BF16 1
 #elif defined(__SPN_CUDA)
 #if !defined(__CUDACC_RTC__)
@@ -298,7 +303,7 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
     if (i < N) {
       float v = x[i];
       if (v >= lo && v < hi) {
-        int64_t bin = __spn_min(int64_t((v - lo) * scale), B - 1);
+        int64_t bin = __spn_min<int64_t>(int64_t((v - lo) * scale), B - 1);
         __spn_atomic_add(&counts[bin], 1);
       }
     }

@@ -23,7 +23,12 @@
 #endif
 
 #if defined(__HIPCC_RTC__)
-// hiprtc provides the HIP device API, __half included, without includes.
+// hiprtc provides the HIP device API, __half included, without includes;
+// it defines the 32- and 64-bit integer types but not the narrow ones.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
 #define __SPN_OWN_BF16 1
 #elif defined(__SPN_CUDA)
 #if !defined(__CUDACC_RTC__)

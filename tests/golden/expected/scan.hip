@@ -20,7 +20,12 @@
 #endif
 
 #if defined(__HIPCC_RTC__)
-// hiprtc provides the HIP device API, __half included, without includes.
+// hiprtc provides the HIP device API, __half included, without includes;
+// it defines the 32- and 64-bit integer types but not the narrow ones.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
 #define __SPN_OWN_BF16 1
 #elif defined(__SPN_CUDA)
 #if !defined(__CUDACC_RTC__)
@@ -288,8 +293,8 @@ extern "C" __global__ __launch_bounds__(256) void scan(
   __syncthreads();
 #line 45 "samples/scan.spn"
   int64_t chunk = __spn_cdiv(N, BLOCK);
-  int64_t lo = __spn_min(t * chunk, N);
-  int64_t hi = __spn_min(lo + chunk, N);
+  int64_t lo = __spn_min<int64_t>(t * chunk, N);
+  int64_t hi = __spn_min<int64_t>(lo + chunk, N);
   float total = 0.0f;
   for (int64_t j = lo; j < hi; ++j) {
     total += buf[j];

@@ -1,0 +1,134 @@
+// CPU references for bench/gpu_check.cpp: straight from each sample's header
+// math, in double, written without looking at the kernels' strategies.
+#include "references.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bench {
+
+Vec refAxpy(const Vec& x, const Vec& y, double a) {
+  Vec out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = a * x[i] + y[i];
+  return out;
+}
+
+Vec refSoftmax(const Vec& x, int64_t M, int64_t N) {
+  Vec out(x.size());
+  for (int64_t r = 0; r < M; ++r) {
+    const double* row = &x[size_t(r * N)];
+    double m = -INFINITY;
+    for (int64_t j = 0; j < N; ++j) m = std::max(m, row[j]);
+    double s = 0;
+    for (int64_t j = 0; j < N; ++j) s += std::exp(row[j] - m);
+    for (int64_t j = 0; j < N; ++j) out[size_t(r * N + j)] = std::exp(row[j] - m) / s;
+  }
+  return out;
+}
+
+Vec refLayernorm(const Vec& x, const Vec& w, const Vec& b, int64_t M, int64_t N, double eps) {
+  Vec out(x.size());
+  for (int64_t r = 0; r < M; ++r) {
+    const double* row = &x[size_t(r * N)];
+    double mean = 0;
+    for (int64_t j = 0; j < N; ++j) mean += row[j];
+    mean /= double(N);
+    double var = 0;
+    for (int64_t j = 0; j < N; ++j) var += (row[j] - mean) * (row[j] - mean);
+    var /= double(N);
+    double rstd = 1.0 / std::sqrt(var + eps);
+    for (int64_t j = 0; j < N; ++j) out[size_t(r * N + j)] = (row[j] - mean) * rstd * w[size_t(j)] + b[size_t(j)];
+  }
+  return out;
+}
+
+Vec refRmsnorm(const Vec& x, const Vec& w, int64_t M, int64_t N, double eps) {
+  Vec out(x.size());
+  for (int64_t r = 0; r < M; ++r) {
+    const double* row = &x[size_t(r * N)];
+    double ms = 0;
+    for (int64_t j = 0; j < N; ++j) ms += row[j] * row[j];
+    ms /= double(N);
+    double rinv = 1.0 / std::sqrt(ms + eps);
+    for (int64_t j = 0; j < N; ++j) out[size_t(r * N + j)] = row[j] * rinv * w[size_t(j)];
+  }
+  return out;
+}
+
+Vec refTranspose(const Vec& x, int64_t M, int64_t N) {
+  Vec out(x.size());
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) out[size_t(j * M + i)] = x[size_t(i * N + j)];
+  return out;
+}
+
+std::vector<int64_t> refHistogram(const Vec& x, int64_t B, double lo, double hi, const std::vector<int64_t>& hIn) {
+  std::vector<int64_t> h = hIn;
+  for (double v : x) {
+    if (!(v >= lo && v < hi)) continue;
+    int64_t bin = int64_t(std::floor((v - lo) * double(B) / (hi - lo)));
+    h[size_t(std::min(bin, B - 1))] += 1;
+  }
+  return h;
+}
+
+Vec refMatmul(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K) {
+  Vec C(size_t(M * N), 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) {
+      double a = A[size_t(i * K + k)];
+      const double* brow = &B[size_t(k * N)];
+      double* crow = &C[size_t(i * N)];
+      for (int64_t j = 0; j < N; ++j) crow[j] += a * brow[j];
+    }
+  return C;
+}
+
+Vec refScan(const Vec& x, int64_t M, int64_t N) {
+  Vec out(x.size());
+  for (int64_t r = 0; r < M; ++r) {
+    double s = 0;
+    for (int64_t j = 0; j < N; ++j) {
+      s += x[size_t(r * N + j)];
+      out[size_t(r * N + j)] = s;
+    }
+  }
+  return out;
+}
+
+void refBiasGelu(const Vec& x, const Vec& bias, int64_t M, int64_t N, Vec& y, Vec& rowsum) {
+  const double c = std::sqrt(2.0 / M_PI);
+  y.assign(x.size(), 0.0);
+  rowsum.assign(size_t(M), 0.0);
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t j = 0; j < N; ++j) {
+      double v = x[size_t(r * N + j)] + bias[size_t(j)];
+      double g = 0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v)));
+      y[size_t(r * N + j)] = g;
+      rowsum[size_t(r)] += g;
+    }
+}
+
+void refRowNorms(const Vec& x, int64_t M, int64_t N, Vec& amax, Vec& l2) {
+  amax.assign(size_t(M), 0.0);
+  l2.assign(size_t(M), 0.0);
+  for (int64_t r = 0; r < M; ++r) {
+    double m = 0, ss = 0;
+    for (int64_t j = 0; j < N; ++j) {
+      double v = x[size_t(r * N + j)];
+      m = std::max(m, std::fabs(v));
+      ss += v * v;
+    }
+    amax[size_t(r)] = m;
+    l2[size_t(r)] = std::sqrt(ss);
+  }
+}
+
+Vec refScaleStrided(const Vec& base, int64_t M, int64_t N, int64_t s0, int64_t s1, double alpha) {
+  Vec out(size_t(M * N));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) out[size_t(i * N + j)] = alpha * base[size_t(i * s0 + j * s1)];
+  return out;
+}
+
+}  // namespace bench

@@ -1,0 +1,27 @@
+// Independent CPU references for the samples, in double precision. Each takes
+// the inputs as doubles (already rounded to the kernel's storage type) and
+// returns the exact-as-possible result the kernel approximates.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace bench {
+
+using Vec = std::vector<double>;
+
+Vec refAxpy(const Vec& x, const Vec& y, double a);
+Vec refSoftmax(const Vec& x, int64_t M, int64_t N);
+Vec refLayernorm(const Vec& x, const Vec& w, const Vec& b, int64_t M, int64_t N, double eps);
+Vec refRmsnorm(const Vec& x, const Vec& w, int64_t M, int64_t N, double eps);
+Vec refTranspose(const Vec& x, int64_t M, int64_t N);
+// h_in + counts; values outside [lo, hi) are ignored.
+std::vector<int64_t> refHistogram(const Vec& x, int64_t B, double lo, double hi, const std::vector<int64_t>& hIn);
+Vec refMatmul(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K);
+Vec refScan(const Vec& x, int64_t M, int64_t N);
+void refBiasGelu(const Vec& x, const Vec& bias, int64_t M, int64_t N, Vec& y, Vec& rowsum);
+void refRowNorms(const Vec& x, int64_t M, int64_t N, Vec& amax, Vec& l2);
+// x[i, j] = base[i * s0 + j * s1]
+Vec refScaleStrided(const Vec& base, int64_t M, int64_t N, int64_t s0, int64_t s1, double alpha);
+
+}  // namespace bench
