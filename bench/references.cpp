@@ -97,7 +97,7 @@ Vec refScan(const Vec& x, int64_t M, int64_t N) {
 }
 
 void refBiasGelu(const Vec& x, const Vec& bias, int64_t M, int64_t N, Vec& y, Vec& rowsum) {
-  const double c = std::sqrt(2.0 / M_PI);
+  const double c = std::sqrt(2.0 / 3.14159265358979323846);
   y.assign(x.size(), 0.0);
   rowsum.assign(size_t(M), 0.0);
   for (int64_t r = 0; r < M; ++r)

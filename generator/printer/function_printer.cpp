@@ -12,10 +12,6 @@ namespace spindle {
 
 using namespace cpp_prec;
 
-std::string locationPrefix(const SemaModule& sema, SourceRange range) {
-  return fmt::format("{}:{}:{}", sema.file ? sema.file->path() : "<input>", range.begin.line, range.begin.col);
-}
-
 namespace {
 
 std::string shapeText(const Symbol& s) {
@@ -322,10 +318,7 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
   }
   for (Symbol* d : shapeDimSymbols(buf)) {
     if (!ctx_.isStaticDim(d))
-      throw GeneratorError(fmt::format(
-          "{}: error: local buffer '{}' needs a compile-time size, but dim '{}' is dynamic in this "
-          "specialization; add it to @static or specialize it (--static {}=VALUE)",
-          locationPrefix(ctx_.sema, call.range), buf.name, d->name, d->name));
+      throwSpecializationError(ctx_.sema, DiagId::spec_local_dynamic_size, call.range, buf.name, d->name, d->name);
   }
   out_.linef("{} {}[{}];", cppType(buf.type), name(&buf), count);
   out_.linef("__spn_fill({}, {}, {});", name(&buf), count, storeValue(*call.args[2], buf.type));

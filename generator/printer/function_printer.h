@@ -124,8 +124,14 @@ class FunctionPrinter {
   std::string dynamicSharedBytes_ = "0";  // buffer -> byte offset expression
 };
 
-// Thrown for a specialization the source cannot be generated for (a local
-// buffer or @block that needs a dim that is dynamic here).
-std::string locationPrefix(const SemaModule& sema, SourceRange range);
+// A specialization the source cannot be generated for (a local buffer or
+// @block that needs a dim that is dynamic here): a located, clang-style
+// diagnostic carried by a GeneratorError.
+template <typename... Args>
+[[noreturn]] void throwSpecializationError(const SemaModule& sema, DiagId id, SourceRange range, const Args&... args) {
+  DiagnosticEngine diags;
+  diags.report(id, sema.file, range, args...);
+  throw GeneratorError(diags.renderAll());
+}
 
 }  // namespace spindle

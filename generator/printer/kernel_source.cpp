@@ -50,9 +50,7 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
   }
   for (auto* d : k.dimSymbols)
     if (d->staticDeclared && !req.staticDims.count(d->name))
-      throw GeneratorError(fmt::format("{}: error: kernel '{}' declares @static({}) but no value was given for it; "
-                                       "pass --static {}=VALUE",
-                                       locationPrefix(sema, d->declRange), k.name, d->name, d->name));
+      throwSpecializationError(sema, DiagId::spec_static_missing, d->declRange, k.name, d->name, d->name);
   for (const auto& [name, type] : req.typeArgs) {
     if (!k.typeParams.count(name))
       throw GeneratorError(fmt::format("kernel '{}' has no type parameter '{}'", k.name, name));
@@ -62,8 +60,7 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
   }
   for (const auto& [name, sym] : k.typeParams)
     if (!req.typeArgs.count(name))
-      throw GeneratorError(fmt::format("{}: error: kernel '{}' is generic in {}; bind it with --dtype {}=TYPE",
-                                       locationPrefix(sema, sym->declRange), k.name, name, name));
+      throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
 }
 
 ConstLookup launchLookup(const std::map<std::string, int64_t>& dims) {
@@ -87,11 +84,9 @@ std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& 
     ConstEvalFailure failure;
     auto v = evaluateConst(*e, launchLookup(staticDims), &failure);
     if (!v || v->isFloat || v->i < 1 || v->i > 1024) {
-      throw GeneratorError(fmt::format(
-          "{}: error: @block must be a compile-time integer from 1 to 1024{}",
-          locationPrefix(sema, (failure.where ? failure.where : e.get())->range),
-          !v ? " (" + failure.reason + "; a dim used in @block must be static)"
-             : fmt::format(", got {}", v->isFloat ? v->f : static_cast<double>(v->i))));
+      throwSpecializationError(sema, DiagId::spec_block_not_constant, (failure.where ? failure.where : e.get())->range,
+                               !v ? " (" + failure.reason + "; a dim used in @block must be static)"
+                                  : fmt::format(", got {}", v->isFloat ? v->f : static_cast<double>(v->i)));
     }
     block.push_back(v->i);
   }
@@ -293,9 +288,7 @@ LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& reque
   for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
     ConstEvalFailure failure;
     auto v = evaluateConst(*gridArgs[i], lookup, &failure);
-    if (!v || v->isFloat)
-      throw GeneratorError(fmt::format("{}: error: cannot evaluate @grid: {}",
-                                       locationPrefix(sema, gridArgs[i]->range), failure.reason));
+    if (!v || v->isFloat) throwSpecializationError(sema, DiagId::spec_grid_eval, gridArgs[i]->range, failure.reason);
     g.grid[i] = v->i;
   }
   std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
@@ -312,9 +305,7 @@ LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& reque
     uint64_t count = 1;
     for (const Expr* e : s->shape) {
       auto v = evaluateConst(*e, lookup);
-      if (!v || v->isFloat || v->i < 0)
-        throw GeneratorError(fmt::format("{}: error: cannot size shared buffer '{}'", locationPrefix(sema, e->range),
-                                         s->name));
+      if (!v || v->isFloat || v->i < 0) throwSpecializationError(sema, DiagId::spec_shared_size, e->range, s->name);
       count *= static_cast<uint64_t>(v->i);
     }
     ScalarType elem = s->type;

@@ -1,0 +1,880 @@
+// gpu_check: runs every sample through the Spindle runtime on a GPU.
+//
+//   gpu_check [--samples DIR] [--json FILE] [--seed S] [--only a,b] [--variant NAME=PATH]...
+//             [--no-perf] [--no-probe] [--reps R]
+//
+// For each sample: fresh random inputs (seed printed; --seed repeats a run),
+// two shapes that are not multiples of the block size, outputs poisoned with
+// 0xFF bytes (NaN for floats) before the launch, results compared with the
+// double-precision CPU references in references.cpp. Then the runtime's
+// cache behaviour (dynamic dims: one binary; two static values: two),
+// a refused launch, a timing of each sample at a GPU-filling size (CUDA-event
+// median after warm-up), the launch overhead of the runtime against a raw
+// cuLaunchKernel of the same binary, and cold compile against a disk-cache hit
+// in fresh processes. Everything measurable goes to --json as JSON lines.
+// Exit status: 0 all correct, 1 a kernel was numerically wrong or a check
+// failed, 2 the program itself failed.
+//
+// --variant softmax=bench/variants/softmax_regs.spn runs that file in place of
+// samples/softmax.spn (tagged with its file stem); with variants given, only
+// the named samples run.
+#include <spindle/runtime.hpp>
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "references.hpp"
+
+#ifndef SPINDLE_BENCH_SAMPLES_DIR
+#define SPINDLE_BENCH_SAMPLES_DIR "samples"
+#endif
+
+using spindle::Arg;
+using spindle::DeviceBuffer;
+using spindle::Kernel;
+using spindle::Runtime;
+using spindle::ScalarType;
+using bench::Vec;
+
+namespace {
+
+// ---------------------------------------------------------------- utilities
+
+struct Rng {  // splitmix64: fast enough to fill 64M values
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * double(next() >> 11) * 0x1.0p-53; }
+};
+
+uint16_t toHalf(float v) { return uint16_t(spindle::scalar(ScalarType::F16, double(v)).bits); }
+double fromHalf(uint16_t h) {
+  int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? std::ldexp(double(m), -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(double(m | 0x400), e - 25);
+  return sign ? -v : v;
+}
+
+std::string shapeText(std::initializer_list<int64_t> dims) {
+  std::string s;
+  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+std::string jsonEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (c == '\n') o += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
+    else o += c;
+  }
+  return o;
+}
+
+// A JSON object built field by field.
+struct Json {
+  std::string body;
+  Json& s(const char* k, const std::string& v) { return raw(k, "\"" + jsonEscape(v) + "\""); }
+  Json& n(const char* k, double v) {
+    char b[64];
+    if (std::isfinite(v)) std::snprintf(b, sizeof b, "%.6g", v);
+    else std::snprintf(b, sizeof b, "null");
+    return raw(k, b);
+  }
+  Json& i(const char* k, int64_t v) { return raw(k, std::to_string(v)); }
+  Json& b(const char* k, bool v) { return raw(k, v ? "true" : "false"); }
+  Json& raw(const char* k, const std::string& v) {
+    body += (body.empty() ? "{" : ", ") + std::string("\"") + k + "\": " + v;
+    return *this;
+  }
+  std::string str() const { return body + "}"; }
+};
+
+// ---------------------------------------------------------------- context
+
+struct Ctx {
+  Runtime* rt = nullptr;
+  std::string samplesDir;
+  std::map<std::string, std::string> variantPath;  // sample -> file
+  std::FILE* json = nullptr;
+  Rng rng{0};
+  uint64_t seed = 0;
+  bool perf = true;
+  int reps = 30;
+  int failures = 0;
+  std::map<std::string, spindle::Module> modules;
+
+  std::string pathOf(const std::string& sample) const {
+    auto it = variantPath.find(sample);
+    return it != variantPath.end() ? it->second : samplesDir + "/" + sample + ".spn";
+  }
+  std::string variantOf(const std::string& sample) const {
+    auto it = variantPath.find(sample);
+    if (it == variantPath.end()) return "";
+    std::string p = it->second;
+    size_t slash = p.find_last_of('/');
+    if (slash != std::string::npos) p = p.substr(slash + 1);
+    size_t dot = p.rfind(".spn");
+    return dot == std::string::npos ? p : p.substr(0, dot);
+  }
+  Kernel kernel(const std::string& sample, const std::string& name) {
+    std::string path = pathOf(sample);
+    auto it = modules.find(path);
+    if (it == modules.end()) it = modules.emplace(path, rt->loadModule(path)).first;
+    return it->second.kernel(name);
+  }
+  void emit(const Json& j) {
+    if (json) {
+      std::fprintf(json, "%s\n", j.str().c_str());
+      std::fflush(json);
+    }
+  }
+
+  // Device buffers ----------------------------------------------------------
+  template <class T>
+  DeviceBuffer upload(const std::vector<T>& host) {
+    DeviceBuffer d = rt->allocate(host.size() * sizeof(T));
+    rt->copyToDevice(d, host.data(), host.size() * sizeof(T));
+    return d;
+  }
+  DeviceBuffer poisoned(size_t bytes) {  // 0xFF bytes: NaN as f32/f16, -1 as i32
+    std::vector<unsigned char> host(bytes, 0xFF);
+    return upload(host);
+  }
+  template <class T>
+  std::vector<T> download(const DeviceBuffer& d, size_t count) {
+    std::vector<T> host(count);
+    rt->copyToHost(host.data(), d, count * sizeof(T));
+    return host;
+  }
+  Vec downloadF32(const DeviceBuffer& d, size_t count) {
+    auto h = download<float>(d, count);
+    return Vec(h.begin(), h.end());
+  }
+  Vec downloadF16(const DeviceBuffer& d, size_t count) {
+    auto h = download<uint16_t>(d, count);
+    Vec out(count);
+    for (size_t i = 0; i < count; ++i) out[i] = fromHalf(h[i]);
+    return out;
+  }
+
+  // Random host data, returned both as the stored values and as doubles.
+  std::vector<float> randF32(size_t n, Vec& asDouble, double lo = -1, double hi = 1) {
+    std::vector<float> v(n);
+    asDouble.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      v[i] = float(rng.uniform(lo, hi));
+      asDouble[i] = v[i];
+    }
+    return v;
+  }
+  std::vector<uint16_t> randF16(size_t n, Vec& asDouble, double lo = -1, double hi = 1) {
+    std::vector<uint16_t> v(n);
+    asDouble.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      v[i] = toHalf(float(rng.uniform(lo, hi)));
+      asDouble[i] = fromHalf(v[i]);
+    }
+    return v;
+  }
+
+  // Correctness -------------------------------------------------------------
+  // |got - want| <= atol + rtol * |want|, NaN never passes.
+  bool check(const std::string& sample, const std::string& what, const std::string& shape, const Vec& got,
+             const Vec& want, double atol, double rtol) {
+    double maxErr = 0, maxRel = 0;
+    int64_t bad = 0, firstBad = -1;
+    for (size_t i = 0; i < want.size(); ++i) {
+      double err = std::fabs(got[i] - want[i]);
+      bool ok = err <= atol + rtol * std::fabs(want[i]);  // false for NaN
+      if (!ok && bad++ == 0) firstBad = int64_t(i);
+      if (std::isfinite(err)) {
+        maxErr = std::max(maxErr, err);
+        maxRel = std::max(maxRel, err / std::max(std::fabs(want[i]), 1e-30));
+      } else {
+        maxErr = INFINITY;
+      }
+    }
+    bool ok = bad == 0 && got.size() == want.size();
+    std::string label = sample + (what.empty() ? "" : "." + what);
+    if (ok) {
+      std::printf("  ok     %-28s %-16s max abs err %.3g (atol %.3g, rtol %.3g)\n", label.c_str(), shape.c_str(), maxErr,
+                  atol, rtol);
+    } else {
+      ++failures;
+      std::printf("  WRONG  %-28s %-16s %" PRId64 " of %zu elements out of tolerance; first at %" PRId64
+                  ": got %.9g, want %.9g (atol %.3g, rtol %.3g)\n",
+                  label.c_str(), shape.c_str(), bad, want.size(), firstBad, got[size_t(firstBad)],
+                  want[size_t(firstBad)], atol, rtol);
+    }
+    emit(Json().s("type", "check").s("impl", "spindle").s("kernel", sample).s("variant", variantOf(sample))
+             .s("output", what).s("shape", shape).b("ok", ok).n("max_abs_err", maxErr).i("bad", bad)
+             .n("atol", atol).n("rtol", rtol));
+    return ok;
+  }
+  void fail(const std::string& what, const std::string& why) {
+    ++failures;
+    std::printf("  FAIL   %s: %s\n", what.c_str(), why.c_str());
+    emit(Json().s("type", "check").s("impl", "spindle").s("kernel", what).s("shape", "").b("ok", false).s("error", why));
+  }
+
+  // Timing ------------------------------------------------------------------
+  // Median of `reps` single-launch CUDA-event timings after 3 warm-up launches.
+  double timeMedian(const std::function<void()>& launch) {
+    for (int i = 0; i < 3; ++i) launch();
+    rt->synchronize();
+    std::vector<float> t;
+    for (int r = 0; r < reps; ++r) t.push_back(rt->timeMs(nullptr, launch));
+    std::sort(t.begin(), t.end());
+    return reps % 2 ? t[size_t(reps / 2)] : 0.5 * (t[size_t(reps / 2 - 1)] + t[size_t(reps / 2)]);
+  }
+  void perfRecord(const std::string& sample, const std::string& size, double ms, double bytes, double flops = 0,
+                  const std::string& note = "") {
+    double gbps = bytes / (ms * 1e-3) / 1e9;
+    double tflops = flops > 0 ? flops / (ms * 1e-3) / 1e12 : 0;
+    std::string label = sample + (variantOf(sample).empty() ? "" : " [" + variantOf(sample) + "]");
+    std::printf("  perf   %-28s %-16s %9.4f ms %8.1f GB/s", label.c_str(), size.c_str(), ms, gbps);
+    if (flops > 0) std::printf(" %7.2f TFLOP/s", tflops);
+    std::printf("%s%s\n", note.empty() ? "" : "  ", note.c_str());
+    Json j;
+    j.s("type", "perf").s("impl", "spindle").s("kernel", sample).s("variant", variantOf(sample)).s("size", size)
+        .n("ms", ms).n("bytes", bytes).n("gbps", gbps);
+    if (flops > 0) j.n("flops", flops).n("tflops", tflops);
+    if (!note.empty()) j.s("note", note);
+    emit(j);
+  }
+};
+
+Arg t32(const DeviceBuffer& b, std::initializer_list<int64_t> shape) { return spindle::tensor(b.data(), ScalarType::F32, shape); }
+Arg t16(const DeviceBuffer& b, std::initializer_list<int64_t> shape) { return spindle::tensor(b.data(), ScalarType::F16, shape); }
+
+// Tolerances. Elementwise f32: a few ulp. Reductions: grow with sqrt(N) (the
+// error of a tree/strided sum of N terms). Sums reported as values: with N.
+constexpr double kElemAtol = 1e-6, kElemRtol = 1e-5;
+double redTol(int64_t n) { return 1e-5 * (1.0 + std::sqrt(double(n)) / 16.0); }
+double sumAtol(int64_t n) { return 1e-6 * double(n); }
+constexpr double kF16Atol = 2e-3, kF16Rtol = 1e-2;
+
+// Big device inputs shared by the timings (read-only; 64M f32 each).
+struct Pool {
+  DeviceBuffer a, b, h16, out1, out2, small;
+  static constexpr int64_t kFloats = int64_t(1) << 26;
+};
+
+// ---------------------------------------------------------------- samples
+
+void runAxpy(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("axpy", "axpy");
+  for (int64_t n : {int64_t(1000003), int64_t(4099)}) {
+    Vec x, y;
+    auto hx = c.randF32(size_t(n), x), hy = c.randF32(size_t(n), y);
+    auto dx = c.upload(hx), dy = c.upload(hy);
+    k.launch(nullptr, {t32(dx, {n}), t32(dy, {n}), spindle::scalar(0.75f)});
+    c.check("axpy", "f32", shapeText({n}), c.downloadF32(dy, size_t(n)), bench::refAxpy(x, y, 0.75), kElemAtol, kElemRtol);
+    auto gx = c.randF16(size_t(n), x), gy = c.randF16(size_t(n), y);
+    auto ex = c.upload(gx), ey = c.upload(gy);
+    k.launch(nullptr, {t16(ex, {n}), t16(ey, {n}), spindle::scalar(0.75f)});
+    c.check("axpy", "f16", shapeText({n}), c.downloadF16(ey, size_t(n)), bench::refAxpy(x, y, 0.75), kF16Atol, kF16Rtol);
+  }
+  if (!pool) return;
+  int64_t n = Pool::kFloats;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {n}), t32(pool->out2, {n}), spindle::scalar(0.5f)}); });
+  c.perfRecord("axpy", "64M f32", ms, 12.0 * double(n));
+  ms = c.timeMedian([&] { k.launch(nullptr, {t16(pool->h16, {n}), t16(pool->out1, {n}), spindle::scalar(0.5f)}); });
+  c.perfRecord("axpy", "64M f16", ms, 6.0 * double(n));
+}
+
+// The row-wise samples are checked at one short and one long, odd row length.
+const std::vector<std::pair<int64_t, int64_t>> kRowShapes = {{67, 1000}, {9, 8229}};
+
+void runSoftmax(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("softmax", "softmax");
+  for (auto [M, N] : kRowShapes) {
+    Vec x;
+    auto dx = c.upload(c.randF32(size_t(M * N), x, -4, 4));
+    auto dy = c.poisoned(size_t(M * N) * 4);
+    k.launch(nullptr, {t32(dx, {M, N}), t32(dy, {M, N})});
+    c.check("softmax", "", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)), bench::refSoftmax(x, M, N), 1e-9,
+            redTol(N));
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->out1, {M, N})}); });
+  c.perfRecord("softmax", "8192x8192", ms, 8.0 * double(M * N));
+}
+
+void runLayernorm(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("layernorm", "layernorm");
+  for (auto [M, N] : kRowShapes) {
+    Vec x, w, b;
+    auto dx = c.upload(c.randF32(size_t(M * N), x, -2, 3));
+    auto dw = c.upload(c.randF32(size_t(N), w)), db = c.upload(c.randF32(size_t(N), b));
+    auto dy = c.poisoned(size_t(M * N) * 4);
+    k.launch(nullptr, {t32(dx, {M, N}), t32(dw, {N}), t32(db, {N}), t32(dy, {M, N})});
+    c.check("layernorm", "", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)),
+            bench::refLayernorm(x, w, b, M, N, 1e-5), redTol(N), redTol(N));
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->b, {N}), t32(pool->small, {N}), t32(pool->out1, {M, N})});
+  });
+  c.perfRecord("layernorm", "8192x8192", ms, 8.0 * double(M * N) + 8.0 * double(N));
+}
+
+void runRmsnorm(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("rmsnorm_f16", "rmsnorm_f16");
+  for (auto [M, N] : kRowShapes) {
+    Vec x, w;
+    auto dx = c.upload(c.randF16(size_t(M * N), x, -3, 3));
+    auto dw = c.upload(c.randF16(size_t(N), w, 0.5, 1.5));
+    auto dy = c.poisoned(size_t(M * N) * 2);
+    k.launch(nullptr, {t16(dx, {M, N}), t16(dw, {N}), t16(dy, {M, N})});
+    c.check("rmsnorm_f16", "", shapeText({M, N}), c.downloadF16(dy, size_t(M * N)), bench::refRmsnorm(x, w, M, N, 1e-6),
+            kF16Atol, kF16Rtol);
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t16(pool->h16, {M, N}), t16(pool->h16, {N}), t16(pool->out1, {M, N})}); });
+  c.perfRecord("rmsnorm_f16", "8192x8192", ms, 4.0 * double(M * N) + 2.0 * double(N));
+}
+
+void runTranspose(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("transpose", "transpose");
+  for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1000, 777}, {33, 4097}}) {
+    Vec x;
+    auto dx = c.upload(c.randF32(size_t(M * N), x));
+    auto dy = c.poisoned(size_t(M * N) * 4);
+    k.launch(nullptr, {t32(dx, {M, N}), t32(dy, {N, M})});
+    c.check("transpose", "", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)), bench::refTranspose(x, M, N), 0, 0);
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->out1, {N, M})}); });
+  c.perfRecord("transpose", "8192x8192", ms, 8.0 * double(M * N));
+}
+
+void runHistogram(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("histogram", "histogram");
+  struct Case { int64_t n, bins; float lo, hi; };
+  for (Case cs : {Case{1000003, 256, -1.0f, 1.0f}, Case{4099, 1000, -0.5f, 0.75f}}) {
+    // Values sit near bin centres (no float-vs-double disagreement about a
+    // boundary), one in ten outside [lo, hi).
+    std::vector<float> hx(size_t(cs.n));
+    Vec x(size_t(cs.n));
+    double width = double(cs.hi - cs.lo) / double(cs.bins);
+    for (auto& v : hx) {
+      double r = c.rng.uniform(0, 1);
+      if (r < 0.05) v = cs.lo - 0.01f - float(c.rng.uniform(0, 1));
+      else if (r < 0.1) v = cs.hi + float(c.rng.uniform(0, 1));
+      else v = float(cs.lo + width * (double(c.rng.next() % uint64_t(cs.bins)) + 0.5 + c.rng.uniform(-0.3, 0.3)));
+    }
+    for (size_t i = 0; i < hx.size(); ++i) x[i] = hx[i];
+    std::vector<int32_t> h0(size_t(cs.bins));
+    std::vector<int64_t> h0l(size_t(cs.bins));
+    for (size_t i = 0; i < h0.size(); ++i) h0l[i] = h0[i] = int32_t(c.rng.next() % 1000);  // accumulated into
+    auto dx = c.upload(hx);
+    auto dh = c.upload(h0);
+    k.launch(nullptr, {t32(dx, {cs.n}), spindle::tensor(dh.data(), ScalarType::I32, {cs.bins}), spindle::scalar(cs.lo),
+                       spindle::scalar(cs.hi)});
+    auto got = c.download<int32_t>(dh, size_t(cs.bins));
+    auto want = bench::refHistogram(x, cs.bins, cs.lo, cs.hi, h0l);
+    c.check("histogram", "", shapeText({cs.n}) + " B=" + std::to_string(cs.bins), Vec(got.begin(), got.end()),
+            Vec(want.begin(), want.end()), 0, 0);
+  }
+  if (!pool) return;
+  int64_t n = Pool::kFloats, bins = 256;
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t32(pool->a, {n}), spindle::tensor(pool->small.data(), ScalarType::I32, {bins}),
+                       spindle::scalar(-1.0f), spindle::scalar(1.0f)});
+  });
+  c.perfRecord("histogram", "64M B=256", ms, 4.0 * double(n));
+}
+
+void runMatmul(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("matmul", "matmul");
+  struct Case { int64_t M, N, K; };
+  for (Case cs : {Case{131, 67, 4096}, Case{100, 200, 37}}) {
+    Vec A, B;
+    auto dA = c.upload(c.randF32(size_t(cs.M * cs.K), A)), dB = c.upload(c.randF32(size_t(cs.K * cs.N), B));
+    auto dC = c.poisoned(size_t(cs.M * cs.N) * 4);
+    k.launch(nullptr, {t32(dA, {cs.M, cs.K}), t32(dB, {cs.K, cs.N}), t32(dC, {cs.M, cs.N})});
+    c.check("matmul", "", shapeText({cs.M, cs.N, cs.K}), c.downloadF32(dC, size_t(cs.M * cs.N)),
+            bench::refMatmul(A, B, cs.M, cs.N, cs.K), 1e-6 * double(cs.K), 1e-5);
+  }
+  if (!pool) return;
+  int64_t M = 4096, N = 4096, K = 4096;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, K}), t32(pool->b, {K, N}), t32(pool->out1, {M, N})}); });
+  c.perfRecord("matmul", "4096^3", ms, 4.0 * double(M * K + K * N + M * N), 2.0 * double(M) * double(N) * double(K));
+}
+
+void runScan(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("scan", "scan");
+  for (auto [M, N] : kRowShapes) {
+    Vec x;
+    auto dx = c.upload(c.randF32(size_t(M * N), x));
+    auto dy = c.poisoned(size_t(M * N) * 4);
+    k.launch(nullptr, {t32(dx, {M, N}), t32(dy, {M, N})});
+    c.check("scan", "", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)), bench::refScan(x, M, N), sumAtol(N), 1e-5);
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->out1, {M, N})}); });
+  c.perfRecord("scan", "8192x8192", ms, 8.0 * double(M * N));
+}
+
+void runBiasGelu(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("bias_gelu", "bias_gelu");
+  for (auto [M, N] : kRowShapes) {
+    Vec x, bias, y, rowsum;
+    auto dx = c.upload(c.randF32(size_t(M * N), x, -3, 3));
+    auto db = c.upload(c.randF32(size_t(N), bias));
+    auto dy = c.poisoned(size_t(M * N) * 4), ds = c.poisoned(size_t(M) * 4);
+    k.launch(nullptr, {t32(dx, {M, N}), t32(db, {N}), t32(dy, {M, N}), t32(ds, {M})});
+    bench::refBiasGelu(x, bias, M, N, y, rowsum);
+    c.check("bias_gelu", "y", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)), y, kElemAtol, kElemRtol);
+    c.check("bias_gelu", "rowsum", shapeText({M, N}), c.downloadF32(ds, size_t(M)), rowsum, sumAtol(N), 1e-5);
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->b, {N}), t32(pool->out1, {M, N}), t32(pool->out2, {M})});
+  });
+  c.perfRecord("bias_gelu", "8192x8192", ms, 8.0 * double(M * N) + 4.0 * double(N + M));
+}
+
+void runRowNorms(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("row_norms", "row_norms");
+  for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1001, 777}, {37, 4099}}) {
+    Vec x, amax, l2;
+    auto dx = c.upload(c.randF32(size_t(M * N), x));
+    auto da = c.poisoned(size_t(M) * 4), dl = c.poisoned(size_t(M) * 4);
+    k.launch(nullptr, {t32(dx, {M, N}), t32(da, {M}), t32(dl, {M})});
+    bench::refRowNorms(x, M, N, amax, l2);
+    c.check("row_norms", "amax", shapeText({M, N}), c.downloadF32(da, size_t(M)), amax, 0, 0);
+    c.check("row_norms", "l2", shapeText({M, N}), c.downloadF32(dl, size_t(M)), l2, redTol(N), redTol(N));
+  }
+  if (!pool) return;
+  int64_t M = 65536, N = 1024;
+  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->out1, {M}), t32(pool->out2, {M})}); });
+  c.perfRecord("row_norms", "65536x1024", ms, 4.0 * double(M * N) + 8.0 * double(M));
+}
+
+void runScaleStrided(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("scale_strided", "scale_strided");
+  // A transposed view of a [N, M] matrix, then every other column of [M, 2N + 1].
+  for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1000, 777}, {37, 4099}}) {
+    Vec base;
+    auto db = c.upload(c.randF32(size_t(M * N), base));
+    auto dy = c.poisoned(size_t(M * N) * 4);
+    k.launch(nullptr, {spindle::tensor(db.data(), ScalarType::F32, {M, N}, {1, M}), t32(dy, {M, N}), spindle::scalar(1.5f)});
+    c.check("scale_strided", "transposed", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)),
+            bench::refScaleStrided(base, M, N, 1, M, 1.5), kElemAtol, kElemRtol);
+    int64_t cols = 2 * N + 1;
+    auto db2 = c.upload(c.randF32(size_t(M * cols), base));
+    auto dy2 = c.poisoned(size_t(M * N) * 4);
+    k.launch(nullptr,
+             {spindle::tensor(db2.data(), ScalarType::F32, {M, N}, {cols, 2}), t32(dy2, {M, N}), spindle::scalar(-0.5f)});
+    c.check("scale_strided", "sliced", shapeText({M, N}), c.downloadF32(dy2, size_t(M * N)),
+            bench::refScaleStrided(base, M, N, cols, 2, -0.5), kElemAtol, kElemRtol);
+  }
+  if (!pool) return;
+  int64_t M = 8192, N = 8192;
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {spindle::tensor(pool->a.data(), ScalarType::F32, {M, N}, {N, 1}), t32(pool->out1, {M, N}),
+                       spindle::scalar(2.0f)});
+  });
+  c.perfRecord("scale_strided", "8192x8192", ms, 8.0 * double(M * N));
+  ms = c.timeMedian([&] {
+    k.launch(nullptr, {spindle::tensor(pool->a.data(), ScalarType::F32, {M, N}, {1, M}), t32(pool->out1, {M, N}),
+                       spindle::scalar(2.0f)});
+  });
+  c.perfRecord("scale_strided", "8192x8192 x.T", ms, 8.0 * double(M * N), 0, "transposed view: gathered reads by design");
+}
+
+struct Sample {
+  const char* name;
+  const char* kernel;
+  void (*run)(Ctx&, Pool*);
+  std::map<std::string, int64_t> benchDims;  // the timing shape (static dims are taken from here)
+  std::map<std::string, ScalarType> typeArgs;
+};
+
+const std::vector<Sample>& samples() {
+  static const std::vector<Sample> list = {
+      {"axpy", "axpy", runAxpy, {{"N", Pool::kFloats}}, {{"T", ScalarType::F32}}},
+      {"softmax", "softmax", runSoftmax, {{"M", 8192}, {"N", 8192}}, {}},
+      {"layernorm", "layernorm", runLayernorm, {{"M", 8192}, {"N", 8192}}, {}},
+      {"rmsnorm_f16", "rmsnorm_f16", runRmsnorm, {{"M", 8192}, {"N", 8192}}, {}},
+      {"transpose", "transpose", runTranspose, {{"M", 8192}, {"N", 8192}}, {}},
+      {"histogram", "histogram", runHistogram, {{"N", Pool::kFloats}, {"B", 256}}, {}},
+      {"matmul", "matmul", runMatmul, {{"M", 4096}, {"N", 4096}, {"K", 4096}}, {}},
+      {"scan", "scan", runScan, {{"M", 8192}, {"N", 8192}}, {}},
+      {"bias_gelu", "bias_gelu", runBiasGelu, {{"M", 8192}, {"N", 8192}}, {}},
+      {"row_norms", "row_norms", runRowNorms, {{"M", 65536}, {"N", 1024}}, {}},
+      {"scale_strided", "scale_strided", runScaleStrided, {{"M", 8192}, {"N", 8192}}, {}},
+  };
+  return list;
+}
+
+// ---------------------------------------------------------------- runtime behaviour
+
+void checkCaching(Ctx& c) {
+  std::printf("runtime cache behaviour\n");
+  spindle::RuntimeOptions opt;
+  opt.diskCache = false;  // count compiles, not what an earlier run left on disk
+  Runtime rt(opt);
+  // Dynamic N: two shapes, one binary. (Uses the axpy sample as given.)
+  {
+    Kernel k = rt.loadModule(c.pathOf("axpy")).kernel("axpy");
+    rt.resetStats();
+    for (int64_t n : {int64_t(1000), int64_t(123457)}) {
+      DeviceBuffer x = rt.allocate(size_t(n) * 4), y = rt.allocate(size_t(n) * 4);
+      k.launch(nullptr, {spindle::tensor(x.data(), ScalarType::F32, {n}), spindle::tensor(y.data(), ScalarType::F32, {n}),
+                         spindle::scalar(1.0f)});
+    }
+    rt.synchronize();
+    auto s = rt.stats();
+    bool ok = s.compiles == 1;
+    std::printf("  %s  dynamic N, two shapes (N=1000, N=123457): %" PRIu64 " compile(s), %" PRIu64 " memory hit(s)\n",
+                ok ? "ok  " : "FAIL", s.compiles, s.memoryHits);
+    if (!ok) ++c.failures;
+    c.emit(Json().s("type", "cache_check").s("what", "dynamic dims share a binary").i("compiles", int64_t(s.compiles)).b("ok", ok));
+  }
+  // Static K: two values, two binaries.
+  {
+    Kernel k = rt.loadModule(c.pathOf("matmul")).kernel("matmul");
+    rt.resetStats();
+    for (int64_t K : {int64_t(64), int64_t(96)}) {
+      int64_t M = 32, N = 32;
+      DeviceBuffer a = rt.allocate(size_t(M * K) * 4), b = rt.allocate(size_t(K * N) * 4), cc = rt.allocate(size_t(M * N) * 4);
+      k.launch(nullptr, {spindle::tensor(a.data(), ScalarType::F32, {M, K}), spindle::tensor(b.data(), ScalarType::F32, {K, N}),
+                         spindle::tensor(cc.data(), ScalarType::F32, {M, N})});
+      k.launch(nullptr, {spindle::tensor(a.data(), ScalarType::F32, {M, K}), spindle::tensor(b.data(), ScalarType::F32, {K, N}),
+                         spindle::tensor(cc.data(), ScalarType::F32, {M, N})});
+    }
+    rt.synchronize();
+    auto s = rt.stats();
+    bool ok = s.compiles == 2;
+    std::printf("  %s  static K, two values (K=64, K=96), each launched twice: %" PRIu64 " compile(s), %" PRIu64
+                " memory hit(s)\n",
+                ok ? "ok  " : "FAIL", s.compiles, s.memoryHits);
+    if (!ok) ++c.failures;
+    c.emit(Json().s("type", "cache_check").s("what", "static dims do not share").i("compiles", int64_t(s.compiles)).b("ok", ok));
+  }
+  // A wrong shape is refused before anything launches.
+  {
+    Kernel k = rt.loadModule(c.pathOf("transpose")).kernel("transpose");
+    DeviceBuffer x = rt.allocate(64 * 48 * 4), y = rt.allocate(64 * 48 * 4);
+    std::string msg;
+    try {
+      k.launch(nullptr, {spindle::tensor(x.data(), ScalarType::F32, {64, 48}), spindle::tensor(y.data(), ScalarType::F32, {64, 48})});
+    } catch (const spindle::Error& e) {
+      msg = e.what();
+    }
+    bool ok = !msg.empty();
+    std::printf("  %s  transpose x f32[64, 48], y f32[64, 48] refused: %s\n", ok ? "ok  " : "FAIL",
+                ok ? msg.c_str() : "(launched!)");
+    if (!ok) ++c.failures;
+    c.emit(Json().s("type", "cache_check").s("what", "wrong shape refused").s("message", msg).b("ok", ok));
+  }
+}
+
+// ---------------------------------------------------------------- launch overhead
+
+using CUresult = int;
+struct Cuda {
+  void* lib = nullptr;
+  CUresult (*ctxGetCurrent)(void**) = nullptr;
+  CUresult (*moduleLoadData)(void**, const void*) = nullptr;
+  CUresult (*moduleGetFunction)(void**, void*, const char*) = nullptr;
+  CUresult (*launchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                           void**) = nullptr;
+  CUresult (*ctxSynchronize)() = nullptr;
+  bool open() {
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      return fn != nullptr;
+    };
+    return get(ctxGetCurrent, "cuCtxGetCurrent") && get(moduleLoadData, "cuModuleLoadData") &&
+           get(moduleGetFunction, "cuModuleGetFunction") && get(launchKernel, "cuLaunchKernel") &&
+           get(ctxSynchronize, "cuCtxSynchronize");
+  }
+};
+
+bool readCubin(const std::string& cacheDir, const std::string& key, std::vector<char>& payload) {
+  std::ifstream f(cacheDir + "/v1/" + key.substr(0, 2) + "/" + key + ".bin", std::ios::binary);
+  if (!f) return false;
+  std::vector<char> file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t header = 8 + 4 + 4 + 8 + 64 + 32;  // runtime/src/disk_cache.h kHeaderBytes
+  if (file.size() <= header || std::memcmp(file.data(), "SPNDLBIN", 8) != 0) return false;
+  payload.assign(file.begin() + long(header), file.end());
+  return true;
+}
+
+void launchOverhead(Ctx& c) {
+  std::printf("launch overhead (host time per launch, axpy f32 N=256, one block)\n");
+  Cuda cu;
+  if (!cu.open()) {
+    std::printf("  skipped: no libcuda.so.1\n");
+    return;
+  }
+  Kernel k = c.kernel("axpy", "axpy");
+  int64_t n = 256;
+  DeviceBuffer x = c.rt->allocate(size_t(n) * 4), y = c.rt->allocate(size_t(n) * 4);
+  std::vector<float> zeros(size_t(n), 0.0f);
+  c.rt->copyToDevice(x, zeros.data(), zeros.size() * 4);
+  c.rt->copyToDevice(y, zeros.data(), zeros.size() * 4);
+  Arg args[3] = {spindle::tensor(x.data(), ScalarType::F32, {n}), spindle::tensor(y.data(), ScalarType::F32, {n}),
+                 spindle::scalar(1.0f)};
+  k.launch(nullptr, args, 3);
+  c.rt->synchronize();
+  spindle::CompileReport rep = k.compile({}, {{"T", ScalarType::F32}});
+  std::vector<char> cubin;
+  void* ctx = nullptr;
+  cu.ctxGetCurrent(&ctx);
+  if (c.rt->cacheDir().empty() || !readCubin(c.rt->cacheDir(), rep.keyHex, cubin) || !ctx) {
+    std::printf("  skipped: the binary is not in the disk cache or no current context\n");
+    return;
+  }
+  void* mod = nullptr;
+  void* fn = nullptr;
+  if (cu.moduleLoadData(&mod, cubin.data()) != 0 || cu.moduleGetFunction(&fn, mod, rep.kernelSymbol.c_str()) != 0) {
+    std::printf("  skipped: could not load the cached cubin\n");
+    return;
+  }
+  // Raw: the generated signature is (const float* x, float* y, float a, int64_t N).
+  void* px = x.data();
+  void* py = y.data();
+  float a = 1.0f;
+  int64_t nn = n;
+  void* params[4] = {&px, &py, &a, &nn};
+  auto raw = [&] { cu.launchKernel(fn, 1, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr); };
+  auto viaRuntime = [&] { k.launch(nullptr, args, 3); };
+  // Batches of 100 launches (short enough that the launch queue never fills),
+  // synchronizing between batches outside the timed region.
+  auto measure = [&](const std::function<void()>& launch) {
+    using clock = std::chrono::steady_clock;
+    double total = 0;
+    const int batches = 100, per = 100;
+    for (int b = 0; b < batches + 5; ++b) {
+      auto t0 = clock::now();
+      for (int i = 0; i < per; ++i) launch();
+      auto t1 = clock::now();
+      cu.ctxSynchronize();
+      if (b >= 5) total += std::chrono::duration<double, std::micro>(t1 - t0).count();
+    }
+    return total / (batches * per);
+  };
+  double rawUs = 1e30, rtUs = 1e30;
+  for (int round = 0; round < 3; ++round) {  // interleaved, best of three
+    rawUs = std::min(rawUs, measure(raw));
+    rtUs = std::min(rtUs, measure(viaRuntime));
+  }
+  auto s = c.rt->stats();
+  std::printf("  cuLaunchKernel (same cubin):  %.3f us/launch\n", rawUs);
+  std::printf("  Kernel::launch (memory hit):  %.3f us/launch  (+%.3f us; %" PRIu64 " compiles so far)\n", rtUs,
+              rtUs - rawUs, s.compiles);
+  c.emit(Json().s("type", "launch_overhead").n("raw_us", rawUs).n("runtime_us", rtUs).n("added_us", rtUs - rawUs)
+             .i("launches", 10000));
+}
+
+// ---------------------------------------------------------------- cold compile vs disk hit
+
+// Child mode: compile every sample's timing specialization, report each time.
+int probeCompile(Ctx& c, const std::string& label, const std::set<std::string>& only) {
+  using clock = std::chrono::steady_clock;
+  double total = 0;
+  for (const Sample& s : samples()) {
+    if (!only.empty() && !only.count(s.name)) continue;
+    auto t0 = clock::now();
+    Kernel k = c.kernel(s.name, s.kernel);
+    std::map<std::string, int64_t> staticValues;
+    for (const auto& d : k.staticDims()) staticValues[d] = s.benchDims.at(d);
+    spindle::CompileReport r = k.compile(staticValues, s.typeArgs);
+    double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    total += ms;
+    std::printf("  %-5s %-14s %8.1f ms  %s\n", label.c_str(), s.name, ms, spindle::cacheOutcomeName(r.outcome));
+    c.emit(Json().s("type", "compile").s("phase", label).s("kernel", s.name).n("ms", ms)
+               .s("outcome", spindle::cacheOutcomeName(r.outcome)).n("compile_s", r.compileSeconds));
+  }
+  std::printf("  %-5s %-14s %8.1f ms\n", label.c_str(), "total", total);
+  c.emit(Json().s("type", "compile").s("phase", label).s("kernel", "total").n("ms", total));
+  return 0;
+}
+
+std::string shellQuote(const std::string& s) {
+  std::string o = "'";
+  for (char ch : s) o += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return o + "'";
+}
+
+void coldVsDisk(Ctx& c, const std::string& jsonPath, const std::vector<std::string>& passThrough) {
+  std::printf("cold compile vs disk-cache hit, each in a new process with a fresh SPINDLE_CACHE_DIR\n");
+  char tmpl[] = "/tmp/spindle-bench-cache-XXXXXX";
+  char* dir = mkdtemp(tmpl);
+  char self[4096] = {};
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (!dir || len <= 0) {
+    c.fail("compile probe", "no temporary directory or no /proc/self/exe");
+    return;
+  }
+  for (const char* phase : {"cold", "disk"}) {
+    std::string cmd = "SPINDLE_CACHE_DIR=" + shellQuote(dir) + " " + shellQuote(self) + " --probe-compile " + phase;
+    for (const auto& a : passThrough) cmd += " " + shellQuote(a);
+    if (!jsonPath.empty()) cmd += " --json " + shellQuote(jsonPath);
+    std::fflush(stdout);
+    if (c.json) std::fflush(c.json);
+    int rc = std::system(cmd.c_str());
+    if (rc != 0) c.fail(std::string("compile probe ") + phase, "child exited with " + std::to_string(rc));
+  }
+  std::system(("rm -rf " + shellQuote(dir)).c_str());
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Ctx c;
+  c.samplesDir = SPINDLE_BENCH_SAMPLES_DIR;
+  std::string jsonPath, probePhase;
+  std::set<std::string> only;
+  bool probe = true, seeded = false;
+  std::vector<std::string> passThrough;  // what the compile-probe children need
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "gpu_check: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--samples") c.samplesDir = value(), passThrough.insert(passThrough.end(), {a, c.samplesDir});
+    else if (a == "--json") jsonPath = value();
+    else if (a == "--seed") c.seed = std::strtoull(value().c_str(), nullptr, 0), seeded = true;
+    else if (a == "--only") { for (auto& s : split(value(), ',')) only.insert(s); }
+    else if (a == "--variant") {
+      std::string v = value();
+      size_t eq = v.find('=');
+      if (eq == std::string::npos) {
+        std::fprintf(stderr, "gpu_check: --variant expects SAMPLE=PATH\n");
+        return 2;
+      }
+      c.variantPath[v.substr(0, eq)] = v.substr(eq + 1);
+      only.insert(v.substr(0, eq));
+      passThrough.insert(passThrough.end(), {"--variant", v});
+    } else if (a == "--no-perf") c.perf = false;
+    else if (a == "--no-probe") probe = false;
+    else if (a == "--reps") c.reps = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--probe-compile") probePhase = value();
+    else {
+      std::fprintf(stderr, "gpu_check: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (!jsonPath.empty()) {
+    c.json = std::fopen(jsonPath.c_str(), "a");
+    if (!c.json) {
+      std::fprintf(stderr, "gpu_check: cannot open %s\n", jsonPath.c_str());
+      return 2;
+    }
+  }
+  try {
+    Runtime rt;
+    c.rt = &rt;
+    if (!probePhase.empty()) return probeCompile(c, probePhase, only);
+    if (!rt.hasDevice()) {
+      std::fprintf(stderr, "gpu_check: no GPU: %s\n", rt.deviceStatus().c_str());
+      return 2;
+    }
+    if (!seeded) c.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+    c.rng.s = c.seed;
+    std::printf("gpu_check: device %s (%s), compiler %s, cache %s\n", rt.deviceName().c_str(), rt.target().c_str(),
+                rt.compilerIdentity().c_str(), rt.cacheDir().c_str());
+    std::printf("seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n", c.seed, c.seed);
+    c.emit(Json().s("type", "meta").s("device", rt.deviceName()).s("target", rt.target()).s("compiler", rt.compilerIdentity())
+               .s("seed", std::to_string(c.seed)));
+
+    std::unique_ptr<Pool> pool;
+    if (c.perf) {
+      pool = std::make_unique<Pool>();
+      size_t n = size_t(Pool::kFloats);
+      std::vector<float> host(n);
+      Rng r{c.seed ^ 0x5eed};
+      for (auto& v : host) v = float(r.uniform(-1, 1));
+      pool->a = rt.allocate(n * 4);
+      rt.copyToDevice(pool->a, host.data(), n * 4);
+      for (auto& v : host) v = float(r.uniform(-1, 1));
+      pool->b = rt.allocate(n * 4);
+      rt.copyToDevice(pool->b, host.data(), n * 4);
+      std::vector<uint16_t> half(n);
+      for (auto& v : half) v = toHalf(float(r.uniform(-1, 1)));
+      pool->h16 = rt.allocate(n * 2);
+      rt.copyToDevice(pool->h16, half.data(), n * 2);
+      pool->out1 = rt.allocate(n * 4);
+      pool->out2 = rt.allocate(n * 4);
+      std::vector<float> zeros(1 << 16, 0.0f);
+      pool->small = rt.allocate(zeros.size() * 4);
+      rt.copyToDevice(pool->small, zeros.data(), zeros.size() * 4);
+    }
+
+    std::printf("samples (correctness at two shapes%s)\n", c.perf ? ", then timing at a GPU-filling size" : "");
+    for (const Sample& s : samples()) {
+      if (!only.empty() && !only.count(s.name)) continue;
+      try {
+        s.run(c, pool.get());
+      } catch (const spindle::Error& e) {
+        c.fail(s.name, std::string("spindle::Error: ") + e.what());
+      }
+    }
+    rt.synchronize();
+    if (c.variantPath.empty()) {
+      checkCaching(c);
+      launchOverhead(c);
+    }
+    if (probe) coldVsDisk(c, jsonPath, passThrough);
+    auto st = rt.stats();
+    std::printf("runtime stats: %" PRIu64 " compiles (%.2f s), %" PRIu64 " disk hits, %" PRIu64 " memory hits\n", st.compiles,
+                st.compileSeconds, st.diskHits, st.memoryHits);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_check: %s\n", e.what());
+    if (c.json) std::fclose(c.json);
+    return 2;
+  }
+  if (c.json) std::fclose(c.json);
+  std::printf("%s: %d failure(s)\n", c.failures ? "FAILED" : "all correct", c.failures);
+  return c.failures ? 1 : 0;
+}
