@@ -706,11 +706,20 @@ void launchOverhead(Ctx& c) {
 // ---------------------------------------------------------------- cold compile vs disk hit
 
 // Child mode: compile every sample's timing specialization, report each time.
-int probeCompile(Ctx& c, const std::string& label, const std::set<std::string>& only) {
+int probeCompile(Ctx& c, const std::string& label, const std::set<std::string>& only,
+                 const std::vector<std::pair<std::string, std::string>>& variants) {
   using clock = std::chrono::steady_clock;
   double total = 0;
-  for (const Sample& s : samples()) {
-    if (!only.empty() && !only.count(s.name)) continue;
+  std::vector<std::pair<const Sample*, std::string>> todo;  // (sample, variant file or "")
+  for (const Sample& s : samples())
+    if ((only.empty() && variants.empty()) || only.count(s.name)) todo.emplace_back(&s, "");
+  for (const auto& [name, path] : variants)
+    for (const Sample& s : samples())
+      if (name == s.name) todo.emplace_back(&s, path);
+  for (const auto& [sp, path] : todo) {
+    const Sample& s = *sp;
+    c.variantPath.clear();
+    if (!path.empty()) c.variantPath[s.name] = path;
     auto t0 = clock::now();
     Kernel k = c.kernel(s.name, s.kernel);
     std::map<std::string, int64_t> staticValues;
@@ -718,7 +727,8 @@ int probeCompile(Ctx& c, const std::string& label, const std::set<std::string>& 
     spindle::CompileReport r = k.compile(staticValues, s.typeArgs);
     double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     total += ms;
-    std::printf("  %-5s %-14s %8.1f ms  %s\n", label.c_str(), s.name, ms, spindle::cacheOutcomeName(r.outcome));
+    std::printf("  %-5s %-14s %8.1f ms  %s %s\n", label.c_str(), s.name, ms, spindle::cacheOutcomeName(r.outcome),
+                path.c_str());
     c.emit(Json().s("type", "compile").s("phase", label).s("kernel", s.name).n("ms", ms)
                .s("outcome", spindle::cacheOutcomeName(r.outcome)).n("compile_s", r.compileSeconds));
   }
@@ -769,10 +779,11 @@ std::vector<std::string> split(const std::string& s, char sep) {
 int main(int argc, char** argv) {
   Ctx c;
   c.samplesDir = SPINDLE_BENCH_SAMPLES_DIR;
-  std::string jsonPath, probePhase;
+  std::string jsonPath, probePhase, target;
   std::set<std::string> only;
   bool probe = true, seeded = false;
   std::vector<std::string> passThrough;  // what the compile-probe children need
+  std::vector<std::pair<std::string, std::string>> variants;  // (sample, file), in order
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -793,13 +804,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "gpu_check: --variant expects SAMPLE=PATH\n");
         return 2;
       }
-      c.variantPath[v.substr(0, eq)] = v.substr(eq + 1);
-      only.insert(v.substr(0, eq));
-      passThrough.insert(passThrough.end(), {"--variant", v});
+      variants.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if (a == "--no-perf") c.perf = false;
     else if (a == "--no-probe") probe = false;
     else if (a == "--reps") c.reps = std::max(1, std::atoi(value().c_str()));
     else if (a == "--probe-compile") probePhase = value();
+    else if (a == "--target") target = value();
     else {
       std::fprintf(stderr, "gpu_check: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -813,9 +823,11 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    Runtime rt;
+    spindle::RuntimeOptions options;
+    options.target = target;  // empty: the device's own
+    Runtime rt(options);
     c.rt = &rt;
-    if (!probePhase.empty()) return probeCompile(c, probePhase, only);
+    if (!probePhase.empty()) return probeCompile(c, probePhase, only, variants);
     if (!rt.hasDevice()) {
       std::fprintf(stderr, "gpu_check: no GPU: %s\n", rt.deviceStatus().c_str());
       return 2;
@@ -852,20 +864,32 @@ int main(int argc, char** argv) {
     }
 
     std::printf("samples (correctness at two shapes%s)\n", c.perf ? ", then timing at a GPU-filling size" : "");
-    for (const Sample& s : samples()) {
-      if (!only.empty() && !only.count(s.name)) continue;
+    auto runOne = [&](const Sample& s) {
       try {
         s.run(c, pool.get());
       } catch (const spindle::Error& e) {
         c.fail(s.name, std::string("spindle::Error: ") + e.what());
       }
-    }
-    rt.synchronize();
-    if (c.variantPath.empty()) {
+    };
+    if (variants.empty()) {
+      for (const Sample& s : samples())
+        if (only.empty() || only.count(s.name)) runOne(s);
+      rt.synchronize();
       checkCaching(c);
       launchOverhead(c);
+      if (probe) coldVsDisk(c, jsonPath, passThrough);
+    } else {
+      // Each variant file in place of its sample, one after another.
+      for (const auto& [name, path] : variants) {
+        auto it = std::find_if(samples().begin(), samples().end(), [&](const Sample& s) { return name == s.name; });
+        if (it == samples().end()) {
+          c.fail(name, "no such sample");
+          continue;
+        }
+        c.variantPath = {{name, path}};
+        runOne(*it);
+      }
     }
-    if (probe) coldVsDisk(c, jsonPath, passThrough);
     auto st = rt.stats();
     std::printf("runtime stats: %" PRIu64 " compiles (%.2f s), %" PRIu64 " disk hits, %" PRIu64 " memory hits\n", st.compiles,
                 st.compileSeconds, st.diskHits, st.memoryHits);

@@ -120,6 +120,16 @@ class ConstEvaluator {
 
   std::optional<ConstValue> evalCall(const CallExpr& c) {
     const BuiltinInfo* b = findBuiltin(c.callee);
+    // dim(x, k) is the k-th dim as written in x's type: a number, a const or
+    // a dim symbol (compile-time when that dim is static).
+    if (b && b->id == BuiltinId::Dim && c.args.size() == 2) {
+      const auto* tensor = c.args[0]->as<NameExpr>();
+      auto axis = eval(*c.args[1]);
+      if (!tensor || !tensor->symbol || !axis || axis->isFloat || axis->i < 0 ||
+          axis->i >= static_cast<int64_t>(tensor->symbol->shape.size()))
+        return fail(c, "dim() needs a tensor and a constant axis");
+      return eval(*tensor->symbol->shape[static_cast<size_t>(axis->i)]);
+    }
     std::vector<ConstValue> args;
     for (const auto& a : c.args) {
       auto v = eval(*a);

@@ -239,10 +239,8 @@ class Resolver {
     for (auto& p : params) {
       checkNotTypeName(p.name, p.nameRange);
       bool tensor = p.type.isTensor;
-      if (tensor && !allowTensors) {
-        error(DiagId::sema_def_tensor_param, p.type.range, p.name);
-        tensor = false;
-      }
+      // Reported, but kept a tensor so the body's uses raise no follow-on errors.
+      if (tensor && !allowTensors) error(DiagId::sema_def_tensor_param, p.type.range, p.name);
       auto* sym = sema_.newSymbol(tensor ? SymbolKind::TensorParam : SymbolKind::ScalarParam, p.name,
                                   p.nameRange, scope);
       sym->paramIndex = index++;
@@ -273,6 +271,10 @@ class Resolver {
     if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
       if (g->second->value.isFloat) error(DiagId::sema_bad_dim, d.range);
       name->symbol = g->second;
+      return;
+    }
+    if (g != sema_.globals.end()) {
+      error(DiagId::sema_dim_name_clash, d.range, name->name, symbolKindName(g->second->kind));
       return;
     }
     auto it = kernel->names.find(name->name);
@@ -439,6 +441,29 @@ class Resolver {
     collectLocals(scope, body);
     resolveBlock(body);
     states_.pop_back();
+    checkReturnsOnEveryPath(scope, body);
+  }
+
+  // A function that returns a value must not fall off its end: the C++
+  // would compile and return garbage.
+  void checkReturnsOnEveryPath(FunctionScope* scope, const Block& body) {
+    if (scope->kind == FunctionScope::Kind::Kernel) return;
+    bool returnsValue = scope->returnType != ScalarType::Invalid || scope->returnsTypeParam;
+    forEachOwnStmt(const_cast<Block&>(body), [&](Stmt& s) {
+      if (auto* r = s.as<ReturnStmt>(); r && r->value) returnsValue = true;
+    });
+    if (returnsValue && !alwaysReturns(body))
+      error(DiagId::sema_missing_return, scope->function->nameRange, scope->name);
+  }
+
+  static bool alwaysReturns(const Block& b) {
+    for (const auto& s : b) {
+      if (s->as<ReturnStmt>()) return true;
+      if (auto* i = s->as<IfStmt>(); i && !i->elseBody.empty() && alwaysReturns(i->thenBody) &&
+                                      alwaysReturns(i->elseBody))
+        return true;
+    }
+    return false;
   }
 
   // Pass 1a: `nonlocal` declarations anywhere in this function's own body.
@@ -620,6 +645,7 @@ class Resolver {
       case StmtKind::Return: resolveReturn(*s.as<ReturnStmt>()); return;
       case StmtKind::Nonlocal: {
         auto& nl = *s.as<NonlocalStmt>();
+        if (state().scope->kind != FunctionScope::Kind::Closure) return;  // already reported
         for (size_t i = 0; i < nl.names.size(); ++i)
           if (state().referenced.count(nl.names[i])) error(DiagId::sema_nonlocal_after_use, nl.nameRanges[i], nl.names[i]);
         return;
@@ -653,7 +679,12 @@ class Resolver {
     for (auto& a : f.rangeArgs) resolveExpr(*a);
     auto* scope = state().scope;
     if (auto it = scope->names.find(f.var); it != scope->names.end()) {
-      error(DiagId::sema_loop_var_clash, f.varRange, f.var, symbolKindName(it->second->kind));
+      // A local first assigned inside this very loop is an assignment to the
+      // loop variable, reported as such in the body.
+      bool assignedInBody = it->second->kind == SymbolKind::Local &&
+                            it->second->declRange.begin.offset >= f.range.begin.offset &&
+                            it->second->declRange.begin.offset < f.range.end.offset;
+      if (!assignedInBody) error(DiagId::sema_loop_var_clash, f.varRange, f.var, symbolKindName(it->second->kind));
     }
     checkNotTypeName(f.var, f.varRange);
     auto* sym = sema_.newSymbol(SymbolKind::LoopVar, f.var, f.varRange, scope);
@@ -814,13 +845,13 @@ class Resolver {
       case SymbolKind::TypeParam: error(DiagId::sema_not_a_value, n.range, n.name); return;
       default: break;
     }
-    n.symbol = sym;
     bool declaredByAssignment = sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer ||
                                 sym->kind == SymbolKind::LocalBuffer;
     if (declaredByAssignment && sym->owner == state().scope && !state().assigned.count(sym)) {
       reportReadBeforeAssign(n, sym);
-      return;
+      return;  // left unresolved: no follow-on errors about what it is
     }
+    n.symbol = sym;
     noteReference(sym);
   }
 
@@ -908,6 +939,7 @@ class Resolver {
       }
     } else if (!c.kwargs.empty()) {
       error(DiagId::sema_kwargs_not_allowed, c.kwargs[0].nameRange, c.callee);
+      return;
     }
     if (n < b.minArgs || n > b.maxArgs) {
       if (b.minArgs == b.maxArgs) error(DiagId::sema_call_arity, c.range, c.callee, b.minArgs, n);
@@ -975,21 +1007,22 @@ class Resolver {
 
   // ------------------------------------------------------------ recursion
 
+  // Recursion (direct or mutual) is reported once per cycle, at the def or
+  // closure whose call closes it; kernels are never part of a cycle.
   void checkRecursion() {
-    std::map<FunctionScope*, int> color;  // 0 new, 1 on stack, 2 done
-    std::function<bool(FunctionScope*)> visit = [&](FunctionScope* f) -> bool {
+    std::map<FunctionScope*, int> color;  // 0 new, 1 on the DFS stack, 2 done
+    std::function<void(FunctionScope*)> visit = [&](FunctionScope* f) {
       color[f] = 1;
       for (auto* callee : f->callees) {
         if (color[callee] == 1) {
           error(DiagId::sema_recursion, f->function ? f->function->nameRange : SourceRange{}, f->name, callee->name);
-          return true;
+        } else if (color[callee] == 0) {
+          visit(callee);
         }
-        if (color[callee] == 0 && visit(callee)) return true;
       }
       for (auto* cl : f->closures)
-        if (color[cl] == 0 && visit(cl)) return true;
+        if (color[cl] == 0) visit(cl);
       color[f] = 2;
-      return false;
     };
     for (auto* f : sema_.functions)
       if (color[f] == 0) visit(f);

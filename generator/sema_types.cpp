@@ -27,6 +27,10 @@ bool isWeak(const Expr& e) {
       const auto& b = *e.as<BinaryExpr>();
       return !isComparison(b.op) && !isLogical(b.op) && isWeak(*b.lhs) && isWeak(*b.rhs);
     }
+    case ExprKind::Ternary: {
+      const auto& t = *e.as<TernaryExpr>();
+      return isWeak(*t.thenValue) && isWeak(*t.elseValue);
+    }
     default: return false;
   }
 }
@@ -42,6 +46,10 @@ void coerceWeak(Expr& e, ScalarType t) {
   if (auto* b = e.as<BinaryExpr>()) {
     coerceWeak(*b->lhs, t);
     if (b->op != BinaryOp::Pow) coerceWeak(*b->rhs, t);  // the exponent stays an integer
+  }
+  if (auto* c = e.as<TernaryExpr>()) {
+    coerceWeak(*c->thenValue, t);
+    coerceWeak(*c->elseValue, t);
   }
 }
 
@@ -79,20 +87,27 @@ class TypeChecker {
     return it != typeArgs_.end() ? it->second : ScalarType::F32;
   }
 
-  // Gives every symbol typed by a type parameter its bound type. Symbols
-  // are owned by the kernel or by closures nested in it.
+  // Resets what a previous typing of this kernel left behind and gives
+  // every symbol typed by a type parameter its bound type. Only the
+  // kernel's own scope tree is touched, so typing is linear in its size.
   void bindTypeParams(FunctionScope& kernel) {
-    for (auto& s : sema_.symbols) {
-      if (s->typeParam.empty() || !s->owner || s->owner->kernelRoot != &kernel) continue;
-      s->type = bound(s->typeParam);
-      if (s->kind == SymbolKind::Local) s->declaredType = s->type;
+    std::vector<FunctionScope*> tree = {&kernel};
+    for (size_t i = 0; i < tree.size(); ++i)
+      for (auto* c : tree[i]->closures) tree.push_back(c);
+    for (FunctionScope* f : tree) {
+      if (f->returnsTypeParam) f->returnType = bound(f->function->returnType->elemName);
+      else if (f->kind == FunctionScope::Kind::Closure && !f->function->returnType)
+        f->returnType = ScalarType::Invalid;  // inferred again from the first return
+      for (Symbol* s : f->declared) {
+        if (!s->typeParam.empty()) {
+          s->type = bound(s->typeParam);
+          if (s->kind == SymbolKind::Local) s->declaredType = s->type;
+        }
+        // A local's type comes from its declaring assignment under this binding.
+        if (s->kind == SymbolKind::Local) s->type = s->declaredType;
+      }
     }
-    for (auto& sc : sema_.scopes)
-      if (sc->kernelRoot == &kernel && sc->returnsTypeParam)
-        sc->returnType = bound(sc->function->returnType->elemName);
     typed_.clear();
-    for (auto& s : sema_.symbols)
-      if (s->owner && s->owner->kernelRoot == &kernel && s->kind == SymbolKind::Local) s->type = s->declaredType;
   }
 
   // ---------------------------------------------------------------- bodies
@@ -458,6 +473,7 @@ class TypeChecker {
     if (c.args.size() != 1) return ScalarType::Invalid;
     ScalarType from = typeOf(*c.args[0]);
     if (from == ScalarType::Invalid) return ScalarType::Invalid;
+    coerceWeak(*c.args[0], computeType(to));  // f64(0.1) is the double 0.1, not a float widened
     return to;
   }
 

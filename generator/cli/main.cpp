@@ -36,7 +36,7 @@ void printHelp() {
   std::printf(
       "\ngen options:\n"
       "  -o OUT                 write to OUT instead of standard output\n"
-      "  --kernel NAME          the kernel to generate (default: each kernel, one after another)\n"
+      "  --kernel NAME          the kernel to generate (needed when the module has several)\n"
       "  --static N=VAL         specialize dim symbol N to VAL (repeatable)\n"
       "  --dtype T=TYPE         bind type parameter T to TYPE (repeatable)\n"
       "  --no-line-directives   omit #line directives pointing at the .spn\n"

@@ -178,6 +178,10 @@ CppExpr FunctionPrinter::call(const CallExpr& c) const {
   // functional cast reads naturally.
   const Expr& arg = *c.args[0];
   if (isStorageOnly(arg.type) && c.type == ScalarType::F32) return {"float(" + expr(arg).text + ")", kPostfix};
+  // Already that type: no cast. Literals keep theirs: u32(1) << 31 must not
+  // become the int 1 << 31.
+  bool literal = arg.kind == ExprKind::IntLit || arg.kind == ExprKind::FloatLit;
+  if (arg.type == c.type && !isStorageOnly(arg.type) && !literal) return expr(arg);
   return {cppType(c.type) + "(" + value(arg) + ")", kPostfix};
 }
 
@@ -287,6 +291,15 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
   }
   CppExpr acc = expr(*indices[0]);
   if (isStorageOnly(indices[0]->type)) acc = {loadValue(acc, indices[0]->type, 0), kPostfix};
+  // Dynamic and static dims are int64_t, so `i * N` is 64-bit; a literal or
+  // const inner dim is 32-bit, and `i * 1024` would overflow past 2^31
+  // elements. Widen the leading index then.
+  const auto* innerDim = base.shape.size() > 1 ? base.shape[1]->as<NameExpr>() : nullptr;
+  bool innerIs64 = innerDim && innerDim->symbol && innerDim->symbol->kind == SymbolKind::DimSymbol;
+  bool globalTensor = base.kind == SymbolKind::TensorParam;  // scratch buffers are small
+  if (globalTensor && indices.size() > 1 && !innerIs64 && indices[0]->kind != ExprKind::IntLit &&
+      scalarBits(computeType(indices[0]->type)) < 64)
+    acc = {"int64_t(" + acc.text + ")", kPostfix};
   for (size_t axis = 1; axis < indices.size(); ++axis) {
     CppExpr dim = dimExpr(base, axis);
     std::string product = paren(acc, kMultiplicative) + " * " + paren(dim, kMultiplicative + 1);

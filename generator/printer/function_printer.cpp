@@ -369,6 +369,26 @@ std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
   return hoisted;
 }
 
+// static_range unrolls fully, so its bounds must be known here: consts and
+// dims that are static in this specialization.
+void FunctionPrinter::checkStaticRangeBounds(const ForStmt& f) {
+  for (const auto& a : f.rangeArgs) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*a,
+                           [&](const NameExpr& n) -> std::optional<ConstValue> {
+                             if (!n.symbol) return std::nullopt;
+                             if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+                             auto it = ctx_.staticValues.find(n.symbol->name);
+                             if (n.symbol->kind == SymbolKind::DimSymbol && it != ctx_.staticValues.end())
+                               return ConstValue::ofInt(it->second);
+                             return std::nullopt;
+                           },
+                           &failure);
+    if (!v) throwSpecializationError(ctx_.sema, DiagId::spec_static_range_dynamic,
+                                     (failure.where ? failure.where : a.get())->range, failure.reason);
+  }
+}
+
 void FunctionPrinter::printFor(const ForStmt& f) {
   const Symbol* var = f.symbol;
   // Sibling loops may reuse a name; a nested loop that reuses its parent's
@@ -391,6 +411,7 @@ void FunctionPrinter::printFor(const ForStmt& f) {
     });
     step = v ? v->i : 1;
   }
+  if (f.isStatic) checkStaticRangeBounds(f);
   std::string bound = loopBound(f, stop);
   std::string init = start ? value(*start) : "0";
   std::string cond = fmt::format("{} {} {}", varName, step > 0 ? "<" : ">", bound);

@@ -22,6 +22,7 @@ struct PrintContext {
   SemaModule& sema;
   FunctionScope& kernel;
   std::set<std::string> staticDims;  // names of dims baked in as constexpr
+  std::map<std::string, int64_t> staticValues;  // and their values
   std::string sourcePath;            // for #line directives
   NameSupply globals;                // consts, static dims, functions
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
@@ -83,6 +84,7 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s, bool isElif);
   void printFor(const ForStmt& f);
+  void checkStaticRangeBounds(const ForStmt& f);
   void printPendingDeclarations(const Stmt& s);
   std::string storeValue(const Expr& value, ScalarType target);
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;

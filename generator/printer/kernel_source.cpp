@@ -170,7 +170,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
 
-  PrintContext ctx{sema, kernel, staticDims, sema.file ? sema.file->path() : "<input>", NameSupply(), {}};
+  PrintContext ctx{sema, kernel, staticDims, request.staticDims, sema.file ? sema.file->path() : "<input>",
+                   NameSupply(), {}};
 
   // File-scope names: consts, static dims, functions.
   Emitter globals;

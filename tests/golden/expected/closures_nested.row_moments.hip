@@ -362,8 +362,8 @@ extern "C" __global__ __launch_bounds__(128) void row_moments(
   float var = row_moments_scale(__spn_block_sum(sq, __spn_reduce_scratch), N) - mean * mean;
   v = spread;
   if (t == 0) {
-    out[row * 3 + 0] = mean;
-    out[row * 3 + 1] = var;
-    out[row * 3 + 2] = v;
+    out[int64_t(row) * 3 + 0] = mean;
+    out[int64_t(row) * 3 + 1] = var;
+    out[int64_t(row) * 3 + 2] = v;
   }
 }

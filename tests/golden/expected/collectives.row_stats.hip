@@ -302,10 +302,10 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
   float bottom = __spn_block_min(lo, __spn_reduce_scratch);
   double total64 = __spn_block_sum(s64, __spn_reduce_scratch);
   if (t == 0) {
-    stats[row * 4 + 0] = total;
-    stats[row * 4 + 1] = top;
-    stats[row * 4 + 2] = bottom;
-    stats[row * 4 + 3] = float(total64 - double(total));
+    stats[int64_t(row) * 4 + 0] = total;
+    stats[int64_t(row) * 4 + 1] = top;
+    stats[int64_t(row) * 4 + 2] = bottom;
+    stats[int64_t(row) * 4 + 3] = float(total64 - double(total));
   }
 #line 44 "tests/golden/kernels/collectives.spn"
   float ws = __spn_warp_sum(s);
@@ -321,9 +321,9 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
 #line 53 "tests/golden/kernels/collectives.spn"
   int32_t w = t / warpSize;
   if (__spn_lane_id() == 0 && w < MAXW) {
-    per_warp[(row * MAXW + w) * 4 + 0] = ws;
-    per_warp[(row * MAXW + w) * 4 + 1] = wmax;
-    per_warp[(row * MAXW + w) * 4 + 2] = wmin;
-    per_warp[(row * MAXW + w) * 4 + 3] = b - ws;
+    per_warp[(int64_t(row) * MAXW + w) * 4 + 0] = ws;
+    per_warp[(int64_t(row) * MAXW + w) * 4 + 1] = wmax;
+    per_warp[(int64_t(row) * MAXW + w) * 4 + 2] = wmin;
+    per_warp[(int64_t(row) * MAXW + w) * 4 + 3] = b - ws;
   }
 }

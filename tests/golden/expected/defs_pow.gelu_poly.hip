@@ -337,7 +337,7 @@ extern "C" __global__ __launch_bounds__(256) void gelu_poly(
   y[i * 4 + 3] = v < -1e30f ? -__spn_inff() : v * 2.0f;
   double e = d[i] + shift;
   z[i * 2 + 0] = 0.5 * e * (1.0 + erf(e * SQRT_HALF));
-  z[i * 2 + 1] = __spn_powi<-1>(e) + e * e + e * e * e + __spn_powi<5>(e) + (e != e ? __spn_nanf() : 0.0f);
+  z[i * 2 + 1] = __spn_powi<-1>(e) + e * e + e * e * e + __spn_powi<5>(e) + (e != e ? __spn_nan() : 0.0);
   int32_t n = k[i];
   k[i] = n * n + n * 2;
 }

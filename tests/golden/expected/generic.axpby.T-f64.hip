@@ -282,7 +282,7 @@ extern "C" __global__ __launch_bounds__(256) void axpby(
     int64_t N) {
   int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
   if (i < N) {
-    double acc = double(a * x[i]);
+    double acc = a * x[i];
     y[i] = acc + b * y[i];
   }
 }

@@ -298,7 +298,7 @@ extern "C" __global__ __launch_bounds__(256) void blend(
   out32[i * 2 + 1] = v > 1e30f ? __spn_inff() : v < -1e30f ? -__spn_inff() : v != v ? __spn_nanf() : v;
   out64[i * 3 + 0] = 0.5 * e + e * 2.0 + 0.1 * (e - 1.5e-7);
   out64[i * 3 + 1] = fmin(e, 0.1) + fmax(0.1, e) + fma(e, 0.1, 0.3) + pow(e, 0.1);
-  out64[i * 3 + 2] = (e > 0.0 ? 0.1f : 0.2f) + e + (e > 1e300 ? __spn_inff() : 0.0f);
+  out64[i * 3 + 2] = (e > 0.0 ? 0.1 : 0.2) + e + (e > 1e300 ? __spn_inf() : 0.0);
   bool big = e > 1e300 || e != e;
   mask[i] = big ? true : false;
   wide[i] = i * 3 + 0x7fffffff + int64_t(big);

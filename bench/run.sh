@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One command on a GPU machine: build gpu_check, check and time every sample
+# through the Spindle runtime, run the PyTorch / Triton / cuBLAS peers, and
+# print the merged table last.
+#
+#   bash bench/run.sh [RESULTS_DIR]        (default: build-bench-gpu/results)
+#
+# Environment: BENCH_BUILD (build directory), BENCH_JOBS (default 16),
+# GPU_CHECK_ARGS (extra gpu_check arguments, e.g. "--seed 42").
+# Exit status: non-zero when the build fails or any kernel (Spindle's or a
+# peer's) is numerically wrong.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
+RESULTS="${1:-$BUILD/results}"
+JOBS="${BENCH_JOBS:-16}"
+mkdir -p "$RESULTS"
+JSON="$RESULTS/results.jsonl"
+: > "$JSON"
+start=$(date +%s)
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true; date -u; } \
+  | tee "$RESULTS/device.txt"
+
+# The GPU images have no libfmt-dev and no package registry: fall back to the
+# header-only copy in bench/third_party when CMake finds no system fmt.
+fmt_args=()
+if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt /usr/local/lib64/cmake/fmt \
+     /usr/share/cmake/fmt 2>/dev/null | grep -q -i config; then
+  fmt_args=(-Dfmt_DIR="$ROOT/bench/third_party/fmt")
+fi
+gen_args=()
+command -v ninja >/dev/null && gen_args=(-G Ninja)
+
+echo "== build ($BUILD)"
+if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF \
+       "${fmt_args[@]}" > "$RESULTS/build.log" 2>&1 ||
+   ! cmake --build "$BUILD" --target spindle_gpu_check spindle -j "$JOBS" >> "$RESULTS/build.log" 2>&1; then
+  tail -40 "$RESULTS/build.log"
+  echo "run.sh: build failed (log: $RESULTS/build.log)"
+  exit 2
+fi
+echo "   built in $(( $(date +%s) - start )) s"
+
+# A fresh cache: the first launch of each sample is a real compile.
+export SPINDLE_CACHE_DIR="$RESULTS/cache"
+rm -rf "$SPINDLE_CACHE_DIR"
+
+echo "== gpu_check"
+# shellcheck disable=SC2086
+"$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" ${GPU_CHECK_ARGS:-} 2>&1 | tee "$RESULTS/gpu_check.log"
+rc_check=${PIPESTATUS[0]}
+
+echo "== peers (PyTorch, Triton, cuBLAS, copy)"
+PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" 2>&1 | tee "$RESULTS/peers.log"
+rc_peers=${PIPESTATUS[0]}
+
+echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, $(( $(date +%s) - start )) s in all)"
+python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
+rc_report=${PIPESTATUS[0]}
+
+if [ "$rc_check" -ne 0 ] || [ "$rc_peers" -ne 0 ] || [ "$rc_report" -ne 0 ]; then
+  exit 1
+fi
+exit 0
