@@ -70,6 +70,7 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     ParamPlan pp;
     pp.name = p.name;
     pp.isTensor = p.isTensor;
+    pp.writes = p.writes;
     pp.dtype = p.dtype;
     if (!p.typeParam.empty()) {
       auto it = std::find(plan.typeParams.begin(), plan.typeParams.end(), p.typeParam);
@@ -114,6 +115,43 @@ uint64_t SpecKey::hash() const {
     h *= 0xff51afd7ed558ccdull;
   }
   return h ^ (h >> 33);
+}
+
+namespace {
+
+// The bytes a tensor argument can touch: [lo, hi). Strides may be negative.
+std::pair<uintptr_t, uintptr_t> byteExtent(const Arg& a) {
+  int64_t elemBytes = int64_t(scalarBytes(a.dtype));
+  int64_t low = 0, high = 0, contiguous = 1;
+  for (int ax = a.rank - 1; ax >= 0; --ax) {
+    int64_t stride = a.hasStrides ? a.strides[ax] : contiguous;
+    int64_t span = (a.shape[ax] - 1) * stride;
+    (span < 0 ? low : high) += span;
+    contiguous *= a.shape[ax];
+  }
+  auto base = reinterpret_cast<uintptr_t>(a.data);
+  return {base + uintptr_t(low * elemBytes), base + uintptr_t((high + 1) * elemBytes)};
+}
+
+}  // namespace
+
+// Generated kernels take tensors as __restrict__ pointers (docs/language.md):
+// a tensor the kernel writes must not share memory with any other tensor
+// argument, or the compiler's assumptions give silently wrong results.
+void checkNoOverlap(const KernelPlan& plan, const Arg* args) {
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    if (!plan.params[i].isTensor || !plan.params[i].writes) continue;
+    auto [lo, hi] = byteExtent(args[i]);
+    for (size_t j = 0; j < plan.params.size(); ++j) {
+      if (j == i || !plan.params[j].isTensor) continue;
+      auto [lo2, hi2] = byteExtent(args[j]);
+      if (lo < hi2 && lo2 < hi)
+        throw Error(fmt::format("{}: parameters '{}' and '{}' overlap in memory ([{:#x}, {:#x}) and [{:#x}, {:#x})); "
+                                "'{}' is written and tensors are __restrict__: pass separate buffers",
+                                plan.kernel, plan.params[i].name, plan.params[j].name, lo, hi, lo2, hi2,
+                                plan.params[i].name));
+    }
+  }
 }
 
 void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Binding& out) {
@@ -203,6 +241,8 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
       }
     }
   }
+
+  checkNoOverlap(plan, args);
 
   for (size_t t = 0; t < plan.typeParams.size(); ++t)
     if (out.types[t] == ScalarType::Invalid)

@@ -29,6 +29,7 @@ struct ParamPlan {
   int dimSymbol[kMaxRank] = {};   // -1: a literal size
   int64_t dimLiteral[kMaxRank] = {};
   bool strided = false;
+  bool writes = false;             // the kernel stores into it
   std::string typeText;            // "f32[M, N]", "T[N] strided", "f32"
 };
 
@@ -66,6 +67,9 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
 
 // Fills b.key from b's static dim values and bound dtypes.
 void makeSpecKey(const KernelPlan& plan, Binding& b);
+
+// Throws when a tensor the kernel writes overlaps another tensor argument.
+void checkNoOverlap(const KernelPlan& plan, const Arg* args);
 
 // Rejects grids and blocks that no GPU launches (zero or too large).
 void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g);

@@ -339,3 +339,43 @@ TEST(Args, ScalarConversions) {
 
 }  // namespace
 }  // namespace spindle
+
+namespace spindle::rt {
+namespace {
+
+// Tensors are __restrict__ in generated code: a written tensor that shares
+// memory with another argument is refused before any launch.
+TEST(LaunchBinding, WrittenTensorsMustNotOverlapOtherTensors) {
+  KernelInfo info;
+  info.name = "scale";
+  info.params = {tensorParam("x", ScalarType::F32, {"N"}), tensorParam("y", ScalarType::F32, {"N"})};
+  info.params[1].writes = true;
+  info.dimSymbols = {"N"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  static float buffer[64];
+  auto bindPair = [&](const float* x, const float* y, int64_t n) {
+    Arg args[] = {tensor(x, ScalarType::F32, {n}), tensor(y, ScalarType::F32, {n})};
+    Binding b;
+    bindArguments(plan, args, 2, b);
+  };
+  // Disjoint halves of one allocation: fine, even when adjacent.
+  EXPECT_NO_THROW(bindPair(buffer, buffer + 32, 32));
+  // In place (the same memory) and partial overlaps are refused, with names.
+  try {
+    bindPair(buffer, buffer, 32);
+    ADD_FAILURE() << "in-place call was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scale: parameters 'y' and 'x' overlap in memory"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(bindPair(buffer, buffer + 31, 32), Error);
+  // A view with a negative stride reaches below its pointer.
+  Arg reversed[] = {tensor(buffer + 40, ScalarType::F32, {8}, {-1}), tensor(buffer + 32, ScalarType::F32, {8})};
+  info.params[0].strided = true;
+  KernelPlan stridedPlan = KernelPlan::make(info, {});
+  Binding b;
+  EXPECT_THROW(bindArguments(stridedPlan, reversed, 2, b), Error);  // x covers [33, 41), y [32, 40)
+}
+
+}  // namespace
+}  // namespace spindle::rt
