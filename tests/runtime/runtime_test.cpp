@@ -90,9 +90,12 @@ TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
   Module m = rt.loadModule(kAxpyPath);
   Kernel dynamicN = m.kernel("axpy");
   EXPECT_TRUE(dynamicN.staticDims().empty());
-  int buf[1];
-  LaunchPlan p1 = dynamicN.bind({tensor(buf, ScalarType::F32, {1000}), tensor(buf, ScalarType::F32, {1000}), scalar(2.0f)});
-  LaunchPlan p2 = dynamicN.bind({tensor(buf, ScalarType::F32, {5000}), tensor(buf, ScalarType::F32, {5000}), scalar(2.0f)});
+  // Distinct fake device addresses: binding never dereferences them, but it
+  // does refuse overlapping tensors.
+  const void* xs = reinterpret_cast<const void*>(uintptr_t(1) << 24);
+  const void* ys = reinterpret_cast<const void*>(uintptr_t(1) << 25);
+  LaunchPlan p1 = dynamicN.bind({tensor(xs, ScalarType::F32, {1000}), tensor(ys, ScalarType::F32, {1000}), scalar(2.0f)});
+  LaunchPlan p2 = dynamicN.bind({tensor(xs, ScalarType::F32, {5000}), tensor(ys, ScalarType::F32, {5000}), scalar(2.0f)});
   EXPECT_TRUE(p1.staticDims.empty());
   EXPECT_EQ(p1.typeArgs, p2.typeArgs);
   EXPECT_EQ(p1.dims.at("N"), 1000);
@@ -118,9 +121,9 @@ TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   Runtime rt(compileOnly("sm_75", dir.path()));
   if (rt.hasDevice()) GTEST_SKIP() << "an sm_75 device is present";
   Kernel k = rt.loadModule(kAxpyPath).kernel("axpy");
-  int buf[1];
+  int xs[10], ys[10];
   try {
-    k.launch(nullptr, {tensor(buf, ScalarType::F32, {10}), tensor(buf, ScalarType::F32, {10}), scalar(1.0f)});
+    k.launch(nullptr, {tensor(xs, ScalarType::F32, {10}), tensor(ys, ScalarType::F32, {10}), scalar(1.0f)});
     FAIL() << "launched";
   } catch (const Error& e) {
     EXPECT_CONTAINS(e.what(), "cannot launch");
@@ -128,7 +131,7 @@ TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   }
   // Validation comes first: a bad launch says what is wrong with it.
   try {
-    k.launch(nullptr, {tensor(buf, ScalarType::F32, {10}), tensor(buf, ScalarType::F32, {11}), scalar(1.0f)});
+    k.launch(nullptr, {tensor(xs, ScalarType::F32, {10}), tensor(ys, ScalarType::F32, {11}), scalar(1.0f)});
     FAIL() << "launched";
   } catch (const Error& e) {
     EXPECT_CONTAINS(e.what(), "axpy: parameter 'y' dim 0 (N): bound to 10 by 'x' dim 0 but 11 by 'y'");
