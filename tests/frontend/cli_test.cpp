@@ -2,8 +2,12 @@
 // crash and never 2 (internal error). Runs the real executable.
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "frontend_test_util.h"
 
@@ -70,6 +74,56 @@ TEST_F(CliTest, UsageErrors) {
   EXPECT_EQ(runSpindle("inspect '" + good.string() + "' --stage ast"), 0);
   EXPECT_EQ(runSpindle("inspect '" + good.string() + "' --stage=ast"), 0);
   fs::remove(good);
+}
+
+}  // namespace
+}  // namespace spindle::test
+
+namespace spindle::test {
+namespace {
+
+std::string readAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `spindle gen` end to end: the file it writes is the checked-in golden, and
+// its errors are exit status 1.
+TEST_F(CliTest, GenWritesTheGoldenAndRejectsBadRequests) {
+  fs::path out = fs::temp_directory_path() / ("spindle-cli-gen-" + std::to_string(getpid()) + ".hip");
+  std::string inSource = "cd '" SPINDLE_SOURCE_DIR "' && ";
+  ASSERT_EQ(std::system((inSource + "'" + spindleBinary() +
+                         "' gen tests/golden/kernels/control_flow.spn --kernel collatz_stats -o '" + out.string() + "'")
+                            .c_str()),
+            0);
+  EXPECT_EQ(readAll(out), readAll(fs::path(SPINDLE_SOURCE_DIR) / "tests/golden/expected/control_flow.collatz_stats.hip"));
+  fs::remove(out);
+
+  const std::string samples = SPINDLE_SOURCE_DIR "/samples/";
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn'"), 1);                      // generic, no --dtype
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f99"), 1);        // unknown type
+  EXPECT_EQ(runSpindle("gen '" + samples + "matmul.spn'"), 1);                    // @static(K) without a value
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=abc"), 1);
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static Q=4"), 1);      // not a dim of softmax
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --kernel nope"), 1);
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --frobnicate"), 1);
+  EXPECT_EQ(runSpindle("gen '" SPINDLE_SOURCE_DIR "/tests/golden/kernels/collectives.spn'"), 1);  // two kernels
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --no-line-directives"), 0);
+}
+
+TEST_F(CliTest, GenVerifyRunsTheClangChecker) {
+  if (!fs::exists(SPINDLE_BINARY_DIR "/bin/spindle-verify")) GTEST_SKIP() << "spindle-verify was not built";
+  const std::string kernels = SPINDLE_SOURCE_DIR "/tests/golden/kernels/";
+  EXPECT_EQ(runSpindle("gen '" + kernels + "closures_nested.spn' --kernel row_moments --verify"), 0);
+  EXPECT_EQ(runSpindle("gen '" + kernels + "generic.spn' --kernel axpby --dtype T=f16 --verify"), 0);
+}
+
+TEST_F(CliTest, InspectScopesAndKey) {
+  EXPECT_EQ(runSpindle("inspect '" SPINDLE_SOURCE_DIR "/tests/golden/kernels/closures_nested.spn' --stage scopes"), 0);
+  EXPECT_EQ(runSpindle("inspect '" SPINDLE_SOURCE_DIR "/samples/axpy.spn' --stage key --dtype T=f32"), 0);
+  EXPECT_EQ(runSpindle("inspect '" SPINDLE_SOURCE_DIR "/samples/axpy.spn' --stage key --bogus"), 1);
 }
 
 }  // namespace
