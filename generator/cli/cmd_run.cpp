@@ -20,19 +20,6 @@ namespace spindle::cli {
 
 namespace {
 
-int64_t parseInt(const std::string& option, const std::string& name, const std::string& text) {
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty())
-    throw std::invalid_argument(fmt::format("{} {}: '{}' is not an integer", option, name, text));
-  return v;
-}
-
 // "M=4096,N=128" -> {M: 4096, N: 128}
 void parseDims(const std::string& text, std::map<std::string, int64_t>& out) {
   size_t start = 0;
@@ -42,7 +29,7 @@ void parseDims(const std::string& text, std::map<std::string, int64_t>& out) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw std::invalid_argument(fmt::format("--dims expects NAME=VALUE[,NAME=VALUE...], got '{}'", text));
-    out[item.substr(0, eq)] = parseInt("--dims", item.substr(0, eq), item.substr(eq + 1));
+    out[item.substr(0, eq)] = parseInteger("--dims", item.substr(0, eq), item.substr(eq + 1));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

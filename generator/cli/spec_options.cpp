@@ -22,6 +22,19 @@ const std::string& valueOf(const Args& args, size_t& i) {
 
 }  // namespace
 
+int64_t parseInteger(const std::string& option, const std::string& name, const std::string& text) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty())
+    throw std::invalid_argument(fmt::format("{} {}: '{}' is not an integer", option, name, text));
+  return v;
+}
+
 bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out) {
   const std::string& a = args[i];
   if (a == "--kernel") {
@@ -30,15 +43,7 @@ bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out) {
   }
   if (a == "--static") {
     auto [name, text] = splitAssignment(a, valueOf(args, i));
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size()) throw std::invalid_argument(fmt::format("--static {}: '{}' is not an integer", name, text));
-    out.spec.staticDims[name] = v;
+    out.spec.staticDims[name] = parseInteger(a, name, text);
     return true;
   }
   if (a == "--dtype") {
