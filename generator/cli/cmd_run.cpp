@@ -69,7 +69,7 @@ int cmdRun(const Args& args) {
       } else if (a == "--target") {
         target = value();
       } else if (a == "--reps") {
-        reps = int(parseInt("--reps", "", value()));
+        reps = int(parseInteger("--reps", "", value()));
         if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
       } else if (a == "--scalar") {
         const std::string& s = value();
