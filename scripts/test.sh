@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian 12 machine: set-up, build, ctest.
+# The whole test suite on a fresh Debian 12 machine: set-up, build, tests.
 # This is the README's test command and exactly what CI runs (.ci/run).
 #
-# Environment: BUILD_DIR (default build), JOBS (default: all cores).
+#   1. set-up (scripts/setup.sh: Debian packages, idempotent)
+#   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (scripts/sanitize.sh; the vendor-compiler checks of the goldens are
+#      left to step 4, they run no Spindle code)
+#   3. a bounded libFuzzer run of the parser and of the whole pipeline
+#      (scripts/fuzz.sh, 60 s each)
+#   4. the normal build and the whole ctest suite, last, so its summary is
+#      the closing line
+#
+# Environment: BUILD_DIR (default build), JOBS (default: all cores),
+# SPINDLE_QUICK=1 skips steps 2 and 3 (for a fast local run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
+export JOBS=$jobs
 
 bash "$root/scripts/setup.sh"
+if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
+  echo "== sanitizers (ASan + UBSan)"
+  bash "$root/scripts/sanitize.sh" -E "golden_compile"
+  echo "== fuzzing (bounded)"
+  bash "$root/scripts/fuzz.sh" "${SPINDLE_FUZZ_SECONDS:-60}"
+fi
+echo "== build and test"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
