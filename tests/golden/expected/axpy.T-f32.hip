@@ -3,7 +3,7 @@
 //
 // kernel:          axpy
 // specialization:  N dynamic, T = f32
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (256), dynamic shared memory none
+// launch:          grid (__spn_cdiv(N, BLOCK * ITEMS)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  float* __restrict__ y                    tensor f32[N]
@@ -74,6 +74,17 @@ struct __spn_bf16 {
 // Threads a block may hold, divided by the smallest warp: one reduction
 // slot per warp.
 #define __SPN_MAX_WARPS 32
+
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
@@ -148,7 +159,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -167,9 +179,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
@@ -255,6 +267,7 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 // ==== Spindle prelude end ====
 
 constexpr int32_t BLOCK = 256;
+constexpr int32_t ITEMS = 4;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -264,7 +277,7 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void axpy(const float* __restrict__ x, float* __restrict__ y, float a, int64_t N);
 
 inline hipError_t launch_axpy(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float a, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * ITEMS)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
   axpy<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, a, N);
@@ -272,14 +285,19 @@ inline hipError_t launch_axpy(hipStream_t stream, const float* __restrict__ x, f
 }
 #endif
 
-#line 33 "samples/axpy.spn"
+#line 38 "samples/axpy.spn"
 extern "C" __global__ __launch_bounds__(256) void axpy(
     const float* __restrict__ x,
     float* __restrict__ y,
     float a,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
-  if (i < N) {
-    y[i] = a * x[i] + y[i];
+  int64_t base = int64_t(int(blockIdx.x)) * (BLOCK * ITEMS) + int(threadIdx.x);
+  #pragma unroll
+  for (int32_t k = 0; k < ITEMS; ++k) {
+#line 41 "samples/axpy.spn"
+    int64_t i = base + k * BLOCK;
+    if (i < N) {
+      y[i] = a * x[i] + y[i];
+    }
   }
 }

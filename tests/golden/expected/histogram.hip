@@ -77,6 +77,17 @@ struct __spn_bf16 {
 // slot per warp.
 #define __SPN_MAX_WARPS 32
 
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
+
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
@@ -150,7 +161,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -169,9 +181,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
@@ -257,7 +269,7 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 // ==== Spindle prelude end ====
 
 constexpr int32_t BLOCK = 256;
-constexpr int32_t ITEMS = 16;
+constexpr int32_t ITEMS = 64;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -275,7 +287,7 @@ inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 33 "samples/histogram.spn"
+#line 36 "samples/histogram.spn"
 extern "C" __global__ __launch_bounds__(256) void histogram(
     const float* __restrict__ x,
     int32_t* __restrict__ h,
@@ -284,21 +296,21 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
     int64_t N,
     int64_t B) {
   extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
-#line 34 "samples/histogram.spn"
+#line 37 "samples/histogram.spn"
   int32_t* counts = reinterpret_cast<int32_t*>(__spn_dynamic_shared);
   int32_t t = int(threadIdx.x);
-#line 37 "samples/histogram.spn"
+#line 40 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     counts[k] = 0;
   }
-#line 39 "samples/histogram.spn"
+#line 42 "samples/histogram.spn"
   __syncthreads();
-#line 41 "samples/histogram.spn"
+#line 44 "samples/histogram.spn"
   float scale = float(B) / (hi - lo);
   int64_t base = int64_t(int(blockIdx.x)) * (BLOCK * ITEMS) + t;
   #pragma unroll
   for (int32_t it = 0; it < ITEMS; ++it) {
-#line 44 "samples/histogram.spn"
+#line 47 "samples/histogram.spn"
     int64_t i = base + it * BLOCK;
     if (i < N) {
       float v = x[i];
@@ -308,9 +320,9 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
       }
     }
   }
-#line 50 "samples/histogram.spn"
+#line 53 "samples/histogram.spn"
   __syncthreads();
-#line 52 "samples/histogram.spn"
+#line 55 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     int32_t c = counts[k];
     if (c != 0) {

@@ -76,6 +76,17 @@ struct __spn_bf16 {
 // slot per warp.
 #define __SPN_MAX_WARPS 32
 
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
+
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
@@ -149,7 +160,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -168,9 +180,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
@@ -255,11 +267,11 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BM = 64;
-constexpr int32_t BN = 64;
-constexpr int32_t BK = 16;
-constexpr int32_t TM = 4;
-constexpr int32_t TN = 4;
+constexpr int32_t BM = 128;
+constexpr int32_t BN = 128;
+constexpr int32_t BK = 8;
+constexpr int32_t TM = 8;
+constexpr int32_t TN = 8;
 constexpr int32_t TX = 16;
 constexpr int32_t TY = 16;
 constexpr int32_t NT = 256;
@@ -282,21 +294,21 @@ inline hipError_t launch_matmul(hipStream_t stream, const float* __restrict__ A,
 }
 #endif
 
-#line 45 "samples/matmul.spn"
+#line 50 "samples/matmul.spn"
 extern "C" __global__ __launch_bounds__(256) void matmul(
     const float* __restrict__ A,
     const float* __restrict__ B,
     float* __restrict__ C,
     int64_t M,
     int64_t N) {
-  __shared__ float As[BM * (BK + 1)];
+  __shared__ float As[BK * (BM + 4)];
   __shared__ float Bs[BK * BN];
   float acc[TM * TN];
   __spn_fill(acc, TM * TN, 0.0f);
-#line 49 "samples/matmul.spn"
+#line 54 "samples/matmul.spn"
   float a_frag[TM];
   __spn_fill(a_frag, TM, 0.0f);
-#line 50 "samples/matmul.spn"
+#line 55 "samples/matmul.spn"
   float b_frag[TN];
   __spn_fill(b_frag, TN, 0.0f);
   int32_t tx = int(threadIdx.x);
@@ -304,12 +316,12 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   int32_t tid = ty * TX + tx;
   int64_t row0 = int64_t(int(blockIdx.y)) * BM;
   int64_t col0 = int64_t(int(blockIdx.x)) * BN;
-#line 58 "samples/matmul.spn"
+#line 63 "samples/matmul.spn"
   for (int64_t k0 = 0; k0 < K; k0 += BK) {
-#line 60 "samples/matmul.spn"
+#line 65 "samples/matmul.spn"
     #pragma unroll
     for (int32_t l = 0; l < BM * BK / NT; ++l) {
-#line 61 "samples/matmul.spn"
+#line 66 "samples/matmul.spn"
       int32_t ea = tid + l * NT;
       int32_t ar = ea / BK;
       int32_t ac = ea % BK;
@@ -317,12 +329,12 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       if (row0 + ar < M && k0 + ac < K) {
         av = A[(row0 + ar) * K + k0 + ac];
       }
-#line 67 "samples/matmul.spn"
-      As[ar * (BK + 1) + ac] = av;
+#line 72 "samples/matmul.spn"
+      As[ac * (BM + 4) + ar] = av;
     }
     #pragma unroll
     for (int32_t l = 0; l < BK * BN / NT; ++l) {
-#line 70 "samples/matmul.spn"
+#line 75 "samples/matmul.spn"
       int32_t eb = tid + l * NT;
       int32_t br = eb / BN;
       int32_t bc = eb % BN;
@@ -330,46 +342,46 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       if (k0 + br < K && col0 + bc < N) {
         bv = B[(k0 + br) * N + col0 + bc];
       }
-#line 76 "samples/matmul.spn"
+#line 81 "samples/matmul.spn"
       Bs[br * BN + bc] = bv;
     }
-#line 77 "samples/matmul.spn"
+#line 82 "samples/matmul.spn"
     __syncthreads();
-#line 79 "samples/matmul.spn"
+#line 84 "samples/matmul.spn"
     #pragma unroll
     for (int32_t kk = 0; kk < BK; ++kk) {
-#line 80 "samples/matmul.spn"
+#line 85 "samples/matmul.spn"
       #pragma unroll
       for (int32_t i = 0; i < TM; ++i) {
-#line 81 "samples/matmul.spn"
-        a_frag[i] = As[(ty + i * TY) * (BK + 1) + kk];
+#line 86 "samples/matmul.spn"
+        a_frag[i] = As[kk * (BM + 4) + ty + i * TY];
       }
-#line 82 "samples/matmul.spn"
+#line 87 "samples/matmul.spn"
       #pragma unroll
       for (int32_t j = 0; j < TN; ++j) {
-#line 83 "samples/matmul.spn"
+#line 88 "samples/matmul.spn"
         b_frag[j] = Bs[kk * BN + tx + j * TX];
       }
-#line 84 "samples/matmul.spn"
+#line 89 "samples/matmul.spn"
       #pragma unroll
       for (int32_t i = 0; i < TM; ++i) {
-#line 85 "samples/matmul.spn"
+#line 90 "samples/matmul.spn"
         #pragma unroll
         for (int32_t j = 0; j < TN; ++j) {
-#line 86 "samples/matmul.spn"
+#line 91 "samples/matmul.spn"
           acc[i * TN + j] = fmaf(a_frag[i], b_frag[j], acc[i * TN + j]);
         }
       }
     }
-#line 87 "samples/matmul.spn"
+#line 92 "samples/matmul.spn"
     __syncthreads();
   }
   #pragma unroll
   for (int32_t i = 0; i < TM; ++i) {
-#line 90 "samples/matmul.spn"
+#line 95 "samples/matmul.spn"
     #pragma unroll
     for (int32_t j = 0; j < TN; ++j) {
-#line 91 "samples/matmul.spn"
+#line 96 "samples/matmul.spn"
       int64_t cr = row0 + ty + i * TY;
       int64_t cc = col0 + tx + j * TX;
       if (cr < M && cc < N) {

@@ -76,6 +76,17 @@ struct __spn_bf16 {
 // slot per warp.
 #define __SPN_MAX_WARPS 32
 
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
+
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
@@ -149,7 +160,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -168,9 +180,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
@@ -256,6 +268,7 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 // ==== Spindle prelude end ====
 
 constexpr int32_t BLOCK = 256;
+constexpr int32_t UNROLL = 4;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -273,22 +286,36 @@ inline hipError_t launch_row_norms(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 31 "samples/row_norms.spn"
+#line 36 "samples/row_norms.spn"
 extern "C" __global__ __launch_bounds__(256) void row_norms(
     const float* __restrict__ x,
     float* __restrict__ amax,
     float* __restrict__ l2,
     int64_t M,
     int64_t N) {
-  int32_t ws = warpSize;
+  int32_t ws = __SPN_WARP_SIZE;
   int32_t lane = __spn_lane_id();
   int64_t r = int64_t(int(blockIdx.x)) * (BLOCK / ws) + int(threadIdx.x) / ws;
   if (r < M) {
     float m = 0.0f;
     float ss = 0.0f;
     int64_t j = int64_t(lane);
+    float v;
+#line 44 "samples/row_norms.spn"
+    while (j + (UNROLL - 1) * ws < N) {
+      #pragma unroll
+      for (int32_t u = 0; u < UNROLL; ++u) {
+#line 46 "samples/row_norms.spn"
+        v = x[r * N + j + u * ws];
+        m = fmaxf(m, fabsf(v));
+        ss += v * v;
+      }
+#line 49 "samples/row_norms.spn"
+      j += UNROLL * ws;
+    }
+#line 50 "samples/row_norms.spn"
     while (j < N) {
-      float v = x[r * N + j];
+      v = x[r * N + j];
       m = fmaxf(m, fabsf(v));
       ss += v * v;
       j += ws;
@@ -298,9 +325,9 @@ extern "C" __global__ __launch_bounds__(256) void row_norms(
       m = fmaxf(m, __spn_shfl_xor(m, off));
       off = off / 2;
     }
-#line 49 "samples/row_norms.spn"
+#line 60 "samples/row_norms.spn"
     ss = __spn_warp_sum(ss);
-#line 51 "samples/row_norms.spn"
+#line 62 "samples/row_norms.spn"
     if (lane == 0) {
       amax[r] = m;
       l2[r] = sqrtf(ss);

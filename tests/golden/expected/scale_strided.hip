@@ -3,7 +3,7 @@
 //
 // kernel:          scale_strided
 // specialization:  M dynamic, N dynamic
-// launch:          grid (__spn_cdiv(N, BX), __spn_cdiv(M, BY)), block (32, 8), dynamic shared memory none
+// launch:          grid (__spn_cdiv(N, BX), __spn_cdiv(M, BY * RPT)), block (32, 8), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N] strided, read-only
 //    1  int64_t x_stride0                        stride of x along axis 0, in elements
@@ -78,6 +78,17 @@ struct __spn_bf16 {
 // slot per warp.
 #define __SPN_MAX_WARPS 32
 
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
+
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
@@ -151,7 +162,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -170,9 +182,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
@@ -259,6 +271,7 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 
 constexpr int32_t BX = 32;
 constexpr int32_t BY = 8;
+constexpr int32_t RPT = 4;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -268,7 +281,7 @@ constexpr int32_t BY = 8;
 extern "C" __global__ void scale_strided(const float* __restrict__ x, int64_t x_stride0, int64_t x_stride1, float* __restrict__ y, float alpha, int64_t M, int64_t N);
 
 inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restrict__ x, int64_t x_stride0, int64_t x_stride1, float* __restrict__ y, float alpha, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX)), uint32_t(__spn_cdiv(M, BY)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX)), uint32_t(__spn_cdiv(M, BY * RPT)));
   const dim3 block = dim3(32, 8);
   const size_t dynamic_shared_bytes = 0;
   scale_strided<<<grid, block, dynamic_shared_bytes, stream>>>(x, x_stride0, x_stride1, y, alpha, M, N);
@@ -276,7 +289,7 @@ inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restri
 }
 #endif
 
-#line 29 "samples/scale_strided.spn"
+#line 34 "samples/scale_strided.spn"
 extern "C" __global__ __launch_bounds__(256) void scale_strided(
     const float* __restrict__ x,
     int64_t x_stride0,
@@ -285,9 +298,16 @@ extern "C" __global__ __launch_bounds__(256) void scale_strided(
     float alpha,
     int64_t M,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.y)) * BY + int(threadIdx.y);
+  int64_t i0 = int64_t(int(blockIdx.y)) * (BY * RPT) + int(threadIdx.y);
   int64_t j = int64_t(int(blockIdx.x)) * BX + int(threadIdx.x);
-  if (i < M && j < N) {
-    y[i * N + j] = alpha * x[i * x_stride0 + j * x_stride1];
+  if (j < N) {
+    #pragma unroll
+    for (int32_t k = 0; k < RPT; ++k) {
+#line 39 "samples/scale_strided.spn"
+      int64_t i = i0 + k * BY;
+      if (i < M) {
+        y[i * N + j] = alpha * x[i * x_stride0 + j * x_stride1];
+      }
+    }
   }
 }

@@ -3,7 +3,7 @@
 //
 // kernel:          scan
 // specialization:  M dynamic, N dynamic
-// launch:          grid (M), block (256), dynamic shared memory __spn_align16(N * sizeof(float)) bytes
+// launch:          grid (M), block (256), dynamic shared memory __spn_align16((N + N / 32 + 1) * sizeof(float)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N], read-only
 //    1  float* __restrict__ y                    tensor f32[M, N]
@@ -74,6 +74,17 @@ struct __spn_bf16 {
 // Threads a block may hold, divided by the smallest warp: one reduction
 // slot per warp.
 #define __SPN_MAX_WARPS 32
+
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
@@ -148,7 +159,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -167,9 +179,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
@@ -267,65 +279,70 @@ extern "C" __global__ void scan(const float* __restrict__ x, float* __restrict__
 inline hipError_t launch_scan(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
   const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
-  const size_t dynamic_shared_bytes = __spn_align16(N * sizeof(float));
+  const size_t dynamic_shared_bytes = __spn_align16((N + N / 32 + 1) * sizeof(float));
   scan<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M, N);
   return hipGetLastError();
 }
 #endif
 
-#line 33 "samples/scan.spn"
+#line 38 "samples/scan.spn"
+__device__ __forceinline__ int64_t pad(int64_t j) {
+  return j + j / 32;
+}
+
+#line 43 "samples/scan.spn"
 extern "C" __global__ __launch_bounds__(256) void scan(
     const float* __restrict__ x,
     float* __restrict__ y,
     int64_t M,
     int64_t N) {
   extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
-#line 34 "samples/scan.spn"
+#line 44 "samples/scan.spn"
   float* buf = reinterpret_cast<float*>(__spn_dynamic_shared);
   __shared__ float sums[BLOCK];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-#line 40 "samples/scan.spn"
+#line 50 "samples/scan.spn"
   for (int64_t j = t; j < N; j += BLOCK) {
-    buf[j] = x[row * N + j];
+    buf[pad(j)] = x[row * N + j];
   }
-#line 42 "samples/scan.spn"
+#line 52 "samples/scan.spn"
   __syncthreads();
-#line 45 "samples/scan.spn"
+#line 55 "samples/scan.spn"
   int64_t chunk = __spn_cdiv(N, BLOCK);
   int64_t lo = __spn_min<int64_t>(t * chunk, N);
   int64_t hi = __spn_min<int64_t>(lo + chunk, N);
   float total = 0.0f;
   for (int64_t j = lo; j < hi; ++j) {
-    total += buf[j];
-    buf[j] = total;
+    total += buf[pad(j)];
+    buf[pad(j)] = total;
   }
-#line 52 "samples/scan.spn"
+#line 62 "samples/scan.spn"
   sums[t] = total;
   __syncthreads();
-#line 56 "samples/scan.spn"
+#line 66 "samples/scan.spn"
   #pragma unroll
   for (int32_t s = 0; s < LOG_BLOCK; ++s) {
-#line 57 "samples/scan.spn"
+#line 67 "samples/scan.spn"
     int32_t off = 1 << s;
     float v = 0.0f;
     if (t >= off) {
       v = sums[t - off];
     }
-#line 61 "samples/scan.spn"
+#line 71 "samples/scan.spn"
     __syncthreads();
     sums[t] += v;
     __syncthreads();
   }
-#line 64 "samples/scan.spn"
+#line 74 "samples/scan.spn"
   float prefix = sums[t] - total;
   for (int64_t j = lo; j < hi; ++j) {
-    buf[j] += prefix;
+    buf[pad(j)] += prefix;
   }
-#line 67 "samples/scan.spn"
+#line 77 "samples/scan.spn"
   __syncthreads();
-#line 69 "samples/scan.spn"
+#line 79 "samples/scan.spn"
   for (int64_t j = t; j < N; j += BLOCK) {
-    y[row * N + j] = buf[j];
+    y[row * N + j] = buf[pad(j)];
   }
 }

@@ -75,6 +75,17 @@ struct __spn_bf16 {
 // slot per warp.
 #define __SPN_MAX_WARPS 32
 
+// The warp width as a compile-time constant (CUDA's warpSize is a run-time
+// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
+// (64 on gfx90a/gfx940) on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#else
+#define __SPN_WARP_SIZE 64
+#endif
+
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
@@ -148,7 +159,8 @@ struct __spn_min_op {
 // warp32 and wave64 alike.
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+#pragma unroll
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
   return v;
 }
 template <typename T>
@@ -167,9 +179,9 @@ __device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, b
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % warpSize;
-  const int warp = thread / warpSize;
-  const int warps = (threads + warpSize - 1) / warpSize;
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   v = __spn_warp_reduce(v, op);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
