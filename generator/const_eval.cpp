@@ -160,6 +160,25 @@ class ConstEvaluator {
 
 }  // namespace
 
+ConstLookup constsOnly() {
+  return [](const NameExpr& n) -> std::optional<ConstValue> {
+    if (n.symbol && n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+    return std::nullopt;
+  };
+}
+
+ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
+  return [&dims](const NameExpr& n) -> std::optional<ConstValue> {
+    if (!n.symbol) return std::nullopt;
+    if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+    if (n.symbol->kind == SymbolKind::DimSymbol) {
+      auto it = dims.find(n.symbol->name);
+      if (it != dims.end()) return ConstValue::ofInt(it->second);
+    }
+    return std::nullopt;
+  };
+}
+
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure) {
   return ConstEvaluator(lookup, failure).eval(expr);
 }

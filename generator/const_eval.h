@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,12 @@ namespace spindle {
 
 // Looks a name up; nullopt when the name has no compile-time value here.
 using ConstLookup = std::function<std::optional<ConstValue>(const NameExpr&)>;
+
+// Resolved names of module consts only (dims and locals have no value).
+ConstLookup constsOnly();
+// Consts, and the dim symbols that `dims` gives a value (static dims at
+// generation, every dim at launch). `dims` must outlive the lookup.
+ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims);
 
 struct ConstEvalFailure {
   const Expr* where = nullptr;  // the sub-expression that could not be evaluated

@@ -238,10 +238,7 @@ class TypeChecker {
       allWeak &= weak;
     }
     if (f.rangeArgs.size() == 3) {
-      auto step = evaluateConst(*f.rangeArgs[2], [&](const NameExpr& n) -> std::optional<ConstValue> {
-        if (n.symbol && n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-        return std::nullopt;
-      });
+      auto step = evaluateConst(*f.rangeArgs[2], constsOnly());
       if (!step || step->isFloat || step->i == 0) error(DiagId::sema_range_step, f.rangeArgs[2]->range);
     }
     if (f.symbol) f.symbol->type = t;
@@ -426,27 +423,22 @@ class TypeChecker {
     return unified;
   }
 
+  // x ** n: n a compile-time integer (LANGUAGE.md §6).
   ScalarType typePow(BinaryExpr& b, ScalarType l) {
-    {
-      // x ** n: n a compile-time integer (LANGUAGE.md §6).
-      auto n = evaluateConst(*b.rhs, [&](const NameExpr& nm) -> std::optional<ConstValue> {
-        if (nm.symbol && nm.symbol->kind == SymbolKind::Const) return nm.symbol->value;
-        return std::nullopt;
-      });
-      if (!n || n->isFloat) {
-        error(DiagId::sema_pow_exponent, b.rhs->range);
-        return ScalarType::Invalid;
-      }
-      if (!isNumeric(l)) {
-        error(DiagId::sema_operand_type, b.opRange, "**", scalarName(l));
-        return ScalarType::Invalid;
-      }
-      if (isInteger(computeType(l)) && n->i < 0) {
-        error(DiagId::sema_pow_negative_int, b.rhs->range);
-        return ScalarType::Invalid;
-      }
-      return computeType(l);
+    auto n = evaluateConst(*b.rhs, constsOnly());
+    if (!n || n->isFloat) {
+      error(DiagId::sema_pow_exponent, b.rhs->range);
+      return ScalarType::Invalid;
     }
+    if (!isNumeric(l)) {
+      error(DiagId::sema_operand_type, b.opRange, "**", scalarName(l));
+      return ScalarType::Invalid;
+    }
+    if (isInteger(computeType(l)) && n->i < 0) {
+      error(DiagId::sema_pow_negative_int, b.rhs->range);
+      return ScalarType::Invalid;
+    }
+    return computeType(l);
   }
 
   ScalarType typeIndex(IndexExpr& idx) {

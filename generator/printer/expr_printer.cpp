@@ -155,10 +155,7 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
       return {text, kMultiplicative};
     }
     // The exponent is a compile-time integer (sema checked): print its value.
-    auto n = evaluateConst(*b.rhs, [](const NameExpr& nm) -> std::optional<ConstValue> {
-      if (nm.symbol && nm.symbol->kind == SymbolKind::Const) return nm.symbol->value;
-      return std::nullopt;
-    });
+    auto n = evaluateConst(*b.rhs, constsOnly());
     SPINDLE_INTERNAL_CHECK(n && !n->isFloat, "'**' exponent is not a constant integer");
     return {fmt::format("__spn_powi<{}>({})", n->i, value(*b.lhs)), kPostfix};
   }

@@ -255,7 +255,7 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::Assign: printAssign(*s.as<AssignStmt>()); return;
     case StmtKind::AugAssign: printAugAssign(*s.as<AugAssignStmt>()); return;
     case StmtKind::ExprStmt: out_.line(expr(*s.as<ExprStmt>()->expr).text + ";"); return;
-    case StmtKind::If: printIf(*s.as<IfStmt>(), false); return;
+    case StmtKind::If: printIf(*s.as<IfStmt>()); return;
     case StmtKind::While: {
       const auto& w = *s.as<WhileStmt>();
       out_.openScope("while (" + value(*w.cond) + ")");
@@ -337,7 +337,7 @@ void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
   out_.linef("{} {}= {};", target, op, value(*a.value));
 }
 
-void FunctionPrinter::printIf(const IfStmt& s, bool) {
+void FunctionPrinter::printIf(const IfStmt& s) {
   const IfStmt* cur = &s;
   out_.openScope("if (" + value(*cur->cond) + ")");
   printBlock(cur->thenBody);
@@ -374,16 +374,7 @@ std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
 void FunctionPrinter::checkStaticRangeBounds(const ForStmt& f) {
   for (const auto& a : f.rangeArgs) {
     ConstEvalFailure failure;
-    auto v = evaluateConst(*a,
-                           [&](const NameExpr& n) -> std::optional<ConstValue> {
-                             if (!n.symbol) return std::nullopt;
-                             if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-                             auto it = ctx_.staticValues.find(n.symbol->name);
-                             if (n.symbol->kind == SymbolKind::DimSymbol && it != ctx_.staticValues.end())
-                               return ConstValue::ofInt(it->second);
-                             return std::nullopt;
-                           },
-                           &failure);
+    auto v = evaluateConst(*a, constsAndDims(ctx_.staticValues), &failure);
     if (!v) throwSpecializationError(ctx_.sema, DiagId::spec_static_range_dynamic,
                                      (failure.where ? failure.where : a.get())->range, failure.reason);
   }
@@ -405,10 +396,7 @@ void FunctionPrinter::printFor(const ForStmt& f) {
   const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
   int64_t step = 1;
   if (f.rangeArgs.size() == 3) {
-    auto v = evaluateConst(*f.rangeArgs[2], [](const NameExpr& n) -> std::optional<ConstValue> {
-      if (n.symbol && n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-      return std::nullopt;
-    });
+    auto v = evaluateConst(*f.rangeArgs[2], constsOnly());
     step = v ? v->i : 1;
   }
   if (f.isStatic) checkStaticRangeBounds(f);

@@ -82,7 +82,7 @@ class FunctionPrinter {
   void printAssign(const AssignStmt& a);
   void printScratchDecl(const Symbol& buf, const CallExpr& call);
   void printAugAssign(const AugAssignStmt& a);
-  void printIf(const IfStmt& s, bool isElif);
+  void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
   void checkStaticRangeBounds(const ForStmt& f);
   void printPendingDeclarations(const Stmt& s);

@@ -63,18 +63,6 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
       throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
 }
 
-ConstLookup launchLookup(const std::map<std::string, int64_t>& dims) {
-  return [&dims](const NameExpr& n) -> std::optional<ConstValue> {
-    if (!n.symbol) return std::nullopt;
-    if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-    if (n.symbol->kind == SymbolKind::DimSymbol) {
-      auto it = dims.find(n.symbol->name);
-      if (it != dims.end()) return ConstValue::ofInt(it->second);
-    }
-    return std::nullopt;
-  };
-}
-
 // @block: compile-time, from consts and static dims.
 std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& k,
                                    const std::map<std::string, int64_t>& staticDims) {
@@ -82,7 +70,7 @@ std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& 
   const Decorator* d = k.kernel->findDecorator("block");
   for (const auto& e : d->args) {
     ConstEvalFailure failure;
-    auto v = evaluateConst(*e, launchLookup(staticDims), &failure);
+    auto v = evaluateConst(*e, constsAndDims(staticDims), &failure);
     if (!v || v->isFloat || v->i < 1 || v->i > 1024) {
       throwSpecializationError(sema, DiagId::spec_block_not_constant, (failure.where ? failure.where : e.get())->range,
                                !v ? " (" + failure.reason + "; a dim used in @block must be static)"
@@ -243,7 +231,11 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
     gridParts.push_back("uint32_t(" + kernelPrinter.value(*g) + ")");
   }
   std::vector<std::string> gridComment, blockParts;
-  for (auto& g : kernel.kernel->findDecorator("grid")->args) gridComment.push_back(kernelPrinter.expr(*g).text);
+  // The comment quotes @grid as the author wrote it.
+  for (auto& g : kernel.kernel->findDecorator("grid")->args)
+    gridComment.push_back(sema.file ? sema.file->text().substr(g->range.begin.offset,
+                                                               g->range.end.offset - g->range.begin.offset)
+                                    : kernelPrinter.expr(*g).text);
   for (auto b : block) blockParts.push_back(std::to_string(b));
 
   std::vector<std::string> regen;
@@ -284,7 +276,7 @@ LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& reque
                                      const std::map<std::string, int64_t>& dims) {
   FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
   LaunchGeometry g;
-  auto lookup = launchLookup(dims);
+  auto lookup = constsAndDims(dims);
   const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
   for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
     ConstEvalFailure failure;

@@ -3,7 +3,7 @@
 //
 // kernel:          axpy
 // specialization:  N dynamic, T = f32
-// launch:          grid (__spn_cdiv(N, BLOCK * ITEMS)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK * ITEMS)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  float* __restrict__ y                    tensor f32[N]

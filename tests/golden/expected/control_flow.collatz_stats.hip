@@ -3,7 +3,7 @@
 //
 // kernel:          collatz_stats
 // specialization:  N dynamic
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (128), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const int64_t* __restrict__ seeds        tensor i64[N], read-only
 //    1  int32_t* __restrict__ steps              tensor i32[N]

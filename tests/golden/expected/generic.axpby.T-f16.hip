@@ -3,7 +3,7 @@
 //
 // kernel:          axpby
 // specialization:  N dynamic, T = f16
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __half* __restrict__ x             tensor f16[N], read-only
 //    1  __half* __restrict__ y                   tensor f16[N]

@@ -3,7 +3,7 @@
 //
 // kernel:          clamp_count
 // specialization:  N dynamic, T = f32
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  float* __restrict__ out                  tensor f32[N]

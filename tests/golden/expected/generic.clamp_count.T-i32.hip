@@ -3,7 +3,7 @@
 //
 // kernel:          clamp_count
 // specialization:  N dynamic, T = i32
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const int32_t* __restrict__ x            tensor i32[N], read-only
 //    1  int32_t* __restrict__ out                tensor i32[N]

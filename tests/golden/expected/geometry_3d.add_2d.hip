@@ -3,7 +3,7 @@
 //
 // kernel:          add_2d
 // specialization:  M dynamic, N dynamic
-// launch:          grid (__spn_cdiv(N, TX), __spn_cdiv(M, TY)), block (32, 4), dynamic shared memory none
+// launch:          grid (cdiv(N, TX), cdiv(M, TY)), block (32, 4), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ a              tensor f32[M, N], read-only
 //    1  const float* __restrict__ b              tensor f32[M, N], read-only

@@ -3,7 +3,7 @@
 //
 // kernel:          laplace3d
 // specialization:  L dynamic, M dynamic, N dynamic
-// launch:          grid (__spn_cdiv(N, 8), __spn_cdiv(M, 8), __spn_cdiv(L, 4)), block (8, 8, 4), dynamic shared memory none
+// launch:          grid (cdiv(N, 8), cdiv(M, 8), cdiv(L, 4)), block (8, 8, 4), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ u              tensor f32[L, M, N], read-only
 //    1  float* __restrict__ out                  tensor f32[L, M, N]

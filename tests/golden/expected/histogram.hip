@@ -3,7 +3,7 @@
 //
 // kernel:          histogram
 // specialization:  N dynamic, B dynamic
-// launch:          grid (__spn_cdiv(N, BLOCK * ITEMS)), block (256), dynamic shared memory __spn_align16(B * sizeof(int32_t)) bytes
+// launch:          grid (cdiv(N, BLOCK * ITEMS)), block (256), dynamic shared memory __spn_align16(B * sizeof(int32_t)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  int32_t* __restrict__ h                  tensor i32[B]

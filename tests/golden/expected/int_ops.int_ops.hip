@@ -3,7 +3,7 @@
 //
 // kernel:          int_ops
 // specialization:  N dynamic
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const int32_t* __restrict__ keys         tensor i32[N], read-only
 //    1  uint32_t* __restrict__ h                 tensor u32[N]

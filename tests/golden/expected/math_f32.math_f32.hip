@@ -3,7 +3,7 @@
 //
 // kernel:          math_f32
 // specialization:  N dynamic
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (128), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  float* __restrict__ y                    tensor f32[17, N]

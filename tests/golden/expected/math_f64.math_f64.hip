@@ -3,7 +3,7 @@
 //
 // kernel:          math_f64
 // specialization:  N dynamic
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (128), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const double* __restrict__ x             tensor f64[N], read-only
 //    1  double* __restrict__ y                   tensor f64[17, N]

@@ -3,7 +3,7 @@
 //
 // kernel:          matmul
 // specialization:  M dynamic, K = 4096 (static), N dynamic
-// launch:          grid (__spn_cdiv(N, BN), __spn_cdiv(M, BM)), block (16, 16), dynamic shared memory none
+// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (16, 16), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ A              tensor f32[M, K], read-only
 //    1  const float* __restrict__ B              tensor f32[K, N], read-only

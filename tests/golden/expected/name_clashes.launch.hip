@@ -3,7 +3,7 @@
 //
 // kernel:          launch
 // specialization:  N dynamic
-// launch:          grid (__spn_cdiv(N, BLOCK)), block (64), dynamic shared memory none
+// launch:          grid (cdiv(N, BLOCK)), block (64), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ double_1       tensor f32[N], read-only
 //    1  float* __restrict__ unsigned_1           tensor f32[N]

@@ -3,7 +3,7 @@
 //
 // kernel:          row_norms
 // specialization:  M dynamic, N dynamic
-// launch:          grid (__spn_cdiv(M, BLOCK / 64)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(M, BLOCK // 64)), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N], read-only
 //    1  float* __restrict__ amax                 tensor f32[M]

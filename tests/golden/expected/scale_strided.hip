@@ -3,7 +3,7 @@
 //
 // kernel:          scale_strided
 // specialization:  M dynamic, N dynamic
-// launch:          grid (__spn_cdiv(N, BX), __spn_cdiv(M, BY * RPT)), block (32, 8), dynamic shared memory none
+// launch:          grid (cdiv(N, BX), cdiv(M, BY * RPT)), block (32, 8), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N] strided, read-only
 //    1  int64_t x_stride0                        stride of x along axis 0, in elements

@@ -3,7 +3,7 @@
 //
 // kernel:          tiled_matmul
 // specialization:  M dynamic, K = 256 (static), N dynamic
-// launch:          grid (__spn_cdiv(N, TILE), __spn_cdiv(M, TILE)), block (16, 16), dynamic shared memory none
+// launch:          grid (cdiv(N, TILE), cdiv(M, TILE)), block (16, 16), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ A              tensor f32[M, K], read-only
 //    1  const float* __restrict__ B              tensor f32[K, N], read-only

@@ -3,7 +3,7 @@
 //
 // kernel:          transpose
 // specialization:  M dynamic, N dynamic
-// launch:          grid (__spn_cdiv(N, TILE), __spn_cdiv(M, TILE)), block (32, 8), dynamic shared memory none
+// launch:          grid (cdiv(N, TILE), cdiv(M, TILE)), block (32, 8), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N], read-only
 //    1  float* __restrict__ y                    tensor f32[N, M]
