@@ -60,6 +60,7 @@ PrintRequest toRequest(const std::string& kernel, const Specialization& spec) {
   r.kernel = kernel;
   r.staticDims = spec.staticDims;
   r.typeArgs = spec.typeArgs;
+  r.contiguousTensors = spec.contiguousTensors;
   r.lineDirectives = spec.lineDirectives;
   return r;
 }

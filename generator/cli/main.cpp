@@ -39,6 +39,7 @@ void printHelp() {
       "  --kernel NAME          the kernel to generate (needed when the module has several)\n"
       "  --static N=VAL         specialize dim symbol N to VAL (repeatable)\n"
       "  --dtype T=TYPE         bind type parameter T to TYPE (repeatable)\n"
+      "  --contiguous X         strided parameter X is contiguous: address it by its dims (repeatable)\n"
       "  --no-line-directives   omit #line directives pointing at the .spn\n"
       "  --verify               check the output with spindle-verify (when built)\n"
       "\nExit status: 0 success, 1 errors in the input or usage, 2 internal error.\n");

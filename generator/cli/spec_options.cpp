@@ -46,6 +46,10 @@ bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out) {
     out.spec.staticDims[name] = parseInteger(a, name, text);
     return true;
   }
+  if (a == "--contiguous") {
+    out.spec.contiguousTensors.insert(valueOf(args, i));
+    return true;
+  }
   if (a == "--dtype") {
     auto [name, text] = splitAssignment(a, valueOf(args, i));
     auto t = scalarFromName(text);

@@ -1,6 +1,7 @@
 // The options that pick and specialize a kernel, shared by `gen`,
 // `inspect --stage key`, `compile` and `run`:
 //   --kernel NAME  --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)
+//   --contiguous X (repeatable: strided parameter X is passed row-major contiguous)
 #pragma once
 
 #include <map>

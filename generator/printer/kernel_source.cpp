@@ -58,6 +58,13 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
       throw GeneratorError(fmt::format("kernel '{}': type parameter {} cannot be {}", k.name, name,
                                        scalarName(type)));
   }
+  for (const auto& name : req.contiguousTensors) {
+    bool strided = false;
+    for (const Symbol* p : k.params) strided |= p->name == name && p->kind == SymbolKind::TensorParam && p->strided;
+    if (!strided)
+      throw GeneratorError(fmt::format("kernel '{}' has no strided tensor parameter '{}' to treat as contiguous", k.name,
+                                       name));
+  }
   for (const auto& [name, sym] : k.typeParams)
     if (!req.typeArgs.count(name))
       throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
@@ -100,6 +107,27 @@ std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
   return order;
 }
 
+// Clears `strided` on the named parameters while one source is printed,
+// and restores it after (the analysis is shared by every specialization).
+class ContiguousViews {
+ public:
+  ContiguousViews(FunctionScope& kernel, const std::set<std::string>& names) {
+    for (Symbol* p : kernel.params)
+      if (p->strided && names.count(p->name)) {
+        p->strided = false;
+        cleared_.push_back(p);
+      }
+  }
+  ~ContiguousViews() {
+    for (Symbol* p : cleared_) p->strided = true;
+  }
+  ContiguousViews(const ContiguousViews&) = delete;
+  ContiguousViews& operator=(const ContiguousViews&) = delete;
+
+ private:
+  std::vector<Symbol*> cleared_;
+};
+
 std::string formatConst(const Symbol& c) {
   if (!c.value.isFloat) return fmt::format("{}", c.value.i);
   std::string text = fmt::format("{}", c.value.f);
@@ -138,6 +166,8 @@ std::string specializationKey(const SemaModule& sema, const PrintRequest& reques
   for (const auto& [name, value] : request.staticDims) key += fmt::format("{}={},", name, value);
   key += ";types=";
   for (const auto& [name, type] : request.typeArgs) key += fmt::format("{}={},", name, scalarName(type));
+  key += ";contiguous=";
+  for (const auto& name : request.contiguousTensors) key += name + ",";
   key += fmt::format(";lines={}", request.lineDirectives ? 1 : 0);
   return key;
 }
@@ -145,6 +175,10 @@ std::string specializationKey(const SemaModule& sema, const PrintRequest& reques
 GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request) {
   FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
   validateRequest(sema, kernel, request);
+
+  // A strided parameter passed contiguous is printed as a contiguous one
+  // for this specialization only.
+  ContiguousViews contiguous(kernel, request.contiguousTensors);
 
   // Type the kernel under this binding (generic kernels differ per dtype).
   DiagnosticEngine diags;
@@ -212,6 +246,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
                                                        : fmt::format("{} dynamic", d->name));
   }
   for (const auto& [name, type] : request.typeArgs) specParts.push_back(fmt::format("{} = {}", name, scalarName(type)));
+  for (const auto& name : request.contiguousTensors) specParts.push_back(fmt::format("{} contiguous", name));
   std::string paramLines;
   std::vector<AbiArg> abi;
   std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;
@@ -241,6 +276,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   std::vector<std::string> regen;
   for (const auto& [name, value] : request.staticDims) regen.push_back(fmt::format(" --static {}={}", name, value));
   for (const auto& [name, type] : request.typeArgs) regen.push_back(fmt::format(" --dtype {}={}", name, scalarName(type)));
+  for (const auto& name : request.contiguousTensors) regen.push_back(" --contiguous " + name);
   if (!request.lineDirectives) regen.push_back(" --no-line-directives");
 
   std::string sharedComment = kernelPrinter.dynamicSharedBytes() == "0" ? std::string("none")

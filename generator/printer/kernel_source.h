@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "../sema.h"
@@ -19,6 +20,7 @@ struct PrintRequest {
   std::string kernel;
   std::map<std::string, int64_t> staticDims;   // @static dims and any the caller adds
   std::map<std::string, ScalarType> typeArgs;  // every type parameter
+  std::set<std::string> contiguousTensors;     // strided params passed contiguous
   bool lineDirectives = true;
 };
 

@@ -71,6 +71,7 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     pp.name = p.name;
     pp.isTensor = p.isTensor;
     pp.writes = p.writes;
+    plan.anyStrided |= p.strided;
     pp.dtype = p.dtype;
     if (!p.typeParam.empty()) {
       auto it = std::find(plan.typeParams.begin(), plan.typeParams.end(), p.typeParam);
@@ -119,6 +120,18 @@ uint64_t SpecKey::hash() const {
 
 namespace {
 
+// Row-major contiguous: no strides given, or strides equal to the row-major
+// ones (a size-1 axis may have any stride).
+bool isRowMajor(const Arg& a, int rank) {
+  if (!a.hasStrides) return true;
+  int64_t expect = 1;
+  for (int ax = rank - 1; ax >= 0; --ax) {
+    if (a.shape[ax] != 1 && a.strides[ax] != expect) return false;
+    expect *= a.shape[ax];
+  }
+  return true;
+}
+
 // The bytes a tensor argument can touch: [lo, hi). Strides may be negative.
 std::pair<uintptr_t, uintptr_t> byteExtent(const Arg& a) {
   int64_t elemBytes = int64_t(scalarBytes(a.dtype));
@@ -165,6 +178,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   Origin dimOrigin[kMaxDimSymbols];
   Origin typeOrigin[kMaxTypeParams];
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i) out.dims[i] = -1;
+  out.contiguousStrided = 0;
   for (size_t i = 0; i < plan.typeParams.size(); ++i) out.types[i] = ScalarType::Invalid;
 
   for (size_t pi = 0; pi < plan.params.size(); ++pi) {
@@ -228,6 +242,10 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     if (elements > std::numeric_limits<int64_t>::max() / elemBytes)
       fail(fmt::format("{} is more bytes than an int64_t can count", shapeText(a)));
 
+    // A strided parameter passed row-major contiguous gets the contiguous
+    // specialization (addressed by its dims, as PyTorch's fast paths do).
+    if (p.strided && pi < 64 && isRowMajor(a, p.rank)) out.contiguousStrided |= uint64_t(1) << pi;
+
     // Layout: a non-strided parameter needs a row-major contiguous view.
     if (a.hasStrides && !p.strided) {
       int64_t expect = 1;
@@ -258,6 +276,7 @@ void makeSpecKey(const KernelPlan& plan, Binding& b) {
   b.key.count = 0;
   for (int s : plan.staticSymbols) putKeyWord(b.key, b.dims[s]);
   for (size_t t = 0; t < plan.typeParams.size(); ++t) putKeyWord(b.key, int64_t(b.types[t]));
+  if (plan.anyStrided) putKeyWord(b.key, int64_t(b.contiguousStrided));
 }
 
 void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g) {

@@ -40,6 +40,7 @@ struct KernelPlan {
   std::vector<std::string> dimSymbols;
   std::vector<bool> isStatic;       // per dim symbol
   std::vector<int> staticSymbols;   // indices of static symbols, in key order
+  bool anyStrided = false;          // a strided parameter: its contiguity enters the key
 
   // Error when `extraStatic` names an unknown dim symbol or the kernel is
   // beyond the fixed limits above.
@@ -58,6 +59,9 @@ struct SpecKey {
 struct Binding {
   int64_t dims[kMaxDimSymbols];
   ScalarType types[kMaxTypeParams];
+  // Bit i: strided parameter i was passed as a row-major contiguous view, so
+  // the contiguous specialization serves it (only the first 64 parameters).
+  uint64_t contiguousStrided = 0;
   SpecKey key;
 };
 

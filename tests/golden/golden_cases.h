@@ -91,6 +91,7 @@ inline spindle::Specialization parseFlags(const std::vector<std::string>& flags,
     if (f == "--kernel") kernel = v;
     else if (f == "--static") spec.staticDims[v.substr(0, eq)] = std::stoll(v.substr(eq + 1));
     else if (f == "--dtype") spec.typeArgs[v.substr(0, eq)] = *spindle::scalarFromName(v.substr(eq + 1));
+    else if (f == "--contiguous") spec.contiguousTensors.insert(v);
     else throw std::runtime_error("unknown gen flag: " + f);
   }
   return spec;

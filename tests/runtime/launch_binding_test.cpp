@@ -379,3 +379,35 @@ TEST(LaunchBinding, WrittenTensorsMustNotOverlapOtherTensors) {
 
 }  // namespace
 }  // namespace spindle::rt
+
+namespace spindle::rt {
+namespace {
+
+// A strided parameter passed as a row-major view gets its own (contiguous)
+// specialization; any other view keeps the general one.
+TEST(LaunchBinding, ContiguousViewsOfStridedParametersGetTheirOwnKey) {
+  KernelInfo info;
+  info.name = "copy_view";
+  info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}, true), test::tensorParam("y", ScalarType::F32, {"M", "N"})};
+  info.params[1].writes = true;
+  info.dimSymbols = {"M", "N"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  static float x[64], y[64];
+  auto keyFor = [&](Arg xArg) {
+    Arg args[] = {xArg, tensor(y, ScalarType::F32, {4, 8})};
+    Binding b;
+    bindArguments(plan, args, 2, b);
+    return b;
+  };
+  Binding plain = keyFor(tensor(x, ScalarType::F32, {4, 8}));
+  Binding rowMajor = keyFor(tensor(x, ScalarType::F32, {4, 8}, {8, 1}));
+  Binding transposed = keyFor(tensor(x, ScalarType::F32, {4, 8}, {1, 4}));
+  EXPECT_EQ(plain.contiguousStrided, 1u);
+  EXPECT_EQ(rowMajor.contiguousStrided, 1u);
+  EXPECT_EQ(transposed.contiguousStrided, 0u);
+  EXPECT_TRUE(plain.key == rowMajor.key);
+  EXPECT_FALSE(plain.key == transposed.key);
+}
+
+}  // namespace
+}  // namespace spindle::rt

@@ -22,6 +22,12 @@ kernel scale[T](x: T[M, N], y: T[M, N], a: f32):
 kernel fill(z: f32[K]):
     for j in range(thread_id(), K, BLOCK):
         z[j] = 1.0
+
+@grid(M)
+@block(BLOCK)
+kernel copy_view(x: f32[M, N] strided, y: f32[M, N]):
+    for j in range(thread_id(), N, BLOCK):
+        y[block_id(), j] = x[block_id(), j]
 )";
 
 struct Variant {
@@ -30,7 +36,7 @@ struct Variant {
 };
 
 std::vector<Variant> variants() {
-  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, true};
+  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, {}, true};
   std::vector<Variant> v = {{"base", base}};
   auto with = [&](const char* what, auto change) {
     PrintRequest r = base;
@@ -47,6 +53,15 @@ std::vector<Variant> variants() {
     r.kernel = "fill";
     r.typeArgs.clear();
     r.staticDims = {{"K", 256}};
+  });
+  with("strided view", [](PrintRequest& r) {
+    r.kernel = "copy_view";
+    r.typeArgs.clear();
+  });
+  with("strided view passed contiguous", [](PrintRequest& r) {
+    r.kernel = "copy_view";
+    r.typeArgs.clear();
+    r.contiguousTensors = {"x"};
   });
   return v;
 }
@@ -74,7 +89,7 @@ TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSour
 TEST(SpecializationKey, ModuleTextIsPartOfTheKey) {
   auto a = analyze(kModule);
   auto b = analyze(std::string(kModule) + "\n# an appended comment: same kernels, different text\n");
-  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, true};
+  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, {}, true};
   EXPECT_NE(specializationKey(*a->result.sema, r), specializationKey(*b->result.sema, r));
 }
 
@@ -138,6 +153,30 @@ TEST(Specialization, BadRequestsNameTheOffendingValues) {
   bad = f32;
   bad.typeArgs["U"] = ScalarType::F32;
   expectError("scale", bad, "has no type parameter 'U'");
+}
+
+// A strided parameter known to be contiguous at launch is addressed through
+// its dims and its strides leave the ABI; the analysis is left as it was.
+TEST(Specialization, ContiguousViewsOfStridedParameters) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization contiguous;
+  contiguous.contiguousTensors = {"x"};
+  auto fast = m->generate("copy_view", contiguous);
+  auto general = m->generate("copy_view", {});
+  EXPECT_NE(fast.source.find("y[int(blockIdx.x) * N + j] = x[int(blockIdx.x) * N + j];"), std::string::npos)
+      << fast.source;
+  EXPECT_EQ(fast.source.find("x_stride"), std::string::npos) << fast.source;
+  EXPECT_NE(general.source.find("x[int(blockIdx.x) * x_stride0 + j * x_stride1]"), std::string::npos)
+      << general.source;
+  EXPECT_EQ(fast.abi.size(), 4u);     // x, y, M, N
+  EXPECT_EQ(general.abi.size(), 6u);  // x, x_stride0, x_stride1, y, M, N
+  EXPECT_NE(fast.key, general.key);
+  // The general form again: nothing of the contiguous one leaked into sema.
+  EXPECT_EQ(m->generate("copy_view", {}).source, general.source);
+  contiguous.contiguousTensors = {"y"};
+  EXPECT_THROW(m->generate("copy_view", contiguous), GeneratorError);  // y is not strided
 }
 
 TEST(Specialization, DynamicSharedBufferBytesFollowTheBoundDims) {

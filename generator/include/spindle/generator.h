@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ struct KernelInfo {
 struct Specialization {
   std::map<std::string, int64_t> staticDims;      // dim symbol -> value (must cover @static)
   std::map<std::string, ScalarType> typeArgs;     // type parameter -> dtype
+  // `strided` tensor parameters known to be row-major contiguous at launch:
+  // they are addressed through their dims, like a contiguous parameter, and
+  // their strides leave the ABI (as PyTorch's contiguous fast paths do).
+  std::set<std::string> contiguousTensors;
   bool lineDirectives = true;
 };
 

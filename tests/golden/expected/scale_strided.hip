@@ -289,7 +289,7 @@ inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restri
 }
 #endif
 
-#line 34 "samples/scale_strided.spn"
+#line 38 "samples/scale_strided.spn"
 extern "C" __global__ __launch_bounds__(256) void scale_strided(
     const float* __restrict__ x,
     int64_t x_stride0,
@@ -303,7 +303,7 @@ extern "C" __global__ __launch_bounds__(256) void scale_strided(
   if (j < N) {
     #pragma unroll
     for (int32_t k = 0; k < RPT; ++k) {
-#line 39 "samples/scale_strided.spn"
+#line 43 "samples/scale_strided.spn"
       int64_t i = i0 + k * BY;
       if (i < M) {
         y[i * N + j] = alpha * x[i * x_stride0 + j * x_stride1];
