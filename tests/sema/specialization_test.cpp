@@ -179,6 +179,72 @@ TEST(Specialization, ContiguousViewsOfStridedParameters) {
   EXPECT_THROW(m->generate("copy_view", contiguous), GeneratorError);  // y is not strided
 }
 
+// What only a specialization can tell: a dim used where a compile-time
+// value is needed must be static there. Each error is located and names it.
+TEST(Specialization, CompileTimeUsesOfDynamicDimsAreLocatedErrors) {
+  const char* text = R"(
+@grid(M)
+@block(B)
+kernel k(x: f32[M, N, B]):
+    acc = local(f32, [N], 0.0)
+    for i in static_range(N):
+        acc[i] = x[block_id(), i, thread_id()]
+    x[block_id(), 0, thread_id()] = acc[0]
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  auto expectError = [&](const Specialization& spec, const std::string& needle) {
+    try {
+      m->generate("k", spec);
+      ADD_FAILURE() << "no error; expected: " << needle;
+    } catch (const GeneratorError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  Specialization spec;
+  expectError(spec, "test.spn:3:8: error: @block must be a compile-time integer from 1 to 1024 ('B' has no "
+                    "compile-time value; a dim used in @block must be static) [spec-block-not-constant]");
+  spec.staticDims["B"] = 2048;
+  expectError(spec, "@block must be a compile-time integer from 1 to 1024, got 2048");
+  spec.staticDims["B"] = 64;
+  expectError(spec, "test.spn:5:11: error: local buffer 'acc' needs a compile-time size, but dim 'N' is dynamic in "
+                    "this specialization; add it to @static or specialize it (--static N=VALUE) [spec-local-dynamic-size]");
+  spec.staticDims["N"] = 4;
+  EXPECT_NO_THROW(m->generate("k", spec));
+  // Launch geometry needs every dim @grid uses.
+  try {
+    m->launchGeometry("k", spec, {{"N", 4}, {"B", 64}});
+    ADD_FAILURE() << "geometry without M";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.spn:2:7: error: cannot evaluate @grid: 'M' has no compile-time value "
+                                         "[spec-grid-eval]"),
+              std::string::npos)
+        << e.what();
+  }
+  // static_range over a dynamic bound, with the buffer sized statically.
+  const char* rangeText = R"(
+@grid(M)
+@block(32)
+kernel r(x: f32[M, N]):
+    acc = local(f32, [4], 0.0)
+    for i in static_range(N):
+        acc[0] += x[block_id(), i]
+    x[block_id(), 0] = acc[0]
+)";
+  auto r = CompiledModule::fromString("test.spn", rangeText, diags);
+  ASSERT_TRUE(r) << diags.renderAll();
+  try {
+    r->generate("r", {});
+    ADD_FAILURE() << "static_range over a dynamic dim was accepted";
+  } catch (const GeneratorError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.spn:6:27: error: static_range needs compile-time bounds, but 'N' has "
+                                         "no compile-time value"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Specialization, DynamicSharedBufferBytesFollowTheBoundDims) {
   const char* text = R"(
 @grid(M)
