@@ -12,8 +12,8 @@ enum class BuiltinCategory {
   FloatMath,    // float in, same float out
   NumericMath,  // abs/min/max: floats or integers
   IntMath,      // cdiv: integers
-  WarpReduce,   // warp_sum/max/min(v)
-  BlockReduce,  // block_sum/max/min(v): needs generator-allocated scratch
+  WarpReduce,   // warp_sum/max/min/cumsum(v)
+  BlockReduce,  // block_sum/max/min/cumsum(v): needs generator-allocated scratch
   Shuffle,      // shfl_xor(v, mask)
   Atomic,       // atomic_*(x[i], v): returns the old value
   DimQuery,     // dim(x, k)

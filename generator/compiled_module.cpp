@@ -3,6 +3,7 @@
 
 #include "diagnostics.h"
 #include "frontend.h"
+#include "passes/capture_analysis.h"
 #include "printer/kernel_source.h"
 #include "sema.h"
 #include "spindle/generator.h"
@@ -34,6 +35,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
     param.dtype = p->typeParam.empty() ? p->type : ScalarType::Invalid;
     param.strided = p->strided;
     param.writes = p->written;
+    param.accessedInRuns = p->accessedInRuns;
     for (const Expr* d : p->shape) {
       DimInfo dim;
       if (auto* n = d->as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) {
@@ -52,6 +54,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
     info.dimSymbols.push_back(d->name);
     if (d->staticDeclared) info.staticDims.push_back(d->name);
   }
+  for (const Symbol* d : runRowDimSymbols(k)) info.runRowDims.push_back(d->name);
   return info;
 }
 
@@ -61,6 +64,8 @@ PrintRequest toRequest(const std::string& kernel, const Specialization& spec) {
   r.staticDims = spec.staticDims;
   r.typeArgs = spec.typeArgs;
   r.contiguousTensors = spec.contiguousTensors;
+  r.alignedTensors = spec.alignedTensors;
+  r.divisibleDims = spec.divisibleDims;
   r.lineDirectives = spec.lineDirectives;
   return r;
 }

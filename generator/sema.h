@@ -68,6 +68,12 @@ struct Symbol {
   std::vector<const Expr*> shape;  // as written (dims of the type / the list)
   bool strided = false;
   bool written = false;  // a tensor the kernel (or a callee) stores into
+  // A tensor indexed in runs of consecutive elements somewhere: its last
+  // index is `e + k` with k a static_range variable (x[row, j + k]). Only
+  // such a tensor's alignment can matter to the compiler (vector access), so
+  // only its alignment is specialized on (Specialization::alignedTensors).
+  bool accessedInRuns = false;
+  bool unrolledLoopVar = false;  // LoopVar of a static_range loop
   int paramIndex = -1;   // position among the kernel's / function's params
 
   ConstValue value;  // Const

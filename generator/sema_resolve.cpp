@@ -688,6 +688,7 @@ class Resolver {
     }
     checkNotTypeName(f.var, f.varRange);
     auto* sym = sema_.newSymbol(SymbolKind::LoopVar, f.var, f.varRange, scope);
+    sym->unrolledLoopVar = f.isStatic;
     f.symbol = sym;
     scope->loopVars.push_back(sym);
     state().loops.push_back(sym);
@@ -828,6 +829,20 @@ class Resolver {
       error(DiagId::sema_index_rank, idx.range, base->name, sym->shape.size(), idx.indices.size());
     }
     if (isStore) sym->written = true;
+    if (sym->kind == SymbolKind::TensorParam && !idx.indices.empty() && addsUnrolledLoopVar(*idx.indices.back()))
+      sym->accessedInRuns = true;
+  }
+
+  // `e + k` or `k + e`, k a static_range variable: consecutive elements as
+  // the unrolled loop steps, which a compiler may merge into one access.
+  static bool addsUnrolledLoopVar(const Expr& index) {
+    auto* sum = index.as<BinaryExpr>();
+    if (!sum || sum->op != BinaryOp::Add) return false;
+    auto unrolled = [](const Expr& e) {
+      auto* n = e.as<NameExpr>();
+      return n && n->symbol && n->symbol->kind == SymbolKind::LoopVar && n->symbol->unrolledLoopVar;
+    };
+    return unrolled(*sum->lhs) || unrolled(*sum->rhs);
   }
 
   void resolveName(NameExpr& n) {

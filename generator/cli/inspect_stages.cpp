@@ -100,7 +100,7 @@ std::string inspectKey(const FrontendResult& result, const Args& options) {
   FunctionScope* k = sema.findKernel(sel.kernel);
   if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
   PrintRequest request{sel.kernel, sel.spec.staticDims, sel.spec.typeArgs, sel.spec.contiguousTensors,
-                       sel.spec.lineDirectives};
+                       sel.spec.alignedTensors, sel.spec.divisibleDims, sel.spec.lineDirectives};
   std::string out = fmt::format("kernel: {}\n", sel.kernel);
   for (const Symbol* d : k->dimSymbols) {
     auto it = request.staticDims.find(d->name);
@@ -110,6 +110,8 @@ std::string inspectKey(const FrontendResult& result, const Args& options) {
   }
   for (const auto& [name, type] : request.typeArgs) out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
   for (const auto& name : request.contiguousTensors) out += fmt::format("  {} contiguous: in the key\n", name);
+  for (const auto& name : request.alignedTensors) out += fmt::format("  {} 16-byte aligned: in the key\n", name);
+  for (const auto& name : request.divisibleDims) out += fmt::format("  {} a multiple of 16: in the key\n", name);
   out += fmt::format("key: {}\n", specializationKey(sema, request));
   return out;
 }

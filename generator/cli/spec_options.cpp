@@ -50,6 +50,14 @@ bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out) {
     out.spec.contiguousTensors.insert(valueOf(args, i));
     return true;
   }
+  if (a == "--aligned") {
+    out.spec.alignedTensors.insert(valueOf(args, i));
+    return true;
+  }
+  if (a == "--divisible") {
+    out.spec.divisibleDims.insert(valueOf(args, i));
+    return true;
+  }
   if (a == "--dtype") {
     auto [name, text] = splitAssignment(a, valueOf(args, i));
     auto t = scalarFromName(text);

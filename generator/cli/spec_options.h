@@ -2,6 +2,8 @@
 // `inspect --stage key`, `compile` and `run`:
 //   --kernel NAME  --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)
 //   --contiguous X (repeatable: strided parameter X is passed row-major contiguous)
+//   --aligned X    (repeatable: tensor parameter X's address is a multiple of 16 bytes)
+//   --divisible N  (repeatable: dynamic dim N is a multiple of 16)
 #pragma once
 
 #include <map>

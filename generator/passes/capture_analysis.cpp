@@ -194,6 +194,14 @@ std::vector<Symbol*> addressingDimSymbols(const Symbol& s) {
   return out;
 }
 
+std::vector<Symbol*> runRowDimSymbols(const FunctionScope& kernel) {
+  std::vector<Symbol*> out;
+  for (const Symbol* p : kernel.params)
+    if (p->kind == SymbolKind::TensorParam && p->accessedInRuns)
+      for (size_t axis = 1; axis < p->shape.size(); ++axis) collectDimSymbols(*p->shape[axis], out);
+  return out;
+}
+
 void analyzeCaptures(SemaModule&, FunctionScope& root, const std::set<std::string>& staticDims) {
   CaptureAnalysis(root, staticDims).run();
 }

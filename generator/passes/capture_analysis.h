@@ -34,4 +34,10 @@ std::vector<Symbol*> shapeDimSymbols(const Symbol& tensorOrBuffer);
 // whose strides carry the layout. These are what a capture implies.
 std::vector<Symbol*> addressingDimSymbols(const Symbol& tensorOrBuffer);
 
+// Dim symbols that place the rows of the kernel's tensors accessed in runs
+// (every axis but the first, strided or not, in first-appearance order):
+// when they are multiples of 16, an aligned tensor's rows start aligned too.
+// The candidates for Specialization::divisibleDims.
+std::vector<Symbol*> runRowDimSymbols(const FunctionScope& kernel);
+
 }  // namespace spindle

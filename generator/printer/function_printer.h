@@ -23,6 +23,8 @@ struct PrintContext {
   FunctionScope& kernel;
   std::set<std::string> staticDims;  // names of dims baked in as constexpr
   std::map<std::string, int64_t> staticValues;  // and their values
+  std::set<std::string> alignedTensors;  // tensor params 16-byte aligned at launch
+  std::set<std::string> divisibleDims;   // dynamic dims that are multiples of 16 at launch
   std::string sourcePath;            // for #line directives
   NameSupply globals;                // consts, static dims, functions
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
@@ -90,6 +92,7 @@ class FunctionPrinter {
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
   std::string loopBound(const ForStmt& f, const Expr& stop);
   void printDynamicSharedDecls();
+  void printAlignmentAssumptions();
   std::string signature(const std::string& prefix, const std::vector<std::string>& params) const;
 
   // --- expressions (expr_printer.cpp)

@@ -65,6 +65,37 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
       throw GeneratorError(fmt::format("kernel '{}' has no strided tensor parameter '{}' to treat as contiguous", k.name,
                                        name));
   }
+  for (const auto& name : req.alignedTensors) {
+    const Symbol* tensor = nullptr;
+    for (const Symbol* p : k.params)
+      if (p->name == name && p->kind == SymbolKind::TensorParam) tensor = p;
+    if (!tensor)
+      throw GeneratorError(fmt::format("kernel '{}' has no tensor parameter '{}' to treat as 16-byte aligned", k.name,
+                                       name));
+    // An alignment assumption costs something on NVIDIA (nvcc stops using the
+    // read-only load path for the pointer), so only where it can pay off.
+    if (!tensor->accessedInRuns)
+      throw GeneratorError(fmt::format("kernel '{}': tensor '{}' is never indexed in runs of consecutive elements "
+                                       "(a last index `e + k`, k a static_range variable), so its alignment "
+                                       "cannot matter; drop --aligned {}",
+                                       k.name, name, name));
+  }
+  std::vector<Symbol*> rowDims = runRowDimSymbols(k);
+  for (const auto& name : req.divisibleDims) {
+    bool candidate = false;
+    for (const Symbol* d : rowDims) candidate |= d->name == name;
+    if (!candidate) {
+      std::string names;
+      for (const Symbol* d : rowDims) names += (names.empty() ? "" : ", ") + d->name;
+      throw GeneratorError(fmt::format("kernel '{}': '{}' is not a dim that places the rows of a tensor indexed in "
+                                       "runs, so its divisibility cannot matter (such dims: {})",
+                                       k.name, name, names.empty() ? "none" : names));
+    }
+    if (req.staticDims.count(name))
+      throw GeneratorError(fmt::format("kernel '{}': dim {} is static, so the compiler already knows its value; drop "
+                                       "--divisible {}",
+                                       k.name, name, name));
+  }
   for (const auto& [name, sym] : k.typeParams)
     if (!req.typeArgs.count(name))
       throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
@@ -168,6 +199,10 @@ std::string specializationKey(const SemaModule& sema, const PrintRequest& reques
   for (const auto& [name, type] : request.typeArgs) key += fmt::format("{}={},", name, scalarName(type));
   key += ";contiguous=";
   for (const auto& name : request.contiguousTensors) key += name + ",";
+  key += ";aligned=";
+  for (const auto& name : request.alignedTensors) key += name + ",";
+  key += ";divisible=";
+  for (const auto& name : request.divisibleDims) key += name + ",";
   key += fmt::format(";lines={}", request.lineDirectives ? 1 : 0);
   return key;
 }
@@ -192,8 +227,15 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
 
-  PrintContext ctx{sema, kernel, staticDims, request.staticDims, sema.file ? sema.file->path() : "<input>",
-                   NameSupply(), {}};
+  PrintContext ctx{sema,
+                   kernel,
+                   staticDims,
+                   request.staticDims,
+                   request.alignedTensors,
+                   request.divisibleDims,
+                   sema.file ? sema.file->path() : "<input>",
+                   NameSupply(),
+                   {}};
 
   // File-scope names: consts, static dims, functions.
   Emitter globals;
@@ -247,6 +289,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   }
   for (const auto& [name, type] : request.typeArgs) specParts.push_back(fmt::format("{} = {}", name, scalarName(type)));
   for (const auto& name : request.contiguousTensors) specParts.push_back(fmt::format("{} contiguous", name));
+  for (const auto& name : request.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
+  for (const auto& name : request.divisibleDims) specParts.push_back(fmt::format("{} % 16 == 0", name));
   std::string paramLines;
   std::vector<AbiArg> abi;
   std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;
@@ -277,6 +321,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   for (const auto& [name, value] : request.staticDims) regen.push_back(fmt::format(" --static {}={}", name, value));
   for (const auto& [name, type] : request.typeArgs) regen.push_back(fmt::format(" --dtype {}={}", name, scalarName(type)));
   for (const auto& name : request.contiguousTensors) regen.push_back(" --contiguous " + name);
+  for (const auto& name : request.alignedTensors) regen.push_back(" --aligned " + name);
+  for (const auto& name : request.divisibleDims) regen.push_back(" --divisible " + name);
   if (!request.lineDirectives) regen.push_back(" --no-line-directives");
 
   std::string sharedComment = kernelPrinter.dynamicSharedBytes() == "0" ? std::string("none")

@@ -63,8 +63,12 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
   for (const auto& s : extraStatic) markStatic(s, "the caller");
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i)
     if (plan.isStatic[i]) plan.staticSymbols.push_back(int(i));
-  if (plan.staticSymbols.size() + plan.typeParams.size() > size_t(kMaxKeyWords))
-    throw Error(fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords));
+  for (const auto& s : info.runRowDims) {
+    int i = symbolIndex(s);
+    if (i >= 0 && !plan.isStatic[size_t(i)]) plan.divisibilitySymbols.push_back(i);
+  }
+  if (plan.staticSymbols.size() + plan.typeParams.size() + 3 > size_t(kMaxKeyWords))
+    throw Error(fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords - 3));
 
   for (const auto& p : info.params) {
     ParamPlan pp;
@@ -72,6 +76,7 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     pp.isTensor = p.isTensor;
     pp.writes = p.writes;
     plan.anyStrided |= p.strided;
+    plan.anyRunTensor |= p.isTensor && p.accessedInRuns;
     pp.dtype = p.dtype;
     if (!p.typeParam.empty()) {
       auto it = std::find(plan.typeParams.begin(), plan.typeParams.end(), p.typeParam);
@@ -88,6 +93,7 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
                                 p.dims.size(), kMaxRank));
       pp.rank = int(p.dims.size());
       pp.strided = p.strided;
+      pp.accessedInRuns = p.accessedInRuns;
       std::vector<std::string> dims;
       for (size_t a = 0; a < p.dims.size(); ++a) {
         const DimInfo& d = p.dims[a];
@@ -179,6 +185,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   Origin typeOrigin[kMaxTypeParams];
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i) out.dims[i] = -1;
   out.contiguousStrided = 0;
+  out.alignedTensors = 0;
   for (size_t i = 0; i < plan.typeParams.size(); ++i) out.types[i] = ScalarType::Invalid;
 
   for (size_t pi = 0; pi < plan.params.size(); ++pi) {
@@ -245,6 +252,8 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     // A strided parameter passed row-major contiguous gets the contiguous
     // specialization (addressed by its dims, as PyTorch's fast paths do).
     if (p.strided && pi < 64 && isRowMajor(a, p.rank)) out.contiguousStrided |= uint64_t(1) << pi;
+    if (p.accessedInRuns && pi < 64 && reinterpret_cast<uintptr_t>(a.data) % kVectorAlignment == 0)
+      out.alignedTensors |= uint64_t(1) << pi;
 
     // Layout: a non-strided parameter needs a row-major contiguous view.
     if (a.hasStrides && !p.strided) {
@@ -269,6 +278,10 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     if (out.dims[d] < 0)
       throw Error(fmt::format("{}: dim symbol {} is not bound by any argument's shape", k, plan.dimSymbols[d]));
 
+  out.divisibleDims = 0;
+  for (int s : plan.divisibilitySymbols)
+    if (out.dims[s] % kDimDivisor == 0) out.divisibleDims |= uint64_t(1) << s;
+
   makeSpecKey(plan, out);
 }
 
@@ -277,6 +290,8 @@ void makeSpecKey(const KernelPlan& plan, Binding& b) {
   for (int s : plan.staticSymbols) putKeyWord(b.key, b.dims[s]);
   for (size_t t = 0; t < plan.typeParams.size(); ++t) putKeyWord(b.key, int64_t(b.types[t]));
   if (plan.anyStrided) putKeyWord(b.key, int64_t(b.contiguousStrided));
+  if (plan.anyRunTensor) putKeyWord(b.key, int64_t(b.alignedTensors));
+  if (!plan.divisibilitySymbols.empty()) putKeyWord(b.key, int64_t(b.divisibleDims));
 }
 
 void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g) {

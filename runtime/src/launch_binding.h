@@ -16,7 +16,12 @@ namespace spindle::rt {
 
 inline constexpr int kMaxDimSymbols = 64;
 inline constexpr int kMaxTypeParams = 8;
-inline constexpr int kMaxKeyWords = 32;  // static dim values + bound dtypes
+inline constexpr int kMaxKeyWords = 32;  // static dim values + bound dtypes + 3 layout words
+// Tensors whose address is a multiple of this many bytes get the aligned
+// specialization: the widest vector access of either vendor.
+inline constexpr uintptr_t kVectorAlignment = 16;
+// Dims that are multiples of this keep rows of any element type aligned.
+inline constexpr int64_t kDimDivisor = 16;
 inline constexpr int kMaxAbiArgs = 256;
 
 // A kernel's parameters, resolved once to indices (KernelPlan::make).
@@ -29,6 +34,7 @@ struct ParamPlan {
   int dimSymbol[kMaxRank] = {};   // -1: a literal size
   int64_t dimLiteral[kMaxRank] = {};
   bool strided = false;
+  bool accessedInRuns = false;     // its alignment is specialized on
   bool writes = false;             // the kernel stores into it
   std::string typeText;            // "f32[M, N]", "T[N] strided", "f32"
 };
@@ -41,6 +47,10 @@ struct KernelPlan {
   std::vector<bool> isStatic;       // per dim symbol
   std::vector<int> staticSymbols;   // indices of static symbols, in key order
   bool anyStrided = false;          // a strided parameter: its contiguity enters the key
+  bool anyRunTensor = false;        // a tensor accessed in runs: its alignment enters the key
+  // Dynamic dims that place rows of tensors accessed in runs: whether each
+  // is a multiple of 16 enters the key.
+  std::vector<int> divisibilitySymbols;
 
   // Error when `extraStatic` names an unknown dim symbol or the kernel is
   // beyond the fixed limits above.
@@ -62,6 +72,14 @@ struct Binding {
   // Bit i: strided parameter i was passed as a row-major contiguous view, so
   // the contiguous specialization serves it (only the first 64 parameters).
   uint64_t contiguousStrided = 0;
+  // Bit i: tensor parameter i is accessed in runs and its address is a
+  // multiple of 16 bytes, so the aligned specialization (vector access
+  // allowed) serves it. Allocators return such pointers; an offset view may
+  // not, and gets its own binary.
+  uint64_t alignedTensors = 0;
+  // Bit s: dim symbol s (one of plan.divisibilitySymbols) is a multiple of
+  // kDimDivisor, so rows of aligned tensors start aligned.
+  uint64_t divisibleDims = 0;
   SpecKey key;
 };
 

@@ -40,17 +40,20 @@ inline std::vector<std::string> splitWords(const std::string& s) {
   return words;
 }
 
-// "--dtype T=f32 --static K=64" -> ".T-f32.K-64"
+// "--dtype T=f32 --static K=64 --aligned x --divisible N" -> ".T-f32.K-64.aligned-x.divisible-N"
 inline std::string suffixFor(const std::vector<std::string>& flags) {
   std::string suffix;
   for (size_t i = 0; i < flags.size(); ++i) {
     if (flags[i] == "--no-line-directives") {
       suffix += ".nolines";
     } else if (i + 1 < flags.size()) {
+      // --aligned and --divisible name a tensor or dim, as --contiguous does:
+      // tell them apart.
+      std::string prefix = flags[i] == "--aligned" ? "aligned-" : flags[i] == "--divisible" ? "divisible-" : "";
       std::string v = flags[++i];
       for (char& c : v)
         if (c == '=') c = '-';
-      suffix += "." + v;
+      suffix += "." + prefix + v;
     }
   }
   return suffix;
@@ -92,6 +95,8 @@ inline spindle::Specialization parseFlags(const std::vector<std::string>& flags,
     else if (f == "--static") spec.staticDims[v.substr(0, eq)] = std::stoll(v.substr(eq + 1));
     else if (f == "--dtype") spec.typeArgs[v.substr(0, eq)] = *spindle::scalarFromName(v.substr(eq + 1));
     else if (f == "--contiguous") spec.contiguousTensors.insert(v);
+    else if (f == "--aligned") spec.alignedTensors.insert(v);
+    else if (f == "--divisible") spec.divisibleDims.insert(v);
     else throw std::runtime_error("unknown gen flag: " + f);
   }
   return spec;

@@ -409,5 +409,68 @@ TEST(LaunchBinding, ContiguousViewsOfStridedParametersGetTheirOwnKey) {
   EXPECT_FALSE(plain.key == transposed.key);
 }
 
+// A tensor accessed in runs whose address is a multiple of 16 bytes gets the
+// aligned specialization (vector access allowed); a view at any other offset
+// must not share its binary. Other tensors' alignment is not looked at.
+TEST(LaunchBinding, AlignmentOfTensorsAccessedInRunsIsPartOfTheKey) {
+  KernelInfo info;
+  info.name = "scale";
+  info.params = {test::tensorParam("x", ScalarType::F32, {"N"}), test::tensorParam("y", ScalarType::F32, {"N"}),
+                 test::tensorParam("z", ScalarType::F32, {"N"}), test::scalarParam("a", ScalarType::F32)};
+  info.params[0].accessedInRuns = info.params[1].accessedInRuns = true;
+  info.params[1].writes = true;
+  info.dimSymbols = {"N"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  alignas(16) static float x[64], y[64], z[64];
+  auto bind = [&](float* xp, float* yp, float* zp = nullptr) {
+    if (!zp) zp = z;
+    Arg args[] = {tensor(xp, ScalarType::F32, {8}), tensor(yp, ScalarType::F32, {8}), tensor(zp, ScalarType::F32, {8}),
+                  scalar(2.0f)};
+    Binding b;
+    bindArguments(plan, args, 4, b);
+    return b;
+  };
+  Binding both = bind(x, y);
+  Binding xOffset = bind(x + 1, y);  // 4 bytes past a 16-byte boundary
+  Binding yOffset = bind(x + 4, y + 2);
+  EXPECT_EQ(both.alignedTensors, 3u);
+  EXPECT_EQ(xOffset.alignedTensors, 2u);
+  EXPECT_EQ(yOffset.alignedTensors, 1u);
+  EXPECT_FALSE(both.key == xOffset.key);
+  EXPECT_FALSE(both.key == yOffset.key);
+  EXPECT_FALSE(xOffset.key == yOffset.key);
+  EXPECT_TRUE(both.key == bind(x + 8, y + 4).key);  // other aligned addresses: the same binary
+  EXPECT_TRUE(both.key == bind(x, y, z + 1).key);   // z is not accessed in runs
+  EXPECT_EQ(bind(x, y, z + 1).alignedTensors, 3u);
+}
+
+// Whether a dim that places rows of run-indexed tensors is a multiple of 16
+// is part of the key (such rows of an aligned tensor start aligned); other
+// dims, and the value beyond that one bit, are not.
+TEST(LaunchBinding, DivisibilityOfRowDimsIsPartOfTheKey) {
+  KernelInfo info;
+  info.name = "rows";
+  info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}), test::tensorParam("y", ScalarType::F32, {"M", "N"})};
+  info.params[0].accessedInRuns = info.params[1].accessedInRuns = true;
+  info.params[1].writes = true;
+  info.dimSymbols = {"M", "N"};
+  info.runRowDims = {"N"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  alignas(16) static float x[4096], y[4096];
+  auto bind = [&](int64_t m, int64_t n) {
+    Arg args[] = {tensor(x, ScalarType::F32, {m, n}), tensor(y, ScalarType::F32, {m, n})};
+    Binding b;
+    bindArguments(plan, args, 2, b);
+    return b;
+  };
+  EXPECT_EQ(bind(4, 64).divisibleDims, uint64_t(1) << 1);  // N is dim symbol 1
+  EXPECT_EQ(bind(4, 72).divisibleDims, 0u);                 // 72 = 16 * 4.5
+  EXPECT_TRUE(bind(4, 64).key == bind(3, 128).key);        // M is not a row dim; both N divisible
+  EXPECT_FALSE(bind(4, 64).key == bind(4, 72).key);
+  EXPECT_TRUE(bind(4, 72).key == bind(4, 100).key);
+  // A static row dim is a constant in the source: nothing to specialize.
+  EXPECT_TRUE(KernelPlan::make(info, {"N"}).divisibilitySymbols.empty());
+}
+
 }  // namespace
 }  // namespace spindle::rt

@@ -25,6 +25,24 @@ kernel fill(z: f32[K]):
     for j in range(thread_id(), K, BLOCK):
         z[j] = 1.0
 
+@grid(cdiv(N, BLOCK * 4))
+@block(BLOCK)
+kernel scale_runs(x: f32[N], y: f32[N], z: f32[N], w: f32[N]):
+    start = (i64(block_id()) * BLOCK + thread_id()) * 4
+    for k in static_range(4):
+        if start + k < N:
+            y[k + start] = x[start + k] * z[start] * w[start + k + 1]
+    for k in range(4):
+        w[start + k] = 0.0
+
+@grid(M)
+@block(BLOCK)
+kernel row_runs(x: f32[M, N], y: f32[M, N], z: f32[K, L]):
+    j = thread_id() * 4
+    for k in static_range(4):
+        if j + k < N:
+            y[block_id(), j + k] = x[block_id(), j + k] + z[0, 0]
+
 @grid(M)
 @block(BLOCK)
 kernel copy_view(x: f32[M, N] strided, y: f32[M, N]):
@@ -38,7 +56,7 @@ struct Variant {
 };
 
 std::vector<Variant> variants() {
-  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, {}, true};
+  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, true};
   std::vector<Variant> v = {{"base", base}};
   auto with = [&](const char* what, auto change) {
     PrintRequest r = base;
@@ -64,6 +82,29 @@ std::vector<Variant> variants() {
     r.kernel = "copy_view";
     r.typeArgs.clear();
     r.contiguousTensors = {"x"};
+  });
+  with("runs", [](PrintRequest& r) {
+    r.kernel = "scale_runs";
+    r.typeArgs.clear();
+  });
+  with("runs, x aligned", [](PrintRequest& r) {
+    r.kernel = "scale_runs";
+    r.typeArgs.clear();
+    r.alignedTensors = {"x"};
+  });
+  with("runs, x and y aligned", [](PrintRequest& r) {
+    r.kernel = "scale_runs";
+    r.typeArgs.clear();
+    r.alignedTensors = {"x", "y"};
+  });
+  with("row runs", [](PrintRequest& r) {
+    r.kernel = "row_runs";
+    r.typeArgs.clear();
+  });
+  with("row runs, N divisible", [](PrintRequest& r) {
+    r.kernel = "row_runs";
+    r.typeArgs.clear();
+    r.divisibleDims = {"N"};
   });
   return v;
 }
@@ -101,7 +142,7 @@ TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSour
 TEST(SpecializationKey, ModuleTextIsPartOfTheKey) {
   auto a = analyze(kModule);
   auto b = analyze(std::string(kModule) + "\n# an appended comment: same kernels, different text\n");
-  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, {}, true};
+  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, true};
   EXPECT_NE(specializationKey(*a->result.sema, r), specializationKey(*b->result.sema, r));
 }
 
@@ -185,6 +226,72 @@ TEST(Specialization, ContiguousViewsOfStridedParameters) {
   contiguous.contiguousTensors = {"y"};
   expectGeneratorError([&] { m->generate("copy_view", contiguous); },  // y is not strided
                        "kernel 'copy_view' has no strided tensor parameter 'y' to treat as contiguous");
+}
+
+// Tensors indexed in runs (last index `e + k` or `k + e`, k a static_range
+// variable) are the ones whose alignment is specialized on; an offset run
+// (`e + k + 1`), a dynamic loop variable or a plain index do not count.
+TEST(Specialization, TensorsAccessedInRunsAreFound) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  std::map<std::string, bool> runs;
+  for (const auto& k : m->kernels())
+    if (k.name == "scale_runs")
+      for (const auto& p : k.params) runs[p.name] = p.accessedInRuns;
+  EXPECT_EQ(runs, (std::map<std::string, bool>{{"x", true}, {"y", true}, {"z", false}, {"w", false}}));
+}
+
+// A tensor the runtime found 16-byte aligned is declared so to the compiler
+// at the top of the kernel, so neighbouring accesses may become vector ones;
+// nothing else changes, and only tensors accessed in runs can be named.
+TEST(Specialization, AlignedTensorsAreAssumedAlignedAtKernelEntry) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization aligned;
+  aligned.alignedTensors = {"x"};
+  auto fast = m->generate("scale_runs", aligned);
+  auto general = m->generate("scale_runs", {});
+  EXPECT_NE(fast.source.find("x = __spn_assume_aligned<16>(x);"), std::string::npos) << fast.source;
+  EXPECT_EQ(fast.source.find("y = __spn_assume_aligned"), std::string::npos) << fast.source;
+  EXPECT_EQ(general.source.find("= __spn_assume_aligned"), std::string::npos) << general.source;
+  EXPECT_NE(fast.source.find("x 16-byte aligned"), std::string::npos);  // the header says why
+  EXPECT_EQ(fast.abi.size(), general.abi.size());
+  EXPECT_NE(fast.key, general.key);
+  aligned.alignedTensors = {"N"};
+  expectGeneratorError([&] { m->generate("scale_runs", aligned); },
+                       "kernel 'scale_runs' has no tensor parameter 'N' to treat as 16-byte aligned");
+  aligned.alignedTensors = {"z"};
+  expectGeneratorError([&] { m->generate("scale_runs", aligned); },
+                       "kernel 'scale_runs': tensor 'z' is never indexed in runs of consecutive elements");
+}
+
+// A dynamic dim that places the rows of a tensor indexed in runs may be
+// known to be a multiple of 16: the kernel says so to the compiler, so an
+// aligned tensor's rows stay aligned. Other dims and static ones are refused.
+TEST(Specialization, DivisibleRowDimsAreAssumedAtKernelEntry) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  for (const auto& k : m->kernels()) {
+    if (k.name == "row_runs") EXPECT_EQ(k.runRowDims, std::vector<std::string>{"N"});  // z is not run-indexed
+    if (k.name == "scale_runs") EXPECT_TRUE(k.runRowDims.empty());                     // 1-D tensors: no rows
+  }
+  Specialization divisible;
+  divisible.divisibleDims = {"N"};
+  auto fast = m->generate("row_runs", divisible);
+  auto general = m->generate("row_runs", {});
+  EXPECT_NE(fast.source.find("__builtin_assume(N % 16 == 0);"), std::string::npos) << fast.source;
+  EXPECT_EQ(general.source.find("__builtin_assume("), std::string::npos) << general.source;
+  EXPECT_NE(fast.source.find("N dynamic, N % 16 == 0\n"), std::string::npos);  // the header comment
+  EXPECT_NE(fast.key, general.key);
+  divisible.divisibleDims = {"M"};
+  expectGeneratorError([&] { m->generate("row_runs", divisible); },
+                       "kernel 'row_runs': 'M' is not a dim that places the rows of a tensor indexed in runs");
+  divisible.divisibleDims = {"N"};
+  divisible.staticDims = {{"N", 64}};
+  expectGeneratorError([&] { m->generate("row_runs", divisible); }, "dim N is static");
 }
 
 // What only a specialization can tell: a dim used where a compile-time

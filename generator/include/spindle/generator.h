@@ -36,6 +36,9 @@ struct KernelParamInfo {
   std::vector<DimInfo> dims;               // tensors only
   bool strided = false;                    // tensors only: one stride per dim
   bool writes = false;                     // tensors only: the kernel stores into it
+  // Tensors only: indexed in runs of consecutive elements (`x[j + k]`, k a
+  // static_range variable), so its 16-byte alignment is specialized on.
+  bool accessedInRuns = false;
 };
 
 struct KernelInfo {
@@ -44,6 +47,9 @@ struct KernelInfo {
   std::vector<KernelParamInfo> params;
   std::vector<std::string> dimSymbols;   // every dim symbol, in order of first appearance
   std::vector<std::string> staticDims;   // those named in @static
+  // Dims that place the rows of tensors accessed in runs: whether each is a
+  // multiple of 16 is specialized on (Specialization::divisibleDims).
+  std::vector<std::string> runRowDims;
 };
 
 // What the caller fixes for one compiled binary. Everything here, and nothing
@@ -55,6 +61,17 @@ struct Specialization {
   // they are addressed through their dims, like a contiguous parameter, and
   // their strides leave the ABI (as PyTorch's contiguous fast paths do).
   std::set<std::string> contiguousTensors;
+  // Tensor parameters whose base address is a multiple of 16 bytes at launch
+  // (the runtime checks the pointer of every tensor accessed in runs). The
+  // kernel tells the compiler so, and runs whose index keeps that alignment
+  // may become 16-byte vector loads and stores; an unaligned pointer gets its
+  // own binary. Only tensors with KernelParamInfo::accessedInRuns qualify.
+  std::set<std::string> alignedTensors;
+  // Dynamic dims that are multiples of 16 at launch (the runtime checks the
+  // dims in KernelInfo::runRowDims). With them an aligned tensor's rows
+  // start aligned too, so runs along a row of run-time length may become
+  // vector accesses (Triton specializes integer arguments the same way).
+  std::set<std::string> divisibleDims;
   bool lineDirectives = true;
 };
 

@@ -90,6 +90,10 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// A pointer the runtime found aligned to A bytes at launch (the
+// specialization's "aligned" tensors), so the compiler may use vector access.
+template <int A, typename T>
+__device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 template <typename T>
@@ -170,6 +174,28 @@ __device__ __forceinline__ T __spn_warp_max(T v) { return __spn_warp_reduce(v, _
 template <typename T>
 __device__ __forceinline__ T __spn_warp_min(T v) { return __spn_warp_reduce(v, __spn_min_op<T>()); }
 
+// Inclusive prefix sum over the lanes of a warp, in lane order: lane i gets
+// v(0) + ... + v(i). Hillis-Steele over shuffles, log2(warp) steps.
+template <typename T>
+__device__ __forceinline__ T __spn_shfl_up(T v, int delta) {
+#if defined(__SPN_CUDA)
+  return __shfl_up_sync(0xffffffffu, v, delta);
+#else
+  return __shfl_up(v, delta);
+#endif
+}
+template <typename T>
+__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane) {
+#pragma unroll
+  for (int offset = 1; offset < __SPN_WARP_SIZE; offset *= 2) {
+    T up = __spn_shfl_up(v, offset);
+    if (lane >= offset) v += up;
+  }
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T __spn_warp_cumsum(T v) { return __spn_warp_cumsum_at(v, __spn_lane_id()); }
+
 // Block-wide reduction through generator-allocated shared scratch (one slot
 // per warp plus one for the result). Two barriers: after the warps publish
 // their partials, and after warp 0 publishes the total; a following
@@ -204,6 +230,33 @@ __device__ __forceinline__ T __spn_block_max(T v, uint64_t* scratch) {
 template <typename T>
 __device__ __forceinline__ T __spn_block_min(T v, uint64_t* scratch) {
   return __spn_block_reduce(v, scratch, __spn_min_op<T>(), false);
+}
+
+// Inclusive prefix sum over the block's threads in linear thread order:
+// each warp scans itself, warp 0 scans the warp totals, and every thread
+// adds the total of the warps before its own. Three barriers: the totals are
+// published, their prefixes are published, and every thread has read its
+// prefix before a following collective may reuse the scratch.
+template <typename T>
+__device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
+  T* partial = reinterpret_cast<T*>(scratch);
+  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  v = __spn_warp_cumsum_at(v, lane);
+  if (lane == __SPN_WARP_SIZE - 1) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    T w = lane < warps ? partial[lane] : T(0);
+    w = __spn_warp_cumsum_at(w, lane);
+    if (lane < warps) partial[lane] = w;
+  }
+  __syncthreads();
+  const T before = warp > 0 ? partial[warp - 1] : T(0);
+  __syncthreads();
+  return v + before;
 }
 
 // Atomics: one overload per element type. 64-bit integers go through the

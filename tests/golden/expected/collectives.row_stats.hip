@@ -91,6 +91,10 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// A pointer the runtime found aligned to A bytes at launch (the
+// specialization's "aligned" tensors), so the compiler may use vector access.
+template <int A, typename T>
+__device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 template <typename T>
@@ -171,6 +175,28 @@ __device__ __forceinline__ T __spn_warp_max(T v) { return __spn_warp_reduce(v, _
 template <typename T>
 __device__ __forceinline__ T __spn_warp_min(T v) { return __spn_warp_reduce(v, __spn_min_op<T>()); }
 
+// Inclusive prefix sum over the lanes of a warp, in lane order: lane i gets
+// v(0) + ... + v(i). Hillis-Steele over shuffles, log2(warp) steps.
+template <typename T>
+__device__ __forceinline__ T __spn_shfl_up(T v, int delta) {
+#if defined(__SPN_CUDA)
+  return __shfl_up_sync(0xffffffffu, v, delta);
+#else
+  return __shfl_up(v, delta);
+#endif
+}
+template <typename T>
+__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane) {
+#pragma unroll
+  for (int offset = 1; offset < __SPN_WARP_SIZE; offset *= 2) {
+    T up = __spn_shfl_up(v, offset);
+    if (lane >= offset) v += up;
+  }
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T __spn_warp_cumsum(T v) { return __spn_warp_cumsum_at(v, __spn_lane_id()); }
+
 // Block-wide reduction through generator-allocated shared scratch (one slot
 // per warp plus one for the result). Two barriers: after the warps publish
 // their partials, and after warp 0 publishes the total; a following
@@ -205,6 +231,33 @@ __device__ __forceinline__ T __spn_block_max(T v, uint64_t* scratch) {
 template <typename T>
 __device__ __forceinline__ T __spn_block_min(T v, uint64_t* scratch) {
   return __spn_block_reduce(v, scratch, __spn_min_op<T>(), false);
+}
+
+// Inclusive prefix sum over the block's threads in linear thread order:
+// each warp scans itself, warp 0 scans the warp totals, and every thread
+// adds the total of the warps before its own. Three barriers: the totals are
+// published, their prefixes are published, and every thread has read its
+// prefix before a following collective may reuse the scratch.
+template <typename T>
+__device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
+  T* partial = reinterpret_cast<T*>(scratch);
+  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  v = __spn_warp_cumsum_at(v, lane);
+  if (lane == __SPN_WARP_SIZE - 1) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    T w = lane < warps ? partial[lane] : T(0);
+    w = __spn_warp_cumsum_at(w, lane);
+    if (lane < warps) partial[lane] = w;
+  }
+  __syncthreads();
+  const T before = warp > 0 ? partial[warp - 1] : T(0);
+  __syncthreads();
+  return v + before;
 }
 
 // Atomics: one overload per element type. 64-bit integers go through the
@@ -286,7 +339,7 @@ inline hipError_t launch_row_stats(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 22 "tests/golden/kernels/collectives.spn"
+#line 27 "tests/golden/kernels/collectives.spn"
 extern "C" __global__ __launch_bounds__(256) void row_stats(
     const float* __restrict__ x,
     float* __restrict__ stats,
@@ -294,7 +347,7 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
     int64_t M,
     int64_t N) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 23 "tests/golden/kernels/collectives.spn"
+#line 28 "tests/golden/kernels/collectives.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float s = 0.0f;
@@ -308,7 +361,7 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
     lo = fminf(lo, v);
     s64 += double(v);
   }
-#line 35 "tests/golden/kernels/collectives.spn"
+#line 40 "tests/golden/kernels/collectives.spn"
   float total = __spn_block_sum(s, __spn_reduce_scratch);
   float top = __spn_block_max(hi, __spn_reduce_scratch);
   float bottom = __spn_block_min(lo, __spn_reduce_scratch);
@@ -319,18 +372,18 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
     stats[int64_t(row) * 4 + 2] = bottom;
     stats[int64_t(row) * 4 + 3] = float(total64 - double(total));
   }
-#line 44 "tests/golden/kernels/collectives.spn"
+#line 49 "tests/golden/kernels/collectives.spn"
   float ws = __spn_warp_sum(s);
   float wmax = __spn_warp_max(hi);
   float wmin = __spn_warp_min(lo);
-#line 48 "tests/golden/kernels/collectives.spn"
+#line 53 "tests/golden/kernels/collectives.spn"
   float b = s;
   int32_t offset = __SPN_WARP_SIZE / 2;
   while (offset > 0) {
     b += __spn_shfl_xor(b, offset);
     offset /= 2;
   }
-#line 53 "tests/golden/kernels/collectives.spn"
+#line 58 "tests/golden/kernels/collectives.spn"
   int32_t w = t / __SPN_WARP_SIZE;
   if (__spn_lane_id() == 0 && w < MAXW) {
     per_warp[(int64_t(row) * MAXW + w) * 4 + 0] = ws;

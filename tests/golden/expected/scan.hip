@@ -90,6 +90,10 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// A pointer the runtime found aligned to A bytes at launch (the
+// specialization's "aligned" tensors), so the compiler may use vector access.
+template <int A, typename T>
+__device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 template <typename T>
@@ -170,6 +174,28 @@ __device__ __forceinline__ T __spn_warp_max(T v) { return __spn_warp_reduce(v, _
 template <typename T>
 __device__ __forceinline__ T __spn_warp_min(T v) { return __spn_warp_reduce(v, __spn_min_op<T>()); }
 
+// Inclusive prefix sum over the lanes of a warp, in lane order: lane i gets
+// v(0) + ... + v(i). Hillis-Steele over shuffles, log2(warp) steps.
+template <typename T>
+__device__ __forceinline__ T __spn_shfl_up(T v, int delta) {
+#if defined(__SPN_CUDA)
+  return __shfl_up_sync(0xffffffffu, v, delta);
+#else
+  return __shfl_up(v, delta);
+#endif
+}
+template <typename T>
+__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane) {
+#pragma unroll
+  for (int offset = 1; offset < __SPN_WARP_SIZE; offset *= 2) {
+    T up = __spn_shfl_up(v, offset);
+    if (lane >= offset) v += up;
+  }
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T __spn_warp_cumsum(T v) { return __spn_warp_cumsum_at(v, __spn_lane_id()); }
+
 // Block-wide reduction through generator-allocated shared scratch (one slot
 // per warp plus one for the result). Two barriers: after the warps publish
 // their partials, and after warp 0 publishes the total; a following
@@ -204,6 +230,33 @@ __device__ __forceinline__ T __spn_block_max(T v, uint64_t* scratch) {
 template <typename T>
 __device__ __forceinline__ T __spn_block_min(T v, uint64_t* scratch) {
   return __spn_block_reduce(v, scratch, __spn_min_op<T>(), false);
+}
+
+// Inclusive prefix sum over the block's threads in linear thread order:
+// each warp scans itself, warp 0 scans the warp totals, and every thread
+// adds the total of the warps before its own. Three barriers: the totals are
+// published, their prefixes are published, and every thread has read its
+// prefix before a following collective may reuse the scratch.
+template <typename T>
+__device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
+  T* partial = reinterpret_cast<T*>(scratch);
+  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
+  const int lane = thread % __SPN_WARP_SIZE;
+  const int warp = thread / __SPN_WARP_SIZE;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  v = __spn_warp_cumsum_at(v, lane);
+  if (lane == __SPN_WARP_SIZE - 1) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    T w = lane < warps ? partial[lane] : T(0);
+    w = __spn_warp_cumsum_at(w, lane);
+    if (lane < warps) partial[lane] = w;
+  }
+  __syncthreads();
+  const T before = warp > 0 ? partial[warp - 1] : T(0);
+  __syncthreads();
+  return v + before;
 }
 
 // Atomics: one overload per element type. 64-bit integers go through the
@@ -267,7 +320,6 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 // ==== Spindle prelude end ====
 
 constexpr int32_t BLOCK = 256;
-constexpr int32_t LOG_BLOCK = 8;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -285,30 +337,30 @@ inline hipError_t launch_scan(hipStream_t stream, const float* __restrict__ x, f
 }
 #endif
 
-#line 38 "samples/scan.spn"
+#line 40 "samples/scan.spn"
 __device__ __forceinline__ int64_t pad(int64_t j) {
   return j + j / 32;
 }
 
-#line 43 "samples/scan.spn"
+#line 45 "samples/scan.spn"
 extern "C" __global__ __launch_bounds__(256) void scan(
     const float* __restrict__ x,
     float* __restrict__ y,
     int64_t M,
     int64_t N) {
+  __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
   extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
-#line 44 "samples/scan.spn"
+#line 46 "samples/scan.spn"
   float* buf = reinterpret_cast<float*>(__spn_dynamic_shared);
-  __shared__ float sums[BLOCK];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-#line 50 "samples/scan.spn"
+#line 51 "samples/scan.spn"
   for (int64_t j = t; j < N; j += BLOCK) {
     buf[pad(j)] = x[row * N + j];
   }
-#line 52 "samples/scan.spn"
+#line 53 "samples/scan.spn"
   __syncthreads();
-#line 55 "samples/scan.spn"
+#line 56 "samples/scan.spn"
   int64_t chunk = __spn_cdiv(N, BLOCK);
   int64_t lo = __spn_min<int64_t>(t * chunk, N);
   int64_t hi = __spn_min<int64_t>(lo + chunk, N);
@@ -317,31 +369,14 @@ extern "C" __global__ __launch_bounds__(256) void scan(
     total += buf[pad(j)];
     buf[pad(j)] = total;
   }
-#line 62 "samples/scan.spn"
-  sums[t] = total;
-  __syncthreads();
-#line 66 "samples/scan.spn"
-  #pragma unroll
-  for (int32_t s = 0; s < LOG_BLOCK; ++s) {
-#line 67 "samples/scan.spn"
-    int32_t off = 1 << s;
-    float v = 0.0f;
-    if (t >= off) {
-      v = sums[t - off];
-    }
-#line 71 "samples/scan.spn"
-    __syncthreads();
-    sums[t] += v;
-    __syncthreads();
-  }
-#line 74 "samples/scan.spn"
-  float prefix = sums[t] - total;
+#line 65 "samples/scan.spn"
+  float prefix = __spn_block_cumsum(total, __spn_reduce_scratch) - total;
   for (int64_t j = lo; j < hi; ++j) {
     buf[pad(j)] += prefix;
   }
-#line 77 "samples/scan.spn"
+#line 68 "samples/scan.spn"
   __syncthreads();
-#line 79 "samples/scan.spn"
+#line 70 "samples/scan.spn"
   for (int64_t j = t; j < N; j += BLOCK) {
     y[row * N + j] = buf[pad(j)];
   }
