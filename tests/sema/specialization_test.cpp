@@ -56,7 +56,7 @@ struct Variant {
 };
 
 std::vector<Variant> variants() {
-  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, true};
+  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, {}, true};
   std::vector<Variant> v = {{"base", base}};
   auto with = [&](const char* what, auto change) {
     PrintRequest r = base;
@@ -142,7 +142,7 @@ TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSour
 TEST(SpecializationKey, ModuleTextIsPartOfTheKey) {
   auto a = analyze(kModule);
   auto b = analyze(std::string(kModule) + "\n# an appended comment: same kernels, different text\n");
-  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, true};
+  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, {}, true};
   EXPECT_NE(specializationKey(*a->result.sema, r), specializationKey(*b->result.sema, r));
 }
 
@@ -275,8 +275,12 @@ TEST(Specialization, DivisibleRowDimsAreAssumedAtKernelEntry) {
   auto m = CompiledModule::fromString("test.spn", kModule, diags);
   ASSERT_TRUE(m) << diags.renderAll();
   for (const auto& k : m->kernels()) {
-    if (k.name == "row_runs") EXPECT_EQ(k.runRowDims, std::vector<std::string>{"N"});  // z is not run-indexed
-    if (k.name == "scale_runs") EXPECT_TRUE(k.runRowDims.empty());                     // 1-D tensors: no rows
+    if (k.name == "row_runs") {
+      EXPECT_EQ(k.runRowDims, std::vector<std::string>{"N"});  // z is not run-indexed
+    }
+    if (k.name == "scale_runs") {
+      EXPECT_TRUE(k.runRowDims.empty());  // 1-D tensors: no rows
+    }
   }
   Specialization divisible;
   divisible.divisibleDims = {"N"};
@@ -284,7 +288,7 @@ TEST(Specialization, DivisibleRowDimsAreAssumedAtKernelEntry) {
   auto general = m->generate("row_runs", {});
   EXPECT_NE(fast.source.find("__builtin_assume(N % 16 == 0);"), std::string::npos) << fast.source;
   EXPECT_EQ(general.source.find("__builtin_assume("), std::string::npos) << general.source;
-  EXPECT_NE(fast.source.find("N dynamic, N % 16 == 0\n"), std::string::npos);  // the header comment
+  EXPECT_NE(fast.source.find("L dynamic, N % 16 == 0\n"), std::string::npos);  // the header comment
   EXPECT_NE(fast.key, general.key);
   divisible.divisibleDims = {"M"};
   expectGeneratorError([&] { m->generate("row_runs", divisible); },

@@ -3,7 +3,7 @@
 //
 // kernel:          scale_strided
 // specialization:  M dynamic, N dynamic, x contiguous
-// launch:          grid (cdiv(N, BX), cdiv(M, BY * RPT)), block (32, 8), dynamic shared memory none
+// launch:          grid (cdiv(N, BX * VEC), cdiv(M, BY * RPT)), block (32, 8), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N], read-only
 //    1  float* __restrict__ y                    tensor f32[M, N]
@@ -323,6 +323,7 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 constexpr int32_t BX = 32;
 constexpr int32_t BY = 8;
 constexpr int32_t RPT = 4;
+constexpr int32_t VEC = 4;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -332,7 +333,7 @@ constexpr int32_t RPT = 4;
 extern "C" __global__ void scale_strided(const float* __restrict__ x, float* __restrict__ y, float alpha, int64_t M, int64_t N);
 
 inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float alpha, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX)), uint32_t(__spn_cdiv(M, BY * RPT)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX * VEC)), uint32_t(__spn_cdiv(M, BY * RPT)));
   const dim3 block = dim3(32, 8);
   const size_t dynamic_shared_bytes = 0;
   scale_strided<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, alpha, M, N);
@@ -340,7 +341,7 @@ inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restri
 }
 #endif
 
-#line 38 "samples/scale_strided.spn"
+#line 49 "samples/scale_strided.spn"
 extern "C" __global__ __launch_bounds__(256) void scale_strided(
     const float* __restrict__ x,
     float* __restrict__ y,
@@ -348,14 +349,27 @@ extern "C" __global__ __launch_bounds__(256) void scale_strided(
     int64_t M,
     int64_t N) {
   int64_t i0 = int64_t(int(blockIdx.y)) * (BY * RPT) + int(threadIdx.y);
-  int64_t j = int64_t(int(blockIdx.x)) * BX + int(threadIdx.x);
-  if (j < N) {
-    #pragma unroll
-    for (int32_t k = 0; k < RPT; ++k) {
-#line 43 "samples/scale_strided.spn"
-      int64_t i = i0 + k * BY;
-      if (i < M) {
-        y[i * N + j] = alpha * x[i * N + j];
+  int64_t j = int64_t(int(blockIdx.x) * BX + int(threadIdx.x)) * VEC;
+  #pragma unroll
+  for (int32_t r = 0; r < RPT; ++r) {
+#line 53 "samples/scale_strided.spn"
+    int64_t i = i0 + r * BY;
+    if (i < M) {
+      if (j + VEC <= N) {
+        #pragma unroll
+        for (int32_t k = 0; k < VEC; ++k) {
+#line 57 "samples/scale_strided.spn"
+          y[i * N + j + k] = alpha * x[i * N + j + k];
+        }
+      } else {
+#line 59 "samples/scale_strided.spn"
+        #pragma unroll
+        for (int32_t k = 0; k < VEC; ++k) {
+#line 60 "samples/scale_strided.spn"
+          if (j + k < N) {
+            y[i * N + j + k] = alpha * x[i * N + j + k];
+          }
+        }
       }
     }
   }
