@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -41,7 +42,9 @@ void printScope(std::string& out, const FunctionScope& f, int depth) {
   out += fmt::format("{}{} {} {}", pad, kind, f.name, at(where));
   if (f.returnType != ScalarType::Invalid) out += fmt::format(" -> {}", scalarName(f.returnType));
   out += "\n";
-  for (const Symbol* p : f.params) out += fmt::format("{}  param {}: {}\n", pad, p->name, typeText(*p));
+  for (const Symbol* p : f.params)
+    out += fmt::format("{}  param {}: {}{}{}\n", pad, p->name, typeText(*p), p->written ? ", written" : "",
+                       p->accessedInRuns ? ", indexed in runs" : "");
   for (const Symbol* d : f.dimSymbols)
     out += fmt::format("{}  dim {}: {}\n", pad, d->name, d->staticDeclared ? "static (@static)" : "dynamic");
   for (const Symbol* s : f.declared) {
@@ -102,16 +105,28 @@ std::string inspectKey(const FrontendResult& result, const Args& options) {
   PrintRequest request{sel.kernel, sel.spec.staticDims, sel.spec.typeArgs, sel.spec.contiguousTensors,
                        sel.spec.alignedTensors, sel.spec.divisibleDims, sel.spec.lineDirectives};
   std::string out = fmt::format("kernel: {}\n", sel.kernel);
+  std::vector<Symbol*> rowDims = runRowDimSymbols(*k);
+  auto isRowDim = [&](const Symbol* d) { return std::find(rowDims.begin(), rowDims.end(), d) != rowDims.end(); };
   for (const Symbol* d : k->dimSymbols) {
     auto it = request.staticDims.find(d->name);
     if (it != request.staticDims.end()) out += fmt::format("  {} = {}: static, in the key\n", d->name, it->second);
     else if (d->staticDeclared) out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
+    else if (isRowDim(d))
+      out += fmt::format("  {}: dynamic, passed at launch; whether it is a multiple of 16 is in the key ({})\n", d->name,
+                         request.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
     else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
   }
   for (const auto& [name, type] : request.typeArgs) out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
-  for (const auto& name : request.contiguousTensors) out += fmt::format("  {} contiguous: in the key\n", name);
-  for (const auto& name : request.alignedTensors) out += fmt::format("  {} 16-byte aligned: in the key\n", name);
-  for (const auto& name : request.divisibleDims) out += fmt::format("  {} a multiple of 16: in the key\n", name);
+  // The layout facts the runtime checks at every launch (one key bit each).
+  for (const Symbol* p : k->params) {
+    if (p->kind != SymbolKind::TensorParam) continue;
+    if (p->strided)
+      out += fmt::format("  {}: strided; whether it is passed row-major is in the key ({})\n", p->name,
+                         request.contiguousTensors.count(p->name) ? "yes here" : "no here; --contiguous " + p->name);
+    if (p->accessedInRuns)
+      out += fmt::format("  {}: indexed in runs; whether it is 16-byte aligned is in the key ({})\n", p->name,
+                         request.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
+  }
   out += fmt::format("key: {}\n", specializationKey(sema, request));
   return out;
 }

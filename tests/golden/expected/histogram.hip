@@ -3,7 +3,7 @@
 //
 // kernel:          histogram
 // specialization:  N dynamic, B dynamic
-// launch:          grid (cdiv(N, BLOCK * ITEMS)), block (256), dynamic shared memory __spn_align16(B * sizeof(int32_t)) bytes
+// launch:          grid (cdiv(N, BLOCK * VEC * RUNS)), block (256), dynamic shared memory __spn_align16(B * sizeof(int32_t)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  int32_t* __restrict__ h                  tensor i32[B]
@@ -322,7 +322,8 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 // ==== Spindle prelude end ====
 
 constexpr int32_t BLOCK = 256;
-constexpr int32_t ITEMS = 64;
+constexpr int32_t VEC = 4;
+constexpr int32_t RUNS = 16;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -332,7 +333,7 @@ constexpr int32_t ITEMS = 64;
 extern "C" __global__ void histogram(const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B);
 
 inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * ITEMS)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * VEC * RUNS)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = __spn_align16(B * sizeof(int32_t));
   histogram<<<grid, block, dynamic_shared_bytes, stream>>>(x, h, lo, hi, N, B);
@@ -340,7 +341,7 @@ inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 36 "samples/histogram.spn"
+#line 48 "samples/histogram.spn"
 extern "C" __global__ __launch_bounds__(256) void histogram(
     const float* __restrict__ x,
     int32_t* __restrict__ h,
@@ -349,33 +350,66 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
     int64_t N,
     int64_t B) {
   extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
-#line 37 "samples/histogram.spn"
+#line 49 "samples/histogram.spn"
   int32_t* counts = reinterpret_cast<int32_t*>(__spn_dynamic_shared);
   int32_t t = int(threadIdx.x);
-#line 40 "samples/histogram.spn"
+#line 52 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     counts[k] = 0;
   }
-#line 42 "samples/histogram.spn"
+#line 54 "samples/histogram.spn"
   __syncthreads();
-#line 44 "samples/histogram.spn"
+#line 56 "samples/histogram.spn"
   float scale = float(B) / (hi - lo);
-  int64_t base = int64_t(int(blockIdx.x)) * (BLOCK * ITEMS) + t;
-  #pragma unroll
-  for (int32_t it = 0; it < ITEMS; ++it) {
-#line 47 "samples/histogram.spn"
-    int64_t i = base + it * BLOCK;
-    if (i < N) {
-      float v = x[i];
+  int32_t last = int32_t(B) - 1;
+  int64_t first = int64_t(int(blockIdx.x)) * (BLOCK * VEC * RUNS);
+  int64_t start;
+  float v;
+#line 59 "samples/histogram.spn"
+  if (first + BLOCK * VEC * RUNS <= N) {
+    float vals[(VEC * RUNS)];
+    __spn_fill(vals, (VEC * RUNS), 0.0f);
+#line 61 "samples/histogram.spn"
+    #pragma unroll
+    for (int32_t r = 0; r < RUNS; ++r) {
+#line 62 "samples/histogram.spn"
+      start = first + (r * BLOCK + t) * VEC;
+      #pragma unroll
+      for (int32_t k = 0; k < VEC; ++k) {
+#line 64 "samples/histogram.spn"
+        vals[r * VEC + k] = x[start + k];
+      }
+    }
+#line 65 "samples/histogram.spn"
+    #pragma unroll
+    for (int32_t e = 0; e < VEC * RUNS; ++e) {
+#line 66 "samples/histogram.spn"
+      v = vals[e];
       if (v >= lo && v < hi) {
-        int64_t bin = __spn_min<int64_t>(int64_t((v - lo) * scale), B - 1);
-        __spn_atomic_add(&counts[bin], 1);
+        __spn_atomic_add(&counts[__spn_min<int32_t>(int32_t((v - lo) * scale), last)], 1);
+      }
+    }
+  } else {
+#line 70 "samples/histogram.spn"
+    #pragma unroll
+    for (int32_t r = 0; r < RUNS; ++r) {
+#line 71 "samples/histogram.spn"
+      start = first + (r * BLOCK + t) * VEC;
+      #pragma unroll
+      for (int32_t k = 0; k < VEC; ++k) {
+#line 73 "samples/histogram.spn"
+        if (start + k < N) {
+          v = x[start + k];
+          if (v >= lo && v < hi) {
+            __spn_atomic_add(&counts[__spn_min<int32_t>(int32_t((v - lo) * scale), last)], 1);
+          }
+        }
       }
     }
   }
-#line 53 "samples/histogram.spn"
+#line 77 "samples/histogram.spn"
   __syncthreads();
-#line 55 "samples/histogram.spn"
+#line 79 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     int32_t c = counts[k];
     if (c != 0) {
