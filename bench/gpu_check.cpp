@@ -584,6 +584,38 @@ void checkCaching(Ctx& c) {
     if (!ok) ++c.failures;
     c.emit(Json().s("type", "cache_check").s("what", "static dims do not share").i("compiles", int64_t(s.compiles)).b("ok", ok));
   }
+  // A view 2 bytes past an allocation is not 16-byte aligned: the runtime
+  // must not reuse the aligned binary (whose runs are 16-byte vector
+  // accesses) for it, and the unaligned one must still be right.
+  {
+    Kernel k = rt.loadModule(c.pathOf("axpy")).kernel("axpy");
+    rt.resetStats();
+    int64_t n = 4099;
+    Vec x, y;
+    auto hx = c.randF16(size_t(n + 1), x), hy = c.randF16(size_t(n + 1), y);
+    DeviceBuffer dx = rt.allocate(hx.size() * 2), dy = rt.allocate(hy.size() * 2);
+    rt.copyToDevice(dx, hx.data(), hx.size() * 2);
+    rt.copyToDevice(dy, hy.data(), hy.size() * 2);
+    auto past2 = [](const DeviceBuffer& b) { return static_cast<const void*>(static_cast<char*>(b.data()) + 2); };
+    k.launch(nullptr, {spindle::tensor(past2(dx), ScalarType::F16, {n}), spindle::tensor(past2(dy), ScalarType::F16, {n}),
+                       spindle::scalar(0.75f)});
+    DeviceBuffer ax = rt.allocate(size_t(n) * 2), ay = rt.allocate(size_t(n) * 2);  // aligned, same shape
+    k.launch(nullptr, {spindle::tensor(ax.data(), ScalarType::F16, {n}), spindle::tensor(ay.data(), ScalarType::F16, {n}),
+                       spindle::scalar(0.75f)});
+    rt.synchronize();
+    std::vector<uint16_t> out(size_t(n + 1));
+    rt.copyToHost(out.data(), dy, out.size() * 2);
+    Vec got(static_cast<size_t>(n));
+    for (size_t i = 0; i < got.size(); ++i) got[i] = fromHalf(out[i + 1]);
+    c.check("axpy", "f16, views 2 bytes past the allocation", shapeText({n}), got,
+            bench::refAxpy(Vec(x.begin() + 1, x.end()), Vec(y.begin() + 1, y.end()), 0.75), kF16Atol, kF16Rtol);
+    auto s = rt.stats();
+    bool ok = s.compiles == 2 && out[0] == hy[0];  // and the element before the view untouched
+    std::printf("  %s  axpy f16 on unaligned then aligned views of one shape: %" PRIu64 " compile(s)%s\n",
+                ok ? "ok  " : "FAIL", s.compiles, out[0] == hy[0] ? "" : ", element before the view overwritten");
+    if (!ok) ++c.failures;
+    c.emit(Json().s("type", "cache_check").s("what", "unaligned views get their own binary").i("compiles", int64_t(s.compiles)).b("ok", ok));
+  }
   // A wrong shape is refused before anything launches.
   {
     Kernel k = rt.loadModule(c.pathOf("transpose")).kernel("transpose");

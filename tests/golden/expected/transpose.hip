@@ -3,7 +3,7 @@
 //
 // kernel:          transpose
 // specialization:  M dynamic, N dynamic
-// launch:          grid (cdiv(N, TILE), cdiv(M, TILE)), block (32, 8), dynamic shared memory none
+// launch:          grid (cdiv(N, TILE), cdiv(M, TILE)), block (64, 8), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N], read-only
 //    1  float* __restrict__ y                    tensor f32[N, M]
@@ -319,7 +319,7 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t TILE = 32;
+constexpr int32_t TILE = 64;
 constexpr int32_t ROWS = 8;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
@@ -331,15 +331,15 @@ extern "C" __global__ void transpose(const float* __restrict__ x, float* __restr
 
 inline hipError_t launch_transpose(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
   const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TILE)), uint32_t(__spn_cdiv(M, TILE)));
-  const dim3 block = dim3(32, 8);
+  const dim3 block = dim3(64, 8);
   const size_t dynamic_shared_bytes = 0;
   transpose<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M, N);
   return hipGetLastError();
 }
 #endif
 
-#line 31 "samples/transpose.spn"
-extern "C" __global__ __launch_bounds__(256) void transpose(
+#line 34 "samples/transpose.spn"
+extern "C" __global__ __launch_bounds__(512) void transpose(
     const float* __restrict__ x,
     float* __restrict__ y,
     int64_t M,
@@ -349,22 +349,22 @@ extern "C" __global__ __launch_bounds__(256) void transpose(
   int32_t ty = int(threadIdx.y);
   int64_t row0 = int64_t(int(blockIdx.y)) * TILE;
   int64_t col0 = int64_t(int(blockIdx.x)) * TILE;
-#line 39 "samples/transpose.spn"
+#line 42 "samples/transpose.spn"
   #pragma unroll
   for (int32_t k = 0; k < TILE; k += ROWS) {
-#line 40 "samples/transpose.spn"
+#line 43 "samples/transpose.spn"
     int64_t src_row = row0 + ty + k;
     int64_t src_col = col0 + tx;
     if (src_row < M && src_col < N) {
       tile[(ty + k) * (TILE + 1) + tx] = x[src_row * N + src_col];
     }
   }
-#line 44 "samples/transpose.spn"
-  __syncthreads();
 #line 47 "samples/transpose.spn"
+  __syncthreads();
+#line 50 "samples/transpose.spn"
   #pragma unroll
   for (int32_t k = 0; k < TILE; k += ROWS) {
-#line 48 "samples/transpose.spn"
+#line 51 "samples/transpose.spn"
     int64_t dst_row = col0 + ty + k;
     int64_t dst_col = row0 + tx;
     if (dst_row < N && dst_col < M) {
