@@ -341,7 +341,7 @@ inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 48 "samples/histogram.spn"
+#line 49 "samples/histogram.spn"
 extern "C" __global__ __launch_bounds__(256) void histogram(
     const float* __restrict__ x,
     int32_t* __restrict__ h,
@@ -351,54 +351,54 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
     int64_t B) {
   extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
-#line 49 "samples/histogram.spn"
+#line 50 "samples/histogram.spn"
   int32_t* counts = reinterpret_cast<int32_t*>(__spn_dynamic_shared);
   int32_t t = int(threadIdx.x);
-#line 52 "samples/histogram.spn"
+#line 53 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     counts[k] = 0;
   }
-#line 54 "samples/histogram.spn"
+#line 55 "samples/histogram.spn"
   __syncthreads();
-#line 56 "samples/histogram.spn"
+#line 57 "samples/histogram.spn"
   float scale = float(B) / (hi - lo);
   int32_t last = int32_t(B) - 1;
   int64_t first = int64_t(int(blockIdx.x)) * (BLOCK * VEC * RUNS);
   int64_t start;
   float v;
-#line 59 "samples/histogram.spn"
+#line 60 "samples/histogram.spn"
   if (first + BLOCK * VEC * RUNS <= N) {
     float vals[(VEC * RUNS)];
     __spn_fill(vals, (VEC * RUNS), 0.0f);
-#line 61 "samples/histogram.spn"
+#line 62 "samples/histogram.spn"
     #pragma unroll
     for (int32_t r = 0; r < RUNS; ++r) {
-#line 62 "samples/histogram.spn"
+#line 63 "samples/histogram.spn"
       start = first + (r * BLOCK + t) * VEC;
       #pragma unroll
       for (int32_t k = 0; k < VEC; ++k) {
-#line 64 "samples/histogram.spn"
+#line 65 "samples/histogram.spn"
         vals[r * VEC + k] = x[start + k];
       }
     }
-#line 65 "samples/histogram.spn"
+#line 66 "samples/histogram.spn"
     #pragma unroll
     for (int32_t e = 0; e < VEC * RUNS; ++e) {
-#line 66 "samples/histogram.spn"
+#line 67 "samples/histogram.spn"
       v = vals[e];
       if (v >= lo && v < hi) {
         __spn_atomic_add(&counts[__spn_min<int32_t>(int32_t((v - lo) * scale), last)], 1);
       }
     }
   } else {
-#line 70 "samples/histogram.spn"
+#line 71 "samples/histogram.spn"
     #pragma unroll
     for (int32_t r = 0; r < RUNS; ++r) {
-#line 71 "samples/histogram.spn"
+#line 72 "samples/histogram.spn"
       start = first + (r * BLOCK + t) * VEC;
       #pragma unroll
       for (int32_t k = 0; k < VEC; ++k) {
-#line 73 "samples/histogram.spn"
+#line 74 "samples/histogram.spn"
         if (start + k < N) {
           v = x[start + k];
           if (v >= lo && v < hi) {
@@ -408,9 +408,9 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
       }
     }
   }
-#line 77 "samples/histogram.spn"
+#line 78 "samples/histogram.spn"
   __syncthreads();
-#line 79 "samples/histogram.spn"
+#line 80 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     int32_t c = counts[k];
     if (c != 0) {
