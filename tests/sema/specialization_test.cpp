@@ -69,44 +69,32 @@ std::vector<Variant> variants() {
   with("T = f16", [](PrintRequest& r) { r.typeArgs["T"] = ScalarType::F16; });
   with("T = f64", [](PrintRequest& r) { r.typeArgs["T"] = ScalarType::F64; });
   with("no line directives", [](PrintRequest& r) { r.lineDirectives = false; });
-  with("other kernel", [](PrintRequest& r) {
-    r.kernel = "fill";
-    r.typeArgs.clear();
-    r.staticDims = {{"K", 256}};
-  });
-  with("strided view", [](PrintRequest& r) {
-    r.kernel = "copy_view";
-    r.typeArgs.clear();
-  });
-  with("strided view passed contiguous", [](PrintRequest& r) {
-    r.kernel = "copy_view";
-    r.typeArgs.clear();
-    r.contiguousTensors = {"x"};
-  });
-  with("runs", [](PrintRequest& r) {
-    r.kernel = "scale_runs";
-    r.typeArgs.clear();
-  });
-  with("runs, x aligned", [](PrintRequest& r) {
-    r.kernel = "scale_runs";
-    r.typeArgs.clear();
-    r.alignedTensors = {"x"};
-  });
-  with("runs, x and y aligned", [](PrintRequest& r) {
-    r.kernel = "scale_runs";
-    r.typeArgs.clear();
-    r.alignedTensors = {"x", "y"};
-  });
-  with("row runs", [](PrintRequest& r) {
-    r.kernel = "row_runs";
-    r.typeArgs.clear();
-  });
-  with("row runs, N divisible", [](PrintRequest& r) {
-    r.kernel = "row_runs";
-    r.typeArgs.clear();
-    r.divisibleDims = {"N"};
-  });
+  // A non-generic kernel of the module, with `change` applied on top.
+  auto onKernel = [&](const char* what, const char* kernel, auto change) {
+    with(what, [&](PrintRequest& r) {
+      r.kernel = kernel;
+      r.typeArgs.clear();
+      change(r);
+    });
+  };
+  auto asIs = [](PrintRequest&) {};
+  onKernel("other kernel", "fill", [](PrintRequest& r) { r.staticDims = {{"K", 256}}; });
+  onKernel("strided view", "copy_view", asIs);
+  onKernel("strided view passed contiguous", "copy_view", [](PrintRequest& r) { r.contiguousTensors = {"x"}; });
+  onKernel("runs", "scale_runs", asIs);
+  onKernel("runs, x aligned", "scale_runs", [](PrintRequest& r) { r.alignedTensors = {"x"}; });
+  onKernel("runs, x and y aligned", "scale_runs", [](PrintRequest& r) { r.alignedTensors = {"x", "y"}; });
+  onKernel("row runs", "row_runs", asIs);
+  onKernel("row runs, N divisible", "row_runs", [](PrintRequest& r) { r.divisibleDims = {"N"}; });
   return v;
+}
+
+// kModule through the public API; null (and a test failure) on errors.
+std::unique_ptr<CompiledModule> compileTestModule() {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", kModule, diags);
+  EXPECT_TRUE(m) << diags.renderAll();
+  return m;
 }
 
 // `call` must throw a GeneratorError whose message contains `needle`.
@@ -181,9 +169,8 @@ TEST(Specialization, DynamicDimValuesNeverReachTheKey) {
 }
 
 TEST(Specialization, BadRequestsNameTheOffendingValues) {
-  DiagnosticEngine diags;
-  auto m = CompiledModule::fromString("test.spn", kModule, diags);
-  ASSERT_TRUE(m) << diags.renderAll();
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
   auto expectError = [&](const std::string& kernel, const Specialization& spec, const std::string& needle) {
     expectGeneratorError([&] { m->generate(kernel, spec); }, needle);
   };
@@ -206,9 +193,8 @@ TEST(Specialization, BadRequestsNameTheOffendingValues) {
 // A strided parameter known to be contiguous at launch is addressed through
 // its dims and its strides leave the ABI; the analysis is left as it was.
 TEST(Specialization, ContiguousViewsOfStridedParameters) {
-  DiagnosticEngine diags;
-  auto m = CompiledModule::fromString("test.spn", kModule, diags);
-  ASSERT_TRUE(m) << diags.renderAll();
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
   Specialization contiguous;
   contiguous.contiguousTensors = {"x"};
   auto fast = m->generate("copy_view", contiguous);
@@ -232,9 +218,8 @@ TEST(Specialization, ContiguousViewsOfStridedParameters) {
 // variable) are the ones whose alignment is specialized on; an offset run
 // (`e + k + 1`), a dynamic loop variable or a plain index do not count.
 TEST(Specialization, TensorsAccessedInRunsAreFound) {
-  DiagnosticEngine diags;
-  auto m = CompiledModule::fromString("test.spn", kModule, diags);
-  ASSERT_TRUE(m) << diags.renderAll();
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
   std::map<std::string, bool> runs;
   for (const auto& k : m->kernels())
     if (k.name == "scale_runs")
@@ -246,9 +231,8 @@ TEST(Specialization, TensorsAccessedInRunsAreFound) {
 // at the top of the kernel, so neighbouring accesses may become vector ones;
 // nothing else changes, and only tensors accessed in runs can be named.
 TEST(Specialization, AlignedTensorsAreAssumedAlignedAtKernelEntry) {
-  DiagnosticEngine diags;
-  auto m = CompiledModule::fromString("test.spn", kModule, diags);
-  ASSERT_TRUE(m) << diags.renderAll();
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
   Specialization aligned;
   aligned.alignedTensors = {"x"};
   auto fast = m->generate("scale_runs", aligned);
@@ -271,9 +255,8 @@ TEST(Specialization, AlignedTensorsAreAssumedAlignedAtKernelEntry) {
 // known to be a multiple of 16: the kernel says so to the compiler, so an
 // aligned tensor's rows stay aligned. Other dims and static ones are refused.
 TEST(Specialization, DivisibleRowDimsAreAssumedAtKernelEntry) {
-  DiagnosticEngine diags;
-  auto m = CompiledModule::fromString("test.spn", kModule, diags);
-  ASSERT_TRUE(m) << diags.renderAll();
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
   for (const auto& k : m->kernels()) {
     if (k.name == "row_runs") {
       EXPECT_EQ(k.runRowDims, std::vector<std::string>{"N"});  // z is not run-indexed
