@@ -213,6 +213,28 @@ TEST(LaunchBinding, UnknownCallerStaticDim) {
   }
 }
 
+// The in-memory key has room for 29 static dims and type parameters besides
+// its three layout words; a kernel beyond that is refused when planned.
+TEST(LaunchBinding, TooManyKeyWordsAreRefused) {
+  KernelInfo k;
+  k.name = "wide";
+  std::vector<std::string> dims;
+  for (int i = 0; i < 30; ++i) dims.push_back("D" + std::to_string(i));
+  for (size_t first = 0; first < dims.size(); first += 8) {  // tensors have rank 8 at most
+    std::vector<std::string> shape(dims.begin() + long(first), dims.begin() + long(std::min(first + 8, dims.size())));
+    k.params.push_back(tensorParam("x" + std::to_string(first / 8), F32, shape));
+  }
+  k.dimSymbols = dims;
+  std::vector<std::string> allButOne(dims.begin(), dims.end() - 1);
+  EXPECT_NO_THROW(KernelPlan::make(k, allButOne));  // 29 static dims fit
+  try {
+    KernelPlan::make(k, dims);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "wide: more than 29 static dims and type parameters");
+  }
+}
+
 TEST(LaunchBinding, UnboundTypeParameter) {
   KernelInfo k;
   k.name = "fill";
