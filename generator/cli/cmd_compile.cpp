@@ -51,7 +51,9 @@ int cmdCompile(const Args& args) {
   KernelOptions kernelOptions;
   for (const auto& [dim, value] : sel.spec.staticDims) kernelOptions.staticDims.push_back(dim);
   Kernel kernel = module.kernel(name, kernelOptions);
-  CompileReport r = kernel.compile(sel.spec.staticDims, sel.spec.typeArgs);
+  // The layout flags (--contiguous, --aligned, --divisible) pick the binary
+  // a launch with such arguments would use.
+  CompileReport r = kernel.compile(sel.spec);
 
   fmt::print("kernel: {} (symbol {})\n", name, r.kernelSymbol);
   fmt::print("target: {} ({}, {})\n", r.target, backendName(runtime.backend()), runtime.compilerIdentity());

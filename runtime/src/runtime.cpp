@@ -451,12 +451,27 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   r.backend->launch(function, g, stream, packed.pointers);
 }
 
+CompileReport Kernel::compileFor(const Arg* args, size_t count) const {
+  State& s = *state_;
+  rt::Binding b;
+  rt::bindArguments(s.plan, args, count, b);
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.get(b.key, s.specialization(b), /*load=*/false).report;
+}
+
 CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues,
                               const std::map<std::string, ScalarType>& typeArgs) const {
+  Specialization spec;
+  spec.staticDims = staticValues;
+  spec.typeArgs = typeArgs;
+  return compile(spec);
+}
+
+CompileReport Kernel::compile(const Specialization& spec) const {
   State& s = *state_;
   const rt::KernelPlan& plan = s.plan;
   rt::Binding b;
-  for (const auto& [sym, value] : staticValues) {
+  for (const auto& [sym, value] : spec.staticDims) {
     auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), sym);
     if (it == plan.dimSymbols.end())
       throw Error(fmt::format("{}: no dim symbol '{}' (static values were given for it)", plan.kernel, sym));
@@ -467,18 +482,38 @@ CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues
     b.dims[it - plan.dimSymbols.begin()] = value;
   }
   for (int sIdx : plan.staticSymbols)
-    if (!staticValues.count(plan.dimSymbols[size_t(sIdx)]))
+    if (!spec.staticDims.count(plan.dimSymbols[size_t(sIdx)]))
       throw Error(fmt::format("{}: static dim {} needs a value (--static {}=VALUE)", plan.kernel,
                               plan.dimSymbols[size_t(sIdx)], plan.dimSymbols[size_t(sIdx)]));
-  for (const auto& [t, type] : typeArgs)
+  for (const auto& [t, type] : spec.typeArgs)
     if (std::find(plan.typeParams.begin(), plan.typeParams.end(), t) == plan.typeParams.end())
       throw Error(fmt::format("{}: no type parameter '{}'", plan.kernel, t));
   for (size_t t = 0; t < plan.typeParams.size(); ++t) {
-    auto it = typeArgs.find(plan.typeParams[t]);
-    if (it == typeArgs.end())
+    auto it = spec.typeArgs.find(plan.typeParams[t]);
+    if (it == spec.typeArgs.end())
       throw Error(fmt::format("{}: type parameter {} needs a dtype (--dtype {}=TYPE)", plan.kernel, plan.typeParams[t],
                               plan.typeParams[t]));
     b.types[t] = it->second;
+  }
+  // The layout facts, as bindArguments would have found them.
+  auto paramIndex = [&](const std::string& name, auto qualifies, const char* what) {
+    for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
+      if (plan.params[p].name == name && qualifies(plan.params[p])) return p;
+    throw Error(fmt::format("{}: no {} named '{}'", plan.kernel, what, name));
+  };
+  for (const auto& name : spec.contiguousTensors)
+    b.contiguousStrided |= uint64_t(1) << paramIndex(name, [](const rt::ParamPlan& p) { return p.strided; },
+                                                     "strided tensor parameter");
+  for (const auto& name : spec.alignedTensors)
+    b.alignedTensors |= uint64_t(1) << paramIndex(name, [](const rt::ParamPlan& p) { return p.accessedInRuns; },
+                                                  "tensor parameter indexed in runs");
+  for (const auto& name : spec.divisibleDims) {
+    auto it = std::find_if(plan.divisibilitySymbols.begin(), plan.divisibilitySymbols.end(),
+                           [&](int sym) { return plan.dimSymbols[size_t(sym)] == name; });
+    if (it == plan.divisibilitySymbols.end())
+      throw Error(fmt::format("{}: '{}' is not a dynamic dim that places rows of a tensor indexed in runs",
+                              plan.kernel, name));
+    b.divisibleDims |= uint64_t(1) << *it;
   }
   rt::makeSpecKey(plan, b);
   std::lock_guard<std::mutex> lock(s.mu);

@@ -115,6 +115,66 @@ TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
   EXPECT_CONTAINS(n1000.source, "constexpr int64_t N = 1000;");
 }
 
+const char* kRowRuns = R"(const BLOCK = 64
+const VEC = 4
+
+@grid(M)
+@block(BLOCK)
+kernel row_runs(x: f32[M, N], y: f32[M, N]):
+    j = thread_id() * VEC
+    if j + VEC <= N:
+        for k in static_range(VEC):
+            y[block_id(), j + k] = 2.0 * x[block_id(), j + k]
+)";
+
+// compileFor(args) builds what a launch with those arguments would use: the
+// alignment of tensors indexed in runs and the divisibility of their row
+// dims come from the arguments; compile(spec) takes them by name and
+// refuses names that cannot matter.
+TEST(Runtime, CompileFromArgumentsFollowsTheirLayout) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  Kernel k = rt.loadModuleFromString("row_runs.spn", kRowRuns).kernel("row_runs");
+  const char* base = reinterpret_cast<const char*>(uintptr_t(1) << 24);
+  const void* ys = reinterpret_cast<const void*>(uintptr_t(1) << 25);
+  auto compileAt = [&](const char* x, int64_t n) {
+    return k.compileFor({tensor(x, ScalarType::F32, {8, n}), tensor(ys, ScalarType::F32, {8, n})});
+  };
+  CompileReport aligned = compileAt(base, 64);
+  EXPECT_CONTAINS(aligned.source, "x = __spn_assume_aligned<16>(x);");
+  EXPECT_CONTAINS(aligned.source, "y = __spn_assume_aligned<16>(y);");
+  EXPECT_CONTAINS(aligned.source, "__builtin_assume(N % 16 == 0);");
+  CompileReport offset = compileAt(base + 4, 64);  // x 4 bytes past a 16-byte boundary
+  EXPECT_EQ(offset.source.find("x = __spn_assume_aligned"), std::string::npos) << offset.source;
+  EXPECT_CONTAINS(offset.source, "y = __spn_assume_aligned<16>(y);");
+  CompileReport odd = compileAt(base, 72);  // 72 is not a multiple of 16
+  EXPECT_EQ(odd.source.find("__builtin_assume(N"), std::string::npos) << odd.source;
+  EXPECT_NE(aligned.keyHex, offset.keyHex);
+  EXPECT_NE(aligned.keyHex, odd.keyHex);
+  EXPECT_EQ(compileAt(base + 16, 128).keyHex, aligned.keyHex);  // same layout facts: the same binary
+
+  Specialization spec;
+  spec.alignedTensors = {"x", "y"};
+  spec.divisibleDims = {"N"};
+  EXPECT_EQ(k.compile(spec).keyHex, aligned.keyHex);
+  spec.alignedTensors = {"z"};
+  try {
+    k.compile(spec);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "row_runs: no tensor parameter indexed in runs named 'z'");
+  }
+  spec.alignedTensors.clear();
+  spec.divisibleDims = {"M"};
+  try {
+    k.compile(spec);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "row_runs: 'M' is not a dynamic dim that places rows of a tensor indexed in runs");
+  }
+}
+
 TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
   test::TempDir dir;

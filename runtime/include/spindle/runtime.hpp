@@ -150,8 +150,21 @@ class Kernel {
   void launch(void* stream, std::initializer_list<Arg> args) const { launch(stream, args.begin(), args.size()); }
   void launch(void* stream, const Arg* args, size_t count) const;
 
+  // Compile the binary a launch with these arguments would use (their
+  // static dims, dtypes and layout: contiguous views, 16-byte alignment,
+  // dims divisible by 16) without launching; works compile-only. Pointers
+  // are checked (null, overlap, alignment), never dereferenced.
+  CompileReport compileFor(std::initializer_list<Arg> args) const { return compileFor(args.begin(), args.size()); }
+  CompileReport compileFor(const Arg* args, size_t count) const;
+
   // Compile one specialization for the runtime's target without launching
-  // (works compile-only). `staticValues` must give every static dim.
+  // (works compile-only). `spec.staticDims` must give every static dim; its
+  // layout sets name what the arguments would be (a strided parameter passed
+  // contiguous, a tensor indexed in runs 16-byte aligned, a row dim divisible
+  // by 16) and are checked against the kernel. `spec.lineDirectives` is the
+  // runtime's option and is ignored here.
+  CompileReport compile(const Specialization& spec) const;
+  // The same with no layout facts: the general binary.
   CompileReport compile(const std::map<std::string, int64_t>& staticValues,
                         const std::map<std::string, ScalarType>& typeArgs) const;
 
