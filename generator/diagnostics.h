@@ -64,8 +64,7 @@ class DiagnosticEngine {
   template <typename... Args>
   Diagnostic& report(DiagId id, std::shared_ptr<const SourceFile> file, SourceRange range,
                      const Args&... args) {
-    Diagnostic d{id, diagSeverity(id), range,
-                 fmt::format(fmt::runtime(diagFormat(id)), args...), std::move(file), {}};
+    Diagnostic d{id, diagSeverity(id), range, formatMessage(diagFormat(id), args...), std::move(file), {}};
     return add(std::move(d));
   }
   // Attach a note ("previous definition is here") to the last diagnostic.
@@ -73,9 +72,20 @@ class DiagnosticEngine {
   void note(std::shared_ptr<const SourceFile> file, SourceRange range, const char* format,
             const Args&... args) {
     if (diags_.empty()) return;
-    diags_.back().notes.push_back(Diagnostic{DiagId::Count, Severity::Note, range,
-                                             fmt::format(fmt::runtime(format), args...),
-                                             std::move(file), {}});
+    diags_.back().notes.push_back(
+        Diagnostic{DiagId::Count, Severity::Note, range, formatMessage(format, args...), std::move(file), {}});
+  }
+
+  // A text whose placeholders do not match its values is a Spindle bug
+  // (tests/frontend/diag_arity_test.cpp guards the tables): it surfaces as
+  // an InternalError (exit status 2, "please report"), never as a crash.
+  template <typename... Args>
+  static std::string formatMessage(const char* format, const Args&... args) {
+    try {
+      return fmt::format(fmt::runtime(format), args...);
+    } catch (const fmt::format_error& e) {
+      throw InternalError(fmt::format("diagnostic text \"{}\": {}", format, e.what()));
+    }
   }
 
   bool hasErrors() const { return errorCount_ > 0; }
