@@ -330,10 +330,10 @@ struct Kernel::State {
     Specialization spec;
     for (int s : plan.staticSymbols) spec.staticDims[plan.dimSymbols[size_t(s)]] = b.dims[s];
     for (size_t t = 0; t < plan.typeParams.size(); ++t) spec.typeArgs[plan.typeParams[t]] = b.types[t];
-    for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
+    for (size_t p = 0; p < plan.params.size() && p < 64; ++p) {
       if (b.contiguousStrided & (uint64_t(1) << p)) spec.contiguousTensors.insert(plan.params[p].name);
-    for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
       if (b.alignedTensors & (uint64_t(1) << p)) spec.alignedTensors.insert(plan.params[p].name);
+    }
     for (int s : plan.divisibilitySymbols)
       if (b.divisibleDims & (uint64_t(1) << s)) spec.divisibleDims.insert(plan.dimSymbols[size_t(s)]);
     spec.lineDirectives = rt().opts.lineDirectives;
