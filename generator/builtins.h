@@ -19,6 +19,7 @@ enum class BuiltinCategory {
   DimQuery,     // dim(x, k)
   Scratch,      // shared(T, [..]) / local(T, [..], init): declarations only
   Range,        // range / static_range: for-loops only
+  LaunchQuery,  // resident_blocks(): i64, @grid only (a fact of the device and binary)
 };
 
 enum class BuiltinId {

@@ -55,6 +55,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
     if (d->staticDeclared) info.staticDims.push_back(d->name);
   }
   for (const Symbol* d : runRowDimSymbols(k)) info.runRowDims.push_back(d->name);
+  info.gridUsesResidentBlocks = k.gridUsesResidentBlocks;
   return info;
 }
 
@@ -107,9 +108,10 @@ GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specia
 }
 
 LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const Specialization& spec,
-                                              const std::map<std::string, int64_t>& dims) const {
+                                              const std::map<std::string, int64_t>& dims,
+                                              const ResidentBlocksQuery& residentBlocks) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return computeLaunchGeometry(*impl_->frontend.sema, toRequest(kernel, spec), dims);
+  return computeLaunchGeometry(*impl_->frontend.sema, toRequest(kernel, spec), dims, residentBlocks);
 }
 
 const SourceModule& CompiledModule::ast() const { return *impl_->frontend.module; }

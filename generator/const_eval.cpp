@@ -11,7 +11,8 @@ namespace {
 
 class ConstEvaluator {
  public:
-  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure) : lookup_(lookup), failure_(failure) {}
+  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure, const ResidentBlocksValue& residentBlocks)
+      : lookup_(lookup), failure_(failure), residentBlocks_(residentBlocks) {}
 
   std::optional<ConstValue> eval(const Expr& e) {
     switch (e.kind) {
@@ -130,6 +131,10 @@ class ConstEvaluator {
         return fail(c, "dim() needs a tensor and a constant axis");
       return eval(*tensor->symbol->shape[static_cast<size_t>(axis->i)]);
     }
+    if (b && b->id == BuiltinId::ResidentBlocks && c.args.empty() && c.kwargs.empty()) {
+      if (!residentBlocks_) return fail(c, "resident_blocks() is known only when launching on a device");
+      return ConstValue::ofInt(residentBlocks_());
+    }
     std::vector<ConstValue> args;
     for (const auto& a : c.args) {
       auto v = eval(*a);
@@ -156,6 +161,7 @@ class ConstEvaluator {
 
   const ConstLookup& lookup_;
   ConstEvalFailure* failure_;
+  const ResidentBlocksValue& residentBlocks_;
 };
 
 }  // namespace
@@ -179,8 +185,9 @@ ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
   };
 }
 
-std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure) {
-  return ConstEvaluator(lookup, failure).eval(expr);
+std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,
+                                        const ResidentBlocksValue& residentBlocks) {
+  return ConstEvaluator(lookup, failure, residentBlocks).eval(expr);
 }
 
 }  // namespace spindle

@@ -21,6 +21,11 @@ ConstLookup constsOnly();
 // generation, every dim at launch). `dims` must outlive the lookup.
 ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims);
 
+// The value of `resident_blocks()` in a @grid expression: how many blocks of
+// the compiled kernel the device holds at once. Only a launch on a device
+// knows it, so it is a callback; an empty one makes the call fail.
+using ResidentBlocksValue = std::function<int64_t()>;
+
 struct ConstEvalFailure {
   const Expr* where = nullptr;  // the sub-expression that could not be evaluated
   std::string reason;
@@ -30,6 +35,7 @@ struct ConstEvalFailure {
 // says which sub-expression and why (a name with no value, division by zero,
 // an operator or call that is not allowed in a constant).
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup,
-                                        ConstEvalFailure* failure = nullptr);
+                                        ConstEvalFailure* failure = nullptr,
+                                        const ResidentBlocksValue& residentBlocks = {});
 
 }  // namespace spindle

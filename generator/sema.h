@@ -135,6 +135,9 @@ struct FunctionScope {
   std::vector<Capture> captures;
   bool capturesBlockScratch = false;
 
+  // Kernel only: @grid calls resident_blocks(), so the grid depends on the
+  // device and the compiled binary, not only on the dims.
+  bool gridUsesResidentBlocks = false;
   // Kernel only: dim symbols in first-appearance order.
   std::vector<Symbol*> dimSymbols;
   std::map<std::string, Symbol*> typeParams;

@@ -374,6 +374,14 @@ class Resolver {
           return;
         case ExprKind::Call: {
           auto& c = *x.as<CallExpr>();
+          if (const BuiltinInfo* b = findBuiltin(c.callee); b && b->category == BuiltinCategory::LaunchQuery) {
+            if (decorator != "grid") error(DiagId::sema_launch_query_in_block, c.range, c.callee, decorator);
+            else if (!c.args.empty() || !c.kwargs.empty())
+              error(DiagId::sema_call_arity, c.range, c.callee, 0, c.args.size() + c.kwargs.size());
+            else
+              kernel->gridUsesResidentBlocks = true;
+            return;
+          }
           if (c.callee != "cdiv" && c.callee != "min" && c.callee != "max") {
             error(DiagId::sema_launch_expr_call, c.calleeRange, c.callee, decorator);
             return;
@@ -964,6 +972,7 @@ class Resolver {
     switch (b.category) {
       case BuiltinCategory::Scratch: error(DiagId::sema_scratch_position, c.range, c.callee); return;
       case BuiltinCategory::Range: error(DiagId::sema_range_position, c.range, c.callee); return;
+      case BuiltinCategory::LaunchQuery: error(DiagId::sema_launch_query_position, c.range, c.callee); return;
       case BuiltinCategory::Geometry: {
         const Expr* axis = !c.args.empty() ? c.args[0].get() : (!c.kwargs.empty() ? c.kwargs[0].value.get() : nullptr);
         if (axis) {

@@ -127,6 +127,9 @@ std::string inspectKey(const FrontendResult& result, const Args& options) {
       out += fmt::format("  {}: indexed in runs; whether it is 16-byte aligned is in the key ({})\n", p->name,
                          request.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
   }
+  if (k->gridUsesResidentBlocks)
+    out += "  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at launch, "
+           "not in the key\n";
   out += fmt::format("key: {}\n", specializationKey(sema, request));
   return out;
 }

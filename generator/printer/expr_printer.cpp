@@ -232,6 +232,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     }
     case BuiltinCategory::LaneInfo:
     case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
+    case BuiltinCategory::LaunchQuery: return {std::string(b.hipF32), kPrimary};  // a launcher local
     case BuiltinCategory::FloatMath: {
       std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
       return {fn + "(" + floatArgList() + ")", kPostfix};

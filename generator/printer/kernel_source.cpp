@@ -338,7 +338,18 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   source += "\n";
   if (!globals.text().empty()) source += globals.text() + "\n";
   std::vector<std::string> kernelParamDecls(hostParams.begin() + 1, hostParams.end());
+  // resident_blocks() in @grid is the launcher's local, from the occupancy
+  // query the resident_blocks template defines.
+  std::string hostHelpers, gridInputs;
+  if (kernel.gridUsesResidentBlocks) {
+    hostHelpers = std::string(templateText("resident_blocks"));
+    gridInputs = fmt::format(
+        "  const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&{}), block, "
+        "dynamic_shared_bytes);\n",
+        ctx.functionNames[&kernel]);
+  }
   source += fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
+                        fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
                         fmt::arg("kernel_params", joined(kernelParamDecls)),
                         fmt::arg("host_params", joined(hostParams)), fmt::arg("grid", joined(gridParts)),
                         fmt::arg("block", joined(blockParts)),
@@ -355,17 +366,11 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
 }
 
 LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
-                                     const std::map<std::string, int64_t>& dims) {
+                                     const std::map<std::string, int64_t>& dims,
+                                     const ResidentBlocksQuery& residentBlocks) {
   FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
   LaunchGeometry g;
   auto lookup = constsAndDims(dims);
-  const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
-  for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
-    ConstEvalFailure failure;
-    auto v = evaluateConst(*gridArgs[i], lookup, &failure);
-    if (!v || v->isFloat) throwSpecializationError(sema, DiagId::spec_grid_eval, gridArgs[i]->range, failure.reason);
-    g.grid[i] = v->i;
-  }
   std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
   for (size_t i = 0; i < block.size() && i < 3; ++i) g.block[i] = block[i];
 
@@ -391,6 +396,25 @@ LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& reque
     bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
   }
   g.dynamicSharedBytes = bytes;
+
+  // Asked at most once, however often @grid names it.
+  std::optional<int64_t> resident;
+  ResidentBlocksValue residentValue;
+  if (residentBlocks) {
+    residentValue = [&] {
+      if (!resident) resident = residentBlocks(g.block[0] * g.block[1] * g.block[2], g.dynamicSharedBytes);
+      return *resident;
+    };
+  }
+  const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
+  for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*gridArgs[i], lookup, &failure, residentValue);
+    if (!v || v->isFloat)
+      throwSpecializationError(sema, DiagId::spec_grid_eval, (failure.where ? failure.where : gridArgs[i].get())->range,
+                               v ? "the grid must be an integer" : failure.reason);
+    g.grid[i] = v->i;
+  }
   return g;
 }
 

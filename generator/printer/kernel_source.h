@@ -36,8 +36,11 @@ std::string specializationKey(const SemaModule& sema, const PrintRequest& reques
 // prints. Throws GeneratorError with the offending names and values.
 GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request);
 
-// Launch geometry for bound dims (`dims` covers every dim symbol).
+// Launch geometry for bound dims (`dims` covers every dim symbol). The block
+// and dynamic shared memory come first: resident_blocks() in @grid is asked
+// for them (see CompiledModule::launchGeometry).
 LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
-                                     const std::map<std::string, int64_t>& dims);
+                                     const std::map<std::string, int64_t>& dims,
+                                     const ResidentBlocksQuery& residentBlocks);
 
 }  // namespace spindle

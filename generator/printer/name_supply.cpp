@@ -26,7 +26,10 @@ const std::set<std::string>& reservedNames() {
       "size_t", "main", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf",
       "floor", "ceil", "pow", "fma", "fabs", "fmin", "fmax", "expf", "exp2f", "logf", "log2f", "sqrtf",
       "rsqrtf", "sinf", "cosf", "tanhf", "erff", "floorf", "ceilf", "powf", "fmaf", "fabsf", "fminf",
-      "fmaxf", "std", "hipStream_t", "cudaStream_t", "printf", "assert", "INFINITY", "NAN"};
+      "fmaxf", "std", "hipStream_t", "cudaStream_t", "printf", "assert", "INFINITY", "NAN",
+      // The host launcher's locals (templates/launcher.in): its parameters,
+      // dims among them, share their scope.
+      "stream", "grid", "block", "dynamic_shared_bytes", "resident_blocks"};
   return names;
 }
 }  // namespace

@@ -48,6 +48,9 @@ class Backend {
   // Loads a binary and returns the kernel's function handle (owned by the backend).
   virtual void* loadFunction(const std::vector<char>& binary, const std::string& symbol) = 0;
   virtual void launch(void* function, const LaunchGeometry& g, void* stream, void** args) = 0;
+  // Blocks of `function` the device holds at once with this block size and
+  // dynamic shared memory: multiprocessors x the driver's occupancy (>= 0).
+  virtual int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) = 0;
 
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* ptr) noexcept = 0;

@@ -39,6 +39,7 @@ using CUevent = void*;
 using CUdeviceptr = unsigned long long;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr CUresult CUDA_SUCCESS = 0;
 
@@ -69,6 +70,7 @@ struct Driver {
   CUresult (*moduleLoadData)(CUmodule*, const void*) = nullptr;
   CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*funcSetAttribute)(CUfunction, int, int) = nullptr;
+  CUresult (*occupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) = nullptr;
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void**, void**) = nullptr;
   CUresult (*memAlloc)(CUdeviceptr*, size_t) = nullptr;
@@ -193,15 +195,28 @@ class CudaBackend final : public Backend {
 
   void launch(void* function, const LaunchGeometry& g, void* stream, void** args) override {
     makeCurrent();
-    if (g.dynamicSharedBytes > 48 * 1024)
-      checkCu(drv_.funcSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                  int(g.dynamicSharedBytes)),
-            fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", g.dynamicSharedBytes));
-    checkCu(drv_.launchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
-                            unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
-                            unsigned(g.dynamicSharedBytes), stream, args, nullptr),
-          fmt::format("cuLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared memory)",
-                      g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
+    allowDynamicShared(function, g.dynamicSharedBytes);
+    CUresult rc = drv_.launchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
+                                    unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
+                                    unsigned(g.dynamicSharedBytes), stream, args, nullptr);
+    // The message is formatted only on failure: this is the launch hot path.
+    if (rc != CUDA_SUCCESS)
+      checkCu(rc, fmt::format("cuLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared memory)",
+                              g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2],
+                              g.dynamicSharedBytes));
+  }
+
+  int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
+    makeCurrent();
+    allowDynamicShared(function, dynamicSharedBytes);  // else the query counts as if it could not launch
+    int multiprocessors = 0, perMultiprocessor = 0;
+    checkCu(drv_.deviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+            "cuDeviceGetAttribute(multiprocessor count)");
+    checkCu(drv_.occupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, function, int(blockThreads),
+                                                          size_t(dynamicSharedBytes)),
+            fmt::format("cuOccupancyMaxActiveBlocksPerMultiprocessor(block of {} threads, {} bytes dynamic shared)",
+                        blockThreads, dynamicSharedBytes));
+    return int64_t(multiprocessors) * perMultiprocessor;
   }
 
   void* allocate(size_t bytes) override {
@@ -321,6 +336,8 @@ class CudaBackend final : public Backend {
               drv_.lib.sym(drv_.moduleLoadData, "cuModuleLoadData") &&
               drv_.lib.sym(drv_.moduleGetFunction, "cuModuleGetFunction") &&
               drv_.lib.sym(drv_.funcSetAttribute, "cuFuncSetAttribute") &&
+              drv_.lib.sym(drv_.occupancyMaxActiveBlocksPerMultiprocessor,
+                           "cuOccupancyMaxActiveBlocksPerMultiprocessor") &&
               drv_.lib.sym(drv_.launchKernel, "cuLaunchKernel") && drv_.lib.sym(drv_.memAlloc, "cuMemAlloc_v2") &&
               drv_.lib.sym(drv_.memFree, "cuMemFree_v2") && drv_.lib.sym(drv_.memcpyHtoD, "cuMemcpyHtoD_v2") &&
               drv_.lib.sym(drv_.memcpyDtoH, "cuMemcpyDtoH_v2") &&
@@ -337,6 +354,13 @@ class CudaBackend final : public Backend {
     }
     CUresult rc = drv_.init(0);
     if (rc != CUDA_SUCCESS) driverError_ = "cuInit: " + errorText(rc);
+  }
+
+  // Above 48 KiB a kernel must opt in to dynamic shared memory.
+  void allowDynamicShared(void* function, uint64_t bytes) {
+    if (bytes > 48 * 1024)
+      checkCu(drv_.funcSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(bytes)),
+              fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", bytes));
   }
 
   void makeCurrent() {

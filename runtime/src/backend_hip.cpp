@@ -23,6 +23,9 @@ using hipModule_t = void*;
 using hipFunction_t = void*;
 using hipStream_t = void*;
 using hipEvent_t = void*;
+// hipDeviceAttributeMultiprocessorCount: its value in hipDeviceAttribute_t
+// in ROCm 5.x and 6.x (hip_runtime_api.h, not included here).
+constexpr int kHipDeviceAttributeMultiprocessorCount = 63;
 
 struct Hiprtc {
   DynLib lib;
@@ -45,6 +48,8 @@ struct Hip {
   hipError_t (*setDevice)(int) = nullptr;
   hipError_t (*getDeviceProperties)(void*, int) = nullptr;
   hipError_t (*deviceGetName)(char*, int, int) = nullptr;
+  hipError_t (*deviceGetAttribute)(int*, int, int) = nullptr;
+  hipError_t (*moduleOccupancyMaxActiveBlocksPerMultiprocessor)(int*, hipFunction_t, int, size_t) = nullptr;
   hipError_t (*moduleLoadData)(hipModule_t*, const void*) = nullptr;
   hipError_t (*moduleGetFunction)(hipFunction_t*, hipModule_t, const char*) = nullptr;
   hipError_t (*moduleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -183,12 +188,26 @@ class HipBackend final : public Backend {
 
   void launch(void* function, const LaunchGeometry& g, void* stream, void** args) override {
     makeCurrent();
-    checkHip(hip_.moduleLaunchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
-                                     unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
-                                     unsigned(g.dynamicSharedBytes), stream, args, nullptr),
-             fmt::format("hipModuleLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared)",
-                         g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2],
-                         g.dynamicSharedBytes));
+    hipError_t rc = hip_.moduleLaunchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
+                                            unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
+                                            unsigned(g.dynamicSharedBytes), stream, args, nullptr);
+    // The message is formatted only on failure: this is the launch hot path.
+    if (rc != 0)
+      checkHip(rc, fmt::format("hipModuleLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared)",
+                               g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2],
+                               g.dynamicSharedBytes));
+  }
+
+  int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
+    makeCurrent();
+    int multiprocessors = 0, perMultiprocessor = 0;
+    checkHip(hip_.deviceGetAttribute(&multiprocessors, kHipDeviceAttributeMultiprocessorCount, device_),
+             "hipDeviceGetAttribute(multiprocessor count)");
+    checkHip(hip_.moduleOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, function, int(blockThreads),
+                                                                 size_t(dynamicSharedBytes)),
+             fmt::format("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(block of {} threads, {} bytes "
+                         "dynamic shared)", blockThreads, dynamicSharedBytes));
+    return int64_t(multiprocessors) * perMultiprocessor;
   }
 
   void* allocate(size_t bytes) override {
@@ -333,6 +352,9 @@ class HipBackend final : public Backend {
               (hip_.lib.sym(hip_.getDeviceProperties, "hipGetDevicePropertiesR0600") ||
                hip_.lib.sym(hip_.getDeviceProperties, "hipGetDeviceProperties")) &&
               hip_.lib.sym(hip_.deviceGetName, "hipDeviceGetName") &&
+              hip_.lib.sym(hip_.deviceGetAttribute, "hipDeviceGetAttribute") &&
+              hip_.lib.sym(hip_.moduleOccupancyMaxActiveBlocksPerMultiprocessor,
+                           "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor") &&
               hip_.lib.sym(hip_.moduleLoadData, "hipModuleLoadData") &&
               hip_.lib.sym(hip_.moduleGetFunction, "hipModuleGetFunction") &&
               hip_.lib.sym(hip_.moduleLaunchKernel, "hipModuleLaunchKernel") && hip_.lib.sym(hip_.malloc, "hipMalloc") &&

@@ -224,9 +224,10 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     for (int ax = 0; ax < p.rank; ++ax) {
       int64_t v = a.shape[ax];
       int sym = p.dimSymbol[ax];
-      std::string dimName = sym >= 0 ? fmt::format("dim {} ({})", ax, plan.dimSymbols[size_t(sym)])
-                                     : fmt::format("dim {}", ax);
+      // Messages are formatted only on failure: this runs on every launch.
       auto failDim = [&](const std::string& what) {
+        std::string dimName = sym >= 0 ? fmt::format("dim {} ({})", ax, plan.dimSymbols[size_t(sym)])
+                                       : fmt::format("dim {}", ax);
         throw Error(fmt::format("{}: parameter '{}' {}: {}", k, p.name, dimName, what));
       };
       if (v <= 0)

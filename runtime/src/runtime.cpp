@@ -308,6 +308,10 @@ struct Loaded {
   std::vector<char> binary;   // kept until loaded
   void* function = nullptr;
   CompileReport report;
+  // resident_blocks() for the last dynamic shared size asked (< 0: none yet):
+  // the driver's occupancy query is not free, and a shape repeats.
+  int64_t residentBlocks = -1;
+  uint64_t residentSharedBytes = 0;
 };
 }  // namespace
 
@@ -317,10 +321,12 @@ struct Kernel::State {
   rt::KernelPlan plan;
   std::mutex mu;
   rt::MemoryCache<Loaded> cache;
-  // The last geometry and the dims it was computed for: repeated launches of
-  // one shape skip the generator's geometry evaluation.
+  // The last geometry and the dims (and, for a grid using resident_blocks(),
+  // the binary) it was computed for: repeated launches of one shape skip the
+  // generator's geometry evaluation.
   bool memoValid = false;
   int64_t memoDims[rt::kMaxDimSymbols];
+  const Loaded* memoBinary = nullptr;
   LaunchGeometry memoGeometry;
 
   Runtime::Impl& rt() const { return *module->rt; }
@@ -371,17 +377,33 @@ struct Kernel::State {
     return *e;
   }
 
-  LaunchGeometry geometry(const rt::Binding& b) {
+  // `loaded` is the binary the launch uses; a grid that uses resident_blocks()
+  // needs it (its registers set the occupancy), other grids ignore it.
+  LaunchGeometry geometry(const rt::Binding& b, Loaded* loaded) {
+    if (!info->gridUsesResidentBlocks) loaded = nullptr;
     size_t n = plan.dimSymbols.size();
-    if (memoValid && std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0) return memoGeometry;
+    if (memoValid && memoBinary == loaded && std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0)
+      return memoGeometry;
+    ResidentBlocksQuery residentBlocks;
+    if (loaded) {
+      residentBlocks = [this, loaded](int64_t threads, uint64_t sharedBytes) {
+        if (loaded->residentBlocks < 0 || loaded->residentSharedBytes != sharedBytes) {
+          loaded->residentBlocks = rt().backend->residentBlocks(loaded->function, threads, sharedBytes);
+          loaded->residentSharedBytes = sharedBytes;
+        }
+        // Zero when the block cannot run at all; the launch then reports why.
+        return std::max<int64_t>(loaded->residentBlocks, 1);
+      };
+    }
     LaunchGeometry g;
     try {
-      g = compiled().launchGeometry(info->name, specialization(b), rt::dimMap(plan, b));
+      g = compiled().launchGeometry(info->name, specialization(b), rt::dimMap(plan, b), residentBlocks);
     } catch (const GeneratorError& err) {
       throw Error(fmt::format("{}: {}", info->name, err.what()));
     }
     rt::checkGeometry(plan, b, g);
     std::memcpy(memoDims, b.dims, n * sizeof(int64_t));
+    memoBinary = loaded;
     memoGeometry = g;
     memoValid = true;
     return g;
@@ -422,7 +444,13 @@ LaunchPlan Kernel::bind(const Arg* args, size_t count) const {
   p.staticDims = spec.staticDims;
   p.typeArgs = spec.typeArgs;
   std::lock_guard<std::mutex> lock(s.mu);
-  p.geometry = s.geometry(b);
+  // A grid that uses resident_blocks() depends on the loaded binary: with a
+  // device, get it (compiling if needed); without one it cannot be known,
+  // and launchGeometry says so.
+  Loaded* loaded = nullptr;
+  if (s.info->gridUsesResidentBlocks && s.rt().hasDevice)
+    loaded = &s.get(b.key, spec, /*load=*/true);
+  p.geometry = s.geometry(b, loaded);
   return p;
 }
 
@@ -444,7 +472,7 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
       e = &s.get(b.key, s.specialization(b), /*load=*/true);
     function = e->function;
     ops = &e->ops;
-    g = s.geometry(b);
+    g = s.geometry(b, e);
   }
   rt::PackedArgs packed;
   rt::packArguments(*ops, args, b, packed);

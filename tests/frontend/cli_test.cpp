@@ -29,6 +29,18 @@ int runSpindle(const std::string& args) {
   return WEXITSTATUS(status);
 }
 
+// Standard output and error of `spindle ARGS`, interleaved.
+std::string spindleOutput(const std::string& args) {
+  std::string command = "'" + spindleBinary() + "' " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return "popen failed";
+  char buffer[512] = {};
+  std::string out;
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,14 +60,7 @@ TEST_F(CliTest, EveryCorpusFileExitsWithOne) {
 
 TEST_F(CliTest, MissingFileIsAOneLineError) {
   EXPECT_EQ(runSpindle("check /nonexistent/x.spn"), 1);
-  std::string command = "'" + spindleBinary() + "' check /nonexistent/x.spn 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char buffer[512] = {};
-  std::string out;
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  pclose(pipe);
-  EXPECT_EQ(out, "spindle: error: cannot open '/nonexistent/x.spn'\n");
+  EXPECT_EQ(spindleOutput("check /nonexistent/x.spn"), "spindle: error: cannot open '/nonexistent/x.spn'\n");
   EXPECT_EQ(runSpindle("check '" + fs::temp_directory_path().string() + "'"), 1);  // a directory
 }
 
@@ -131,6 +136,14 @@ TEST_F(CliTest, InspectScopesAndKey) {
   EXPECT_EQ(runSpindle("inspect '" SPINDLE_SOURCE_DIR "/tests/golden/kernels/closures_nested.spn' --stage scopes"), 0);
   EXPECT_EQ(runSpindle("inspect '" SPINDLE_SOURCE_DIR "/samples/axpy.spn' --stage key --dtype T=f32"), 0);
   EXPECT_EQ(runSpindle("inspect '" SPINDLE_SOURCE_DIR "/samples/axpy.spn' --stage key --bogus"), 1);
+  // The key stage says what is not in the key too: a grid from the device.
+  std::string histogram = spindleOutput("inspect '" SPINDLE_SOURCE_DIR "/samples/histogram.spn' --stage key");
+  EXPECT_NE(histogram.find("  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at "
+                           "launch, not in the key\n"),
+            std::string::npos)
+      << histogram;
+  EXPECT_EQ(spindleOutput("inspect '" SPINDLE_SOURCE_DIR "/samples/axpy.spn' --stage key").find("resident_blocks"),
+            std::string::npos);
 }
 
 }  // namespace

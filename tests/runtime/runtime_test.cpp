@@ -83,6 +83,30 @@ TEST_P(RuntimeCompile, MemoryHitDiskHitAndStaticKeys) {
 INSTANTIATE_TEST_SUITE_P(Targets, RuntimeCompile, ::testing::Values("sm_90", "gfx90a"),
                          [](const auto& info) { return std::string(info.param); });
 
+// A grid that uses resident_blocks() depends on the device and the binary:
+// a compile-only runtime compiles such a kernel, but cannot tell its grid.
+TEST(Runtime, ResidentBlocksGridNeedsADevice) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  Kernel k = rt.loadModule(SPINDLE_SOURCE_DIR "/samples/histogram.spn").kernel("histogram");
+  EXPECT_TRUE(k.info().gridUsesResidentBlocks);
+  const void* xs = reinterpret_cast<const void*>(uintptr_t(1) << 24);
+  const void* hs = reinterpret_cast<const void*>(uintptr_t(1) << 30);
+  const Arg args[] = {tensor(xs, ScalarType::F32, {100000}), tensor(hs, ScalarType::I32, {256}), scalar(-1.0f),
+                      scalar(1.0f)};
+  CompileReport r = k.compileFor(args, 4);
+  EXPECT_GT(r.binaryBytes, 0u);
+  try {
+    k.bind(args, 4);
+    FAIL() << "bind computed a grid that needs the device";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(std::string(e.what()), "histogram: ");
+    EXPECT_CONTAINS(std::string(e.what()), "error: cannot evaluate @grid: resident_blocks() is known only when "
+                                           "launching on a device");
+  }
+}
+
 TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
   if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
   test::TempDir dir;

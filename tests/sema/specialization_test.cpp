@@ -328,6 +328,84 @@ kernel r(x: f32[M, N]):
                        "test.spn:6:27: error: static_range needs compile-time bounds, but 'N' has no compile-time value");
 }
 
+// resident_blocks() in @grid: asked once, after the block and the dynamic
+// shared bytes are known, and only through the caller's query.
+TEST(Specialization, GridAsksResidentBlocksWithTheBlockAndSharedBytes) {
+  const char* text = R"(
+@grid(min(cdiv(N, 1024), resident_blocks()), max(resident_blocks() // 4, 1))
+@block(128, 2)
+kernel k(x: f32[N], h: i32[B]):
+    counts = shared(i32, [B])
+    counts[thread_id()] = 0
+    sync()
+    tile = i64(block_id())
+    while tile < cdiv(N, 1024):
+        tile += grid_dim()
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  EXPECT_TRUE(m->findKernel("k")->gridUsesResidentBlocks);
+  int calls = 0;
+  int64_t seenThreads = 0;
+  uint64_t seenBytes = 0;
+  ResidentBlocksQuery query = [&](int64_t threads, uint64_t bytes) {
+    ++calls;
+    seenThreads = threads;
+    seenBytes = bytes;
+    return int64_t(528);
+  };
+  // 100 tiles fit in one wave of 528 blocks; 1000 do not.
+  auto small = m->launchGeometry("k", {}, {{"N", 100 * 1024}, {"B", 100}}, query);
+  EXPECT_EQ(small.grid[0], 100);
+  EXPECT_EQ(small.grid[1], 132);
+  EXPECT_EQ(calls, 1);  // two uses, one question
+  EXPECT_EQ(seenThreads, 256);
+  EXPECT_EQ(seenBytes, 400u);  // 100 i32, 16-byte aligned
+  auto large = m->launchGeometry("k", {}, {{"N", 1000 * 1024}, {"B", 1000}}, query);
+  EXPECT_EQ(large.grid[0], 528);
+  EXPECT_EQ(seenBytes, 4000u);
+  // Without a device there is no answer, and the error says so.
+  expectGeneratorError([&] { m->launchGeometry("k", {}, {{"N", 1024}, {"B", 4}}); },
+                       "test.spn:2:26: error: cannot evaluate @grid: resident_blocks() is known only when launching "
+                       "on a device [spec-grid-eval]");
+  // The host launcher asks the HIP (or CUDA) occupancy API the same question.
+  std::string hip = m->generate("k", {}).source;
+  EXPECT_NE(hip.find("const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&k), "
+                     "block, dynamic_shared_bytes);\n"
+                     "  const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(N, 1024), resident_blocks)), "),
+            std::string::npos)
+      << hip;
+  EXPECT_NE(hip.find("hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, "
+                     "dynamic_shared_bytes);"),
+            std::string::npos);
+  // A kernel whose grid does not ask gets no helper.
+  EXPECT_EQ(compileTestModule()->generate("scale", [] {
+    Specialization s;
+    s.typeArgs["T"] = ScalarType::F32;
+    return s;
+  }()).source.find("__spn_resident_blocks"),
+            std::string::npos);
+}
+
+// A dim named like a launcher local is renamed, so the launcher compiles.
+TEST(Specialization, DimsNamedLikeLauncherLocalsAreRenamed) {
+  const char* text = R"(
+@grid(min(cdiv(block, 64), resident_blocks()))
+@block(64)
+kernel k(x: f32[block], y: f32[resident_blocks]):
+    i = block_id() * 64 + thread_id()
+    if i < block and i < resident_blocks:
+        x[i] = y[i]
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  std::string hip = m->generate("k", {}).source;
+  EXPECT_NE(hip.find("int64_t block_1, int64_t resident_blocks_1) {"), std::string::npos) << hip;
+  EXPECT_NE(hip.find("__spn_cdiv(block_1, 64), resident_blocks)"), std::string::npos) << hip;
+}
+
 TEST(Specialization, DynamicSharedBufferBytesFollowTheBoundDims) {
   const char* text = R"(
 @grid(M)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,9 @@ struct KernelInfo {
   // Dims that place the rows of tensors accessed in runs: whether each is a
   // multiple of 16 is specialized on (Specialization::divisibleDims).
   std::vector<std::string> runRowDims;
+  // @grid calls resident_blocks(): the grid is computed at launch from the
+  // device and the loaded binary (CompiledModule::launchGeometry).
+  bool gridUsesResidentBlocks = false;
 };
 
 // What the caller fixes for one compiled binary. Everything here, and nothing
@@ -102,6 +106,11 @@ struct LaunchGeometry {
   uint64_t dynamicSharedBytes = 0;
 };
 
+// How many blocks of a kernel's binary the device holds at once, for a block
+// of `blockThreads` threads using `dynamicSharedBytes`: the value of
+// resident_blocks() in @grid (the runtime asks the driver's occupancy API).
+using ResidentBlocksQuery = std::function<int64_t(int64_t blockThreads, uint64_t dynamicSharedBytes)>;
+
 // Thrown for a bad request to the library (unknown kernel, a missing static
 // value, an unbound type parameter). Messages name the offending values.
 class GeneratorError : public std::runtime_error {
@@ -128,8 +137,12 @@ class CompiledModule {
   // specialization says which dims are static: a shared buffer sized only by
   // static dims is static shared memory, otherwise it is dynamic and counted
   // in dynamicSharedBytes.
+  // A grid that uses resident_blocks() asks `residentBlocks` for it, with
+  // the block's thread count and dynamic shared bytes already computed; with
+  // no callback such a grid is a GeneratorError.
   LaunchGeometry launchGeometry(const std::string& kernel, const Specialization& spec,
-                                const std::map<std::string, int64_t>& dims) const;
+                                const std::map<std::string, int64_t>& dims,
+                                const ResidentBlocksQuery& residentBlocks = {}) const;
 
   const SourceModule& ast() const;
   const SemaModule& sema() const;

@@ -336,9 +336,9 @@ constexpr int32_t BINS = 16;
 extern "C" __global__ void atomic_stats(const float* __restrict__ x, int32_t* __restrict__ ticket, float* __restrict__ sum_f32, double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64, uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N);
 
 inline hipError_t launch_atomic_stats(hipStream_t stream, const float* __restrict__ x, int32_t* __restrict__ ticket, float* __restrict__ sum_f32, double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64, uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   atomic_stats<<<grid, block, dynamic_shared_bytes, stream>>>(x, ticket, sum_f32, sum_f64, c32, cu32, c64, cu64, hist, N);
   return hipGetLastError();
 }

@@ -330,9 +330,9 @@ constexpr int32_t VEC = 4;
 extern "C" __global__ void axpy(const float* __restrict__ x, float* __restrict__ y, float a, int64_t N);
 
 inline hipError_t launch_axpy(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float a, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * VEC)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * VEC)));
   axpy<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, a, N);
   return hipGetLastError();
 }

@@ -333,9 +333,9 @@ constexpr float GELU_C = 0.044715f;
 extern "C" __global__ void bias_gelu(const float* __restrict__ x, const float* __restrict__ bias, float* __restrict__ y, float* __restrict__ rowsum, int64_t M, int64_t N);
 
 inline hipError_t launch_bias_gelu(hipStream_t stream, const float* __restrict__ x, const float* __restrict__ bias, float* __restrict__ y, float* __restrict__ rowsum, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   bias_gelu<<<grid, block, dynamic_shared_bytes, stream>>>(x, bias, y, rowsum, M, N);
   return hipGetLastError();
 }

@@ -329,9 +329,9 @@ constexpr int32_t BLOCK = 128;
 extern "C" __global__ void row_moments(const float* __restrict__ x, float* __restrict__ out, int64_t M, int64_t N);
 
 inline hipError_t launch_row_moments(hipStream_t stream, const float* __restrict__ x, float* __restrict__ out, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   row_moments<<<grid, block, dynamic_shared_bytes, stream>>>(x, out, M, N);
   return hipGetLastError();
 }

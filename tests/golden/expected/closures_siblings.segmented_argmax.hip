@@ -331,9 +331,9 @@ constexpr int32_t BLOCK = 128;
 extern "C" __global__ void segmented_argmax(const float* __restrict__ x, int64_t* __restrict__ idx, float* __restrict__ val, int32_t* __restrict__ seen, int64_t R, int64_t N);
 
 inline hipError_t launch_segmented_argmax(hipStream_t stream, const float* __restrict__ x, int64_t* __restrict__ idx, float* __restrict__ val, int32_t* __restrict__ seen, int64_t R, int64_t N) {
-  const dim3 grid = dim3(uint32_t(R));
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(R));
   segmented_argmax<<<grid, block, dynamic_shared_bytes, stream>>>(x, idx, val, seen, R, N);
   return hipGetLastError();
 }

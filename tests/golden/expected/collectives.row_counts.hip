@@ -330,9 +330,9 @@ constexpr int32_t MAXW = 8;
 extern "C" __global__ void row_counts(const int32_t* __restrict__ x, int64_t* __restrict__ out, int64_t M, int64_t N);
 
 inline hipError_t launch_row_counts(hipStream_t stream, const int32_t* __restrict__ x, int64_t* __restrict__ out, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   row_counts<<<grid, block, dynamic_shared_bytes, stream>>>(x, out, M, N);
   return hipGetLastError();
 }

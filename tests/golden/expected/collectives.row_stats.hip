@@ -331,9 +331,9 @@ constexpr int32_t MAXW = 8;
 extern "C" __global__ void row_stats(const float* __restrict__ x, float* __restrict__ stats, float* __restrict__ per_warp, int64_t M, int64_t N);
 
 inline hipError_t launch_row_stats(hipStream_t stream, const float* __restrict__ x, float* __restrict__ stats, float* __restrict__ per_warp, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   row_stats<<<grid, block, dynamic_shared_bytes, stream>>>(x, stats, per_warp, M, N);
   return hipGetLastError();
 }

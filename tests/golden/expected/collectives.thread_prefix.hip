@@ -331,9 +331,9 @@ constexpr int32_t MAXW = 8;
 extern "C" __global__ void thread_prefix(const int32_t* __restrict__ x, int32_t* __restrict__ within_warp, int64_t* __restrict__ within_block, double* __restrict__ f, int64_t M);
 
 inline hipError_t launch_thread_prefix(hipStream_t stream, const int32_t* __restrict__ x, int32_t* __restrict__ within_warp, int64_t* __restrict__ within_block, double* __restrict__ f, int64_t M) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   thread_prefix<<<grid, block, dynamic_shared_bytes, stream>>>(x, within_warp, within_block, f, M);
   return hipGetLastError();
 }

@@ -332,9 +332,9 @@ constexpr int32_t WIN = 4;
 extern "C" __global__ void collatz_stats(const int64_t* __restrict__ seeds, int32_t* __restrict__ steps, int32_t* __restrict__ kind, int64_t* __restrict__ tail, int64_t N);
 
 inline hipError_t launch_collatz_stats(hipStream_t stream, const int64_t* __restrict__ seeds, int32_t* __restrict__ steps, int32_t* __restrict__ kind, int64_t* __restrict__ tail, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   collatz_stats<<<grid, block, dynamic_shared_bytes, stream>>>(seeds, steps, kind, tail, N);
   return hipGetLastError();
 }

@@ -330,9 +330,9 @@ constexpr int32_t BLOCK = 128;
 extern "C" __global__ void row_norm(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ peak, int64_t M, int64_t N);
 
 inline hipError_t launch_row_norm(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ peak, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   row_norm<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, peak, M, N);
   return hipGetLastError();
 }

@@ -336,9 +336,9 @@ constexpr double SQRT_HALF = 0.7071067811865476;
 extern "C" __global__ void gelu_poly(const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ y, double* __restrict__ z, int32_t* __restrict__ k, double shift, int64_t N);
 
 inline hipError_t launch_gelu_poly(hipStream_t stream, const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ y, double* __restrict__ z, int32_t* __restrict__ k, double shift, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   gelu_poly<<<grid, block, dynamic_shared_bytes, stream>>>(x, d, y, z, k, shift, N);
   return hipGetLastError();
 }

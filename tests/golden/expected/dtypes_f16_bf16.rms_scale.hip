@@ -333,9 +333,9 @@ constexpr float EPS = 1e-06f;
 extern "C" __global__ void rms_scale(const __half* __restrict__ x, const __spn_bf16* __restrict__ g, __spn_bf16* __restrict__ y, __spn_bf16 bias, __half* __restrict__ clipped, int64_t M, int64_t N);
 
 inline hipError_t launch_rms_scale(hipStream_t stream, const __half* __restrict__ x, const __spn_bf16* __restrict__ g, __spn_bf16* __restrict__ y, __spn_bf16 bias, __half* __restrict__ clipped, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   rms_scale<<<grid, block, dynamic_shared_bytes, stream>>>(x, g, y, bias, clipped, M, N);
   return hipGetLastError();
 }

@@ -335,9 +335,9 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void quantize(const float* __restrict__ x, float scale, int8_t* __restrict__ q8, uint8_t* __restrict__ u8v, int16_t* __restrict__ q16, uint16_t* __restrict__ u16v, uint64_t* __restrict__ mixed, uint64_t* __restrict__ checksum, float* __restrict__ deq, int64_t N);
 
 inline hipError_t launch_quantize(hipStream_t stream, const float* __restrict__ x, float scale, int8_t* __restrict__ q8, uint8_t* __restrict__ u8v, int16_t* __restrict__ q16, uint16_t* __restrict__ u16v, uint64_t* __restrict__ mixed, uint64_t* __restrict__ checksum, float* __restrict__ deq, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   quantize<<<grid, block, dynamic_shared_bytes, stream>>>(x, scale, q8, u8v, q16, u16v, mixed, checksum, deq, N);
   return hipGetLastError();
 }

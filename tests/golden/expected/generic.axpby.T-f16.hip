@@ -330,9 +330,9 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void axpby(const __half* __restrict__ x, __half* __restrict__ y, __half a, __half b, int64_t N);
 
 inline hipError_t launch_axpby(hipStream_t stream, const __half* __restrict__ x, __half* __restrict__ y, __half a, __half b, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   axpby<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, a, b, N);
   return hipGetLastError();
 }

@@ -330,9 +330,9 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void clamp_count(const int32_t* __restrict__ x, int32_t* __restrict__ out, int32_t lo, int32_t* __restrict__ count, int64_t N);
 
 inline hipError_t launch_clamp_count(hipStream_t stream, const int32_t* __restrict__ x, int32_t* __restrict__ out, int32_t lo, int32_t* __restrict__ count, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   clamp_count<<<grid, block, dynamic_shared_bytes, stream>>>(x, out, lo, count, N);
   return hipGetLastError();
 }

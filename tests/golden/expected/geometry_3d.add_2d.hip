@@ -331,9 +331,9 @@ constexpr int32_t TY = 4;
 extern "C" __global__ void add_2d(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int64_t M, int64_t N);
 
 inline hipError_t launch_add_2d(hipStream_t stream, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TX)), uint32_t(__spn_cdiv(M, TY)));
   const dim3 block = dim3(32, 4);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TX)), uint32_t(__spn_cdiv(M, TY)));
   add_2d<<<grid, block, dynamic_shared_bytes, stream>>>(a, b, c, M, N);
   return hipGetLastError();
 }

@@ -332,9 +332,9 @@ constexpr int32_t TY = 4;
 extern "C" __global__ void laplace3d(const float* __restrict__ u, float* __restrict__ out, int32_t* __restrict__ info, int64_t L, int64_t M, int64_t N);
 
 inline hipError_t launch_laplace3d(hipStream_t stream, const float* __restrict__ u, float* __restrict__ out, int32_t* __restrict__ info, int64_t L, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 8)), uint32_t(__spn_cdiv(M, 8)), uint32_t(__spn_cdiv(L, 4)));
   const dim3 block = dim3(8, 8, 4);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 8)), uint32_t(__spn_cdiv(M, 8)), uint32_t(__spn_cdiv(L, 4)));
   laplace3d<<<grid, block, dynamic_shared_bytes, stream>>>(u, out, info, L, M, N);
   return hipGetLastError();
 }

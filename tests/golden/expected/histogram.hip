@@ -3,7 +3,7 @@
 //
 // kernel:          histogram
 // specialization:  N dynamic, B dynamic
-// launch:          grid (cdiv(N, BLOCK * VEC * RUNS)), block (256), dynamic shared memory __spn_align16(B * sizeof(int32_t)) bytes
+// launch:          grid (min(cdiv(N, TILE), resident_blocks())), block (256), dynamic shared memory __spn_align16(B * sizeof(int32_t)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
 //    1  int32_t* __restrict__ h                  tensor i32[B]
@@ -323,7 +323,8 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 
 constexpr int32_t BLOCK = 256;
 constexpr int32_t VEC = 4;
-constexpr int32_t RUNS = 16;
+constexpr int32_t RUNS = 8;
+constexpr int32_t TILE = 8192;
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -332,10 +333,31 @@ constexpr int32_t RUNS = 16;
 // the code below never cover it.
 extern "C" __global__ void histogram(const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B);
 
+// resident_blocks() in @grid: how many blocks of `kernel` the current device
+// holds at once, its multiprocessors times the blocks that one holds with
+// this block size, the kernel's registers and its shared memory (at least 1).
+// A failed query leaves its error for the launcher's hipGetLastError().
+inline int64_t __spn_resident_blocks(const void* kernel, dim3 block, size_t dynamic_shared_bytes) {
+  const int threads = int(block.x * block.y * block.z);
+  int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+#if defined(__SPN_CUDA)
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, dynamic_shared_bytes);
+#else
+  hipGetDevice(&device);
+  hipDeviceGetAttribute(&multiprocessors, hipDeviceAttributeMultiprocessorCount, device);
+  hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, dynamic_shared_bytes);
+#endif
+  const int64_t blocks = int64_t(multiprocessors) * per_multiprocessor;
+  return blocks > 0 ? blocks : 1;
+}
+
 inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * VEC * RUNS)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = __spn_align16(B * sizeof(int32_t));
+  const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&histogram), block, dynamic_shared_bytes);
+  const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(N, TILE), resident_blocks)));
   histogram<<<grid, block, dynamic_shared_bytes, stream>>>(x, h, lo, hi, N, B);
   return hipGetLastError();
 }
@@ -362,42 +384,49 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
 #line 57 "samples/histogram.spn"
   float scale = float(B) / (hi - lo);
   int32_t last = int32_t(B) - 1;
-  int64_t first = int64_t(int(blockIdx.x)) * (BLOCK * VEC * RUNS);
+  float vals[(VEC * RUNS)];
+  __spn_fill(vals, (VEC * RUNS), 0.0f);
+#line 60 "samples/histogram.spn"
+  int64_t whole = N / TILE;
+  int64_t tile = int64_t(int(blockIdx.x));
+  int64_t first;
   int64_t start;
   float v;
-#line 60 "samples/histogram.spn"
-  if (first + BLOCK * VEC * RUNS <= N) {
-    float vals[(VEC * RUNS)];
-    __spn_fill(vals, (VEC * RUNS), 0.0f);
 #line 62 "samples/histogram.spn"
+  while (tile < whole) {
+    first = tile * TILE;
     #pragma unroll
     for (int32_t r = 0; r < RUNS; ++r) {
-#line 63 "samples/histogram.spn"
+#line 65 "samples/histogram.spn"
       start = first + (r * BLOCK + t) * VEC;
       #pragma unroll
       for (int32_t k = 0; k < VEC; ++k) {
-#line 65 "samples/histogram.spn"
+#line 67 "samples/histogram.spn"
         vals[r * VEC + k] = x[start + k];
       }
     }
-#line 66 "samples/histogram.spn"
+#line 68 "samples/histogram.spn"
     #pragma unroll
     for (int32_t e = 0; e < VEC * RUNS; ++e) {
-#line 67 "samples/histogram.spn"
+#line 69 "samples/histogram.spn"
       v = vals[e];
       if (v >= lo && v < hi) {
         __spn_atomic_add(&counts[__spn_min<int32_t>(int32_t((v - lo) * scale), last)], 1);
       }
     }
-  } else {
-#line 71 "samples/histogram.spn"
+#line 72 "samples/histogram.spn"
+    tile += int(gridDim.x);
+  }
+#line 73 "samples/histogram.spn"
+  if (tile == whole) {
+    first = whole * TILE;
     #pragma unroll
     for (int32_t r = 0; r < RUNS; ++r) {
-#line 72 "samples/histogram.spn"
+#line 76 "samples/histogram.spn"
       start = first + (r * BLOCK + t) * VEC;
       #pragma unroll
       for (int32_t k = 0; k < VEC; ++k) {
-#line 74 "samples/histogram.spn"
+#line 78 "samples/histogram.spn"
         if (start + k < N) {
           v = x[start + k];
           if (v >= lo && v < hi) {
@@ -407,9 +436,9 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
       }
     }
   }
-#line 78 "samples/histogram.spn"
+#line 82 "samples/histogram.spn"
   __syncthreads();
-#line 80 "samples/histogram.spn"
+#line 84 "samples/histogram.spn"
   for (int64_t k = t; k < B; k += BLOCK) {
     int32_t c = counts[k];
     if (c != 0) {

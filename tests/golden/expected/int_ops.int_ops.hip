@@ -331,9 +331,9 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void int_ops(const int32_t* __restrict__ keys, uint32_t* __restrict__ h, int32_t* __restrict__ q, int32_t* __restrict__ r, int64_t* __restrict__ s, int64_t N);
 
 inline hipError_t launch_int_ops(hipStream_t stream, const int32_t* __restrict__ keys, uint32_t* __restrict__ h, int32_t* __restrict__ q, int32_t* __restrict__ r, int64_t* __restrict__ s, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   int_ops<<<grid, block, dynamic_shared_bytes, stream>>>(keys, h, q, r, s, N);
   return hipGetLastError();
 }

@@ -333,9 +333,9 @@ constexpr int64_t N = 1024;  // static dim
 extern "C" __global__ void layernorm(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int64_t M);
 
 inline hipError_t launch_layernorm(hipStream_t stream, const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y, int64_t M) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(512);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   layernorm<<<grid, block, dynamic_shared_bytes, stream>>>(x, w, b, y, M);
   return hipGetLastError();
 }

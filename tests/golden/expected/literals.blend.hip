@@ -333,9 +333,9 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void blend(const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ out32, double* __restrict__ out64, bool* __restrict__ mask, int64_t* __restrict__ wide, uint32_t* __restrict__ bits, int64_t N);
 
 inline hipError_t launch_blend(hipStream_t stream, const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ out32, double* __restrict__ out64, bool* __restrict__ mask, int64_t* __restrict__ wide, uint32_t* __restrict__ bits, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   blend<<<grid, block, dynamic_shared_bytes, stream>>>(x, d, out32, out64, mask, wide, bits, N);
   return hipGetLastError();
 }

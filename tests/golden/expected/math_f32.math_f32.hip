@@ -328,9 +328,9 @@ constexpr int32_t BLOCK = 128;
 extern "C" __global__ void math_f32(const float* __restrict__ x, float* __restrict__ y, int64_t N);
 
 inline hipError_t launch_math_f32(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   math_f32<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, N);
   return hipGetLastError();
 }

@@ -339,9 +339,9 @@ constexpr int64_t K = 4096;  // static dim
 extern "C" __global__ void matmul(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N);
 
 inline hipError_t launch_matmul(hipStream_t stream, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BN)), uint32_t(__spn_cdiv(M, BM)));
   const dim3 block = dim3(16, 16);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BN)), uint32_t(__spn_cdiv(M, BM)));
   matmul<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, C, M, N);
   return hipGetLastError();
 }

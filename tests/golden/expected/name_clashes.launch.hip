@@ -329,9 +329,9 @@ constexpr int32_t BLOCK = 64;
 extern "C" __global__ void launch(const float* __restrict__ double_1, float* __restrict__ unsigned_1, const int32_t* __restrict__ int32_t_1, int64_t N);
 
 inline hipError_t launch_launch(hipStream_t stream, const float* __restrict__ double_1, float* __restrict__ unsigned_1, const int32_t* __restrict__ int32_t_1, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(64);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   launch<<<grid, block, dynamic_shared_bytes, stream>>>(double_1, unsigned_1, int32_t_1, N);
   return hipGetLastError();
 }

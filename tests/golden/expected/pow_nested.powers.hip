@@ -329,9 +329,9 @@ constexpr int32_t E = 8;
 extern "C" __global__ void powers(const float* __restrict__ x, float* __restrict__ y, int64_t N);
 
 inline hipError_t launch_powers(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
   powers<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, N);
   return hipGetLastError();
 }

@@ -333,9 +333,9 @@ constexpr int64_t N = 1024;  // static dim
 extern "C" __global__ void rmsnorm_f16(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, int64_t M);
 
 inline hipError_t launch_rmsnorm_f16(hipStream_t stream, const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, int64_t M) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   rmsnorm_f16<<<grid, block, dynamic_shared_bytes, stream>>>(x, w, y, M);
   return hipGetLastError();
 }

@@ -331,9 +331,9 @@ constexpr int32_t UNROLL = 4;
 extern "C" __global__ void row_norms(const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N);
 
 inline hipError_t launch_row_norms(hipStream_t stream, const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(M, BLOCK / 64)));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(M, BLOCK / 64)));
   row_norms<<<grid, block, dynamic_shared_bytes, stream>>>(x, amax, l2, M, N);
   return hipGetLastError();
 }

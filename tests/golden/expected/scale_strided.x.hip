@@ -333,9 +333,9 @@ constexpr int32_t VEC = 4;
 extern "C" __global__ void scale_strided(const float* __restrict__ x, float* __restrict__ y, float alpha, int64_t M, int64_t N);
 
 inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float alpha, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX * VEC)), uint32_t(__spn_cdiv(M, BY * RPT)));
   const dim3 block = dim3(32, 8);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX * VEC)), uint32_t(__spn_cdiv(M, BY * RPT)));
   scale_strided<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, alpha, M, N);
   return hipGetLastError();
 }

@@ -331,9 +331,9 @@ constexpr int64_t N = 1000;  // static dim
 extern "C" __global__ void rowwise_softmax_cached(const float* __restrict__ x, float* __restrict__ y, int64_t M);
 
 inline hipError_t launch_rowwise_softmax_cached(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(M));
   rowwise_softmax_cached<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M);
   return hipGetLastError();
 }

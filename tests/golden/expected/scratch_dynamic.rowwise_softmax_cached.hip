@@ -330,9 +330,9 @@ constexpr int32_t WARPS = 32;
 extern "C" __global__ void rowwise_softmax_cached(const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N);
 
 inline hipError_t launch_rowwise_softmax_cached(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(M));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = __spn_align16(N * sizeof(float)) + __spn_align16(N * sizeof(double));
+  const dim3 grid = dim3(uint32_t(M));
   rowwise_softmax_cached<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M, N);
   return hipGetLastError();
 }

@@ -333,9 +333,9 @@ constexpr int32_t BLOCK = 256;
 extern "C" __global__ void col_dot(const float* __restrict__ a, int64_t a_stride0, int64_t a_stride1, const float* __restrict__ w, float* __restrict__ out, int64_t M, int64_t N, int64_t K);
 
 inline hipError_t launch_col_dot(hipStream_t stream, const float* __restrict__ a, int64_t a_stride0, int64_t a_stride1, const float* __restrict__ w, float* __restrict__ out, int64_t M, int64_t N, int64_t K) {
-  const dim3 grid = dim3(uint32_t(N));
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(N));
   col_dot<<<grid, block, dynamic_shared_bytes, stream>>>(a, a_stride0, a_stride1, w, out, M, N, K);
   return hipGetLastError();
 }

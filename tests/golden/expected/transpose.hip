@@ -330,9 +330,9 @@ constexpr int32_t ROWS = 8;
 extern "C" __global__ void transpose(const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N);
 
 inline hipError_t launch_transpose(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TILE)), uint32_t(__spn_cdiv(M, TILE)));
   const dim3 block = dim3(64, 8);
   const size_t dynamic_shared_bytes = 0;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TILE)), uint32_t(__spn_cdiv(M, TILE)));
   transpose<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M, N);
   return hipGetLastError();
 }
