@@ -15,6 +15,7 @@ namespace {
 
 using rt::Binding;
 using rt::KernelPlan;
+using test::errorFrom;
 using test::scalarParam;
 using test::tensorParam;
 
@@ -60,12 +61,7 @@ std::string bindError(const KernelInfo& info, std::initializer_list<Arg> args,
                       const std::vector<std::string>& extraStatic = {}) {
   KernelPlan plan = KernelPlan::make(info, extraStatic);
   Binding b;
-  try {
-    rt::bindArguments(plan, args.begin(), args.size(), b);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return errorFrom([&] { rt::bindArguments(plan, args.begin(), args.size(), b); });
 }
 
 Binding bindOk(const KernelInfo& info, std::initializer_list<Arg> args, const std::vector<std::string>& extra = {}) {
@@ -254,14 +250,7 @@ TEST(LaunchBinding, GeometryLimits) {
   g.grid[0] = 8;
   g.block[0] = 256;
   rt::checkGeometry(plan, b, g);  // fine
-  auto geometryError = [&](LaunchGeometry bad) -> std::string {
-    try {
-      rt::checkGeometry(plan, b, bad);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "(no error)";
-  };
+  auto geometryError = [&](LaunchGeometry bad) { return errorFrom([&] { rt::checkGeometry(plan, b, bad); }); };
   LaunchGeometry zero = g;
   zero.grid[0] = 0;
   EXPECT_CONTAINS(geometryError(zero), "softmax: launch grid x is 0; it must be in [1, 2147483647] "

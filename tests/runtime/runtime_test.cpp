@@ -13,6 +13,8 @@
 namespace spindle {
 namespace {
 
+using test::errorFrom;
+
 const char* kRowscale = R"(const BLOCK = 128
 
 @grid(M)
@@ -97,14 +99,9 @@ TEST(Runtime, ResidentBlocksGridNeedsADevice) {
                       scalar(1.0f)};
   CompileReport r = k.compileFor(args, 4);
   EXPECT_GT(r.binaryBytes, 0u);
-  try {
-    k.bind(args, 4);
-    FAIL() << "bind computed a grid that needs the device";
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(std::string(e.what()), "histogram: ");
-    EXPECT_CONTAINS(std::string(e.what()), "error: cannot evaluate @grid: resident_blocks() is known only when "
-                                           "launching on a device");
-  }
+  const std::string error = errorFrom([&] { k.bind(args, 4); });
+  EXPECT_CONTAINS(error, "histogram: ");
+  EXPECT_CONTAINS(error, "error: cannot evaluate @grid: resident_blocks() is known only when launching on a device");
 }
 
 TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
@@ -183,20 +180,11 @@ TEST(Runtime, CompileFromArgumentsFollowsTheirLayout) {
   spec.divisibleDims = {"N"};
   EXPECT_EQ(k.compile(spec).keyHex, aligned.keyHex);
   spec.alignedTensors = {"z"};
-  try {
-    k.compile(spec);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "row_runs: no tensor parameter indexed in runs named 'z'");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }), "row_runs: no tensor parameter indexed in runs named 'z'");
   spec.alignedTensors.clear();
   spec.divisibleDims = {"M"};
-  try {
-    k.compile(spec);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "row_runs: 'M' is not a dynamic dim that places rows of a tensor indexed in runs");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }),
+                  "row_runs: 'M' is not a dynamic dim that places rows of a tensor indexed in runs");
 }
 
 TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
@@ -206,20 +194,15 @@ TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   if (rt.hasDevice()) GTEST_SKIP() << "an sm_75 device is present";
   Kernel k = rt.loadModule(kAxpyPath).kernel("axpy");
   int xs[10], ys[10];
-  try {
+  const std::string error = errorFrom([&] {
     k.launch(nullptr, {tensor(xs, ScalarType::F32, {10}), tensor(ys, ScalarType::F32, {10}), scalar(1.0f)});
-    FAIL() << "launched";
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "cannot launch");
-    EXPECT_CONTAINS(e.what(), "compile-only runtime, target sm_75");
-  }
+  });
+  EXPECT_CONTAINS(error, "cannot launch");
+  EXPECT_CONTAINS(error, "compile-only runtime, target sm_75");
   // Validation comes first: a bad launch says what is wrong with it.
-  try {
-    k.launch(nullptr, {tensor(xs, ScalarType::F32, {10}), tensor(ys, ScalarType::F32, {11}), scalar(1.0f)});
-    FAIL() << "launched";
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "axpy: parameter 'y' dim 0 (N): bound to 10 by 'x' dim 0 but 11 by 'y'");
-  }
+  const Arg mismatched[] = {tensor(xs, ScalarType::F32, {10}), tensor(ys, ScalarType::F32, {11}), scalar(1.0f)};
+  EXPECT_CONTAINS(errorFrom([&] { k.launch(nullptr, mismatched, 3); }),
+                  "axpy: parameter 'y' dim 0 (N): bound to 10 by 'x' dim 0 but 11 by 'y'");
   EXPECT_THROW(rt.allocate(16), Error);
   EXPECT_EQ(rt.stats().compiles, 0u) << "nothing compiles for a launch that cannot happen";
 }
@@ -228,64 +211,27 @@ TEST(Runtime, ModuleAndKernelErrors) {
   if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
   test::TempDir dir;
   Runtime rt(compileOnly("sm_90", dir.path()));
-  try {
-    rt.loadModuleFromString("broken.spn", "kernel k(x: f32[N]):\n    y = \n");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "module 'broken.spn' has errors");
-    EXPECT_CONTAINS(e.what(), "broken.spn:2");
-  }
-  try {
-    rt.loadModule(dir.path() + "/missing.spn");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "missing.spn");
-  }
+  const std::string error =
+      errorFrom([&] { rt.loadModuleFromString("broken.spn", "kernel k(x: f32[N]):\n    y = \n"); });
+  EXPECT_CONTAINS(error, "module 'broken.spn' has errors");
+  EXPECT_CONTAINS(error, "broken.spn:2");
+  EXPECT_CONTAINS(errorFrom([&] { rt.loadModule(dir.path() + "/missing.spn"); }), "missing.spn");
   Module m = rt.loadModuleFromString("rowscale.spn", kRowscale);
-  try {
-    m.kernel("softmax");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "has no kernel 'softmax' (it has: rowscale)");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { m.kernel("softmax"); }), "has no kernel 'softmax' (it has: rowscale)");
   Kernel k = m.kernel("rowscale");
-  try {
-    k.compile({}, {});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "rowscale: static dim N needs a value");
-  }
-  try {
-    k.compile({{"N", 4}, {"M", 4}}, {});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "rowscale: dim 'M' is dynamic");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { k.compile({}, {}); }), "rowscale: static dim N needs a value");
+  EXPECT_CONTAINS(errorFrom([&] { k.compile({{"N", 4}, {"M", 4}}, {}); }), "rowscale: dim 'M' is dynamic");
 }
 
 TEST(Runtime, BackendSelectionErrors) {
   EXPECT_THROW(Runtime(compileOnly("sm_90x!", "")), Error);
-  try {
-    Runtime rt(compileOnly("vax11", ""));
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "unknown target 'vax11'");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { Runtime rt(compileOnly("vax11", "")); }), "unknown target 'vax11'");
   RuntimeOptions o = compileOnly("gfx90a", "");
   o.backend = BackendKind::Cuda;
-  try {
-    Runtime rt(o);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "target 'gfx90a' is not a cuda target");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { Runtime rt(o); }), "target 'gfx90a' is not a cuda target");
   ::setenv("SPINDLE_BACKEND", "metal", 1);
-  try {
-    Runtime rt(compileOnly("", ""));
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "SPINDLE_BACKEND='metal': expected hip, cuda or auto");
-  }
+  EXPECT_CONTAINS(errorFrom([&] { Runtime rt(compileOnly("", "")); }),
+                  "SPINDLE_BACKEND='metal': expected hip, cuda or auto");
   ::unsetenv("SPINDLE_BACKEND");
 }
 

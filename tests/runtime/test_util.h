@@ -21,6 +21,18 @@
 
 namespace spindle::test {
 
+// The message of the spindle::Error that `action` throws, or "(no error)":
+// for tests that check what a refused call says.
+template <class Action>
+std::string errorFrom(Action&& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 // A fresh directory under the system temp dir, removed afterwards.
 class TempDir {
  public:

@@ -312,6 +312,18 @@ kernel k(x: f32[M, N, B]):
   // Launch geometry needs every dim @grid uses.
   expectGeneratorError([&] { m->launchGeometry("k", spec, {{"N", 4}, {"B", 64}}); },
                        "test.spn:2:7: error: cannot evaluate @grid: 'M' has no compile-time value [spec-grid-eval]");
+  // A float const makes the grid a float: refused at launch, with the reason.
+  const char* floatGridText = R"(
+const HALF = 1.5
+@grid(cdiv(N, 64) * HALF)
+@block(64)
+kernel f(x: f32[N]):
+    x[0] = 1.0
+)";
+  auto f = CompiledModule::fromString("test.spn", floatGridText, diags);
+  ASSERT_TRUE(f) << diags.renderAll();
+  expectGeneratorError([&] { f->launchGeometry("f", {}, {{"N", 128}}); },
+                       "test.spn:3:7: error: cannot evaluate @grid: the grid must be an integer [spec-grid-eval]");
   // static_range over a dynamic bound, with the buffer sized statically.
   const char* rangeText = R"(
 @grid(M)
