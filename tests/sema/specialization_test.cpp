@@ -400,6 +400,31 @@ kernel k(x: f32[N], h: i32[B]):
             std::string::npos);
 }
 
+// resident_blocks() is a fact of one launch: @block cannot use it, it takes
+// no arguments, and a kernel body cannot ask for it.
+TEST(Specialization, ResidentBlocksOutsideTheGridIsRefused) {
+  const char* text = R"(
+@block(resident_blocks())
+@grid(resident_blocks(2))
+kernel k(x: f32[N]):
+    n = resident_blocks()
+)";
+  DiagnosticEngine diags;
+  EXPECT_FALSE(CompiledModule::fromString("test.spn", text, diags));
+  std::string out = diags.renderAll();
+  EXPECT_NE(out.find("test.spn:2:8: error: 'resident_blocks()' cannot be used in @block: the block size is fixed "
+                     "when the kernel is compiled [sema-launch-query-in-block]"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("test.spn:3:7: error: 'resident_blocks' takes 0 argument(s), got 1 [sema-call-arity]"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("test.spn:5:9: error: 'resident_blocks()' is a fact of the launch: it can only be used in "
+                     "@grid [sema-launch-query-position]"),
+            std::string::npos)
+      << out;
+}
+
 // A dim named like a launcher local is renamed, so the launcher compiles.
 TEST(Specialization, DimsNamedLikeLauncherLocalsAreRenamed) {
   const char* text = R"(
