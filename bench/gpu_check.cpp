@@ -622,6 +622,50 @@ void checkCaching(Ctx& c) {
     if (!ok) ++c.failures;
     c.emit(Json().s("type", "cache_check").s("what", "unaligned views get their own binary").i("compiles", int64_t(s.compiles)).b("ok", ok));
   }
+  // One Kernel launched with f16, then f32, then f16 arguments of the same
+  // dims: its dynamic shared buffer (N elements of T) is 24000, 48000, then
+  // 24000 bytes. The geometry it remembers between launches must follow the
+  // dtype, or the f32 launch writes past its shared allocation.
+  {
+    Kernel k = rt.loadModuleFromString("staged.spn", R"(@grid(1)
+@block(256)
+kernel staged[T](x: T[N], y: T[N]):
+    buf = shared(T, [N])
+    for j in range(thread_id(), N, 256):
+        buf[j] = x[j]
+    sync()
+    for j in range(thread_id(), N, 256):
+        y[j] = buf[N - 1 - j]
+)").kernel("staged");
+    const int64_t n = 12000;
+    bool ok = true;
+    std::string what;
+    for (ScalarType t : {ScalarType::F16, ScalarType::F32, ScalarType::F16}) {
+      bool f32 = t == ScalarType::F32;
+      size_t bytes = size_t(n) * (f32 ? 4 : 2);
+      Vec x, got(static_cast<size_t>(n));
+      std::vector<float> h32 = f32 ? c.randF32(size_t(n), x) : std::vector<float>();
+      std::vector<uint16_t> h16 = f32 ? std::vector<uint16_t>() : c.randF16(size_t(n), x);
+      DeviceBuffer dx = rt.allocate(bytes), dy = rt.allocate(bytes);
+      rt.copyToDevice(dx, f32 ? static_cast<const void*>(h32.data()) : h16.data(), bytes);
+      k.launch(nullptr, {spindle::tensor(dx.data(), t, {n}), spindle::tensor(dy.data(), t, {n})});
+      rt.synchronize();
+      std::vector<char> out(bytes);
+      rt.copyToHost(out.data(), dy, bytes);
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (f32) got[i] = reinterpret_cast<const float*>(out.data())[i];
+        else got[i] = fromHalf(reinterpret_cast<const uint16_t*>(out.data())[i]);
+      }
+      size_t wrong = 0;
+      for (size_t i = 0; i < size_t(n); ++i) wrong += got[i] != x[size_t(n) - 1 - i];
+      ok &= wrong == 0;
+      what += std::string(what.empty() ? "" : ", ") + (f32 ? "f32" : "f16") + ": " + std::to_string(wrong) + " wrong";
+    }
+    std::printf("  %s  one generic Kernel, shared(T, [N]) with f16, f32, f16 (N=%" PRId64 "): %s\n", ok ? "ok  " : "FAIL",
+                n, what.c_str());
+    if (!ok) ++c.failures;
+    c.emit(Json().s("type", "cache_check").s("what", "remembered geometry follows the dtype").s("detail", what).b("ok", ok));
+  }
   // A wrong shape is refused before anything launches.
   {
     Kernel k = rt.loadModule(c.pathOf("transpose")).kernel("transpose");

@@ -321,11 +321,15 @@ struct Kernel::State {
   rt::KernelPlan plan;
   std::mutex mu;
   rt::MemoryCache<Loaded> cache;
-  // The last geometry and the dims (and, for a grid using resident_blocks(),
-  // the binary) it was computed for: repeated launches of one shape skip the
-  // generator's geometry evaluation.
+  // The last geometry and everything it was computed from: every dim, the
+  // specialization key (static dims, dtypes, which size dynamic shared
+  // memory, and the layout bits) and, for a grid using resident_blocks(),
+  // the binary. Repeated launches of one shape skip the generator's
+  // geometry evaluation; comparing is allocation-free. (Scalars allowed in
+  // @grid will join the comparison.)
   bool memoValid = false;
   int64_t memoDims[rt::kMaxDimSymbols];
+  rt::SpecKey memoKey;
   const Loaded* memoBinary = nullptr;
   LaunchGeometry memoGeometry;
 
@@ -382,7 +386,8 @@ struct Kernel::State {
   LaunchGeometry geometry(const rt::Binding& b, Loaded* loaded) {
     if (!info->gridUsesResidentBlocks) loaded = nullptr;
     size_t n = plan.dimSymbols.size();
-    if (memoValid && memoBinary == loaded && std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0)
+    if (memoValid && memoBinary == loaded && memoKey == b.key &&
+        std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0)
       return memoGeometry;
     ResidentBlocksQuery residentBlocks;
     if (loaded) {
@@ -403,6 +408,7 @@ struct Kernel::State {
     }
     rt::checkGeometry(plan, b, g);
     std::memcpy(memoDims, b.dims, n * sizeof(int64_t));
+    memoKey = b.key;
     memoBinary = loaded;
     memoGeometry = g;
     memoValid = true;

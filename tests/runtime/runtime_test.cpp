@@ -136,6 +136,32 @@ TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
   EXPECT_CONTAINS(n1000.source, "constexpr int64_t N = 1000;");
 }
 
+// The geometry a Kernel remembers between launches depends on the dtypes
+// too: a generic kernel's dynamic shared buffer of N elements of T is 2000
+// bytes for 1000 f16s and 4000 for 1000 f32s. Keyed on the dims alone, the
+// f32 launch got 2000 bytes and wrote past its shared memory.
+TEST(Runtime, RememberedGeometryFollowsTheDtypes) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  Kernel k = rt.loadModuleFromString("staged.spn", R"(@grid(1)
+@block(64)
+kernel staged[T](x: T[N], y: T[N]):
+    buf = shared(T, [N])
+    i = thread_id()
+    buf[i] = x[i]
+    sync()
+    y[i] = buf[N - 1 - i]
+)").kernel("staged");
+  const void* xs = reinterpret_cast<const void*>(uintptr_t(1) << 24);
+  const void* ys = reinterpret_cast<const void*>(uintptr_t(1) << 25);
+  auto bindAs = [&](ScalarType t) { return k.bind({tensor(xs, t, {1000}), tensor(ys, t, {1000})}); };
+  EXPECT_EQ(bindAs(ScalarType::F16).geometry.dynamicSharedBytes, 2000u);
+  EXPECT_EQ(bindAs(ScalarType::F32).geometry.dynamicSharedBytes, 4000u);
+  EXPECT_EQ(bindAs(ScalarType::F16).geometry.dynamicSharedBytes, 2000u);
+  EXPECT_EQ(bindAs(ScalarType::F64).geometry.dynamicSharedBytes, 8000u);
+}
+
 const char* kRowRuns = R"(const BLOCK = 64
 const VEC = 4
 
