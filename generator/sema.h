@@ -167,6 +167,10 @@ std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine
 // reaches) with the type parameters bound as given. Returns false on errors.
 bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel,
                      const std::map<std::string, ScalarType>& typeArgs, DiagnosticEngine& diags);
+// A literal, or an expression of literals and unannotated consts, is "weak":
+// it takes the type of the other operand (LANGUAGE.md §3).
+bool isWeak(const Expr& e);
+
 // Types a module-level def (no type parameters).
 bool typeCheckFunction(SemaModule& sema, FunctionScope& function, DiagnosticEngine& diags);
 

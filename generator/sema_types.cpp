@@ -10,10 +10,6 @@
 
 namespace spindle {
 
-namespace {
-
-// A literal (or an expression of literals and unannotated consts) is "weak":
-// it takes the type of the other operand (LANGUAGE.md §3).
 bool isWeak(const Expr& e) {
   switch (e.kind) {
     case ExprKind::IntLit:
@@ -34,6 +30,8 @@ bool isWeak(const Expr& e) {
     default: return false;
   }
 }
+
+namespace {
 
 bool isNumeric(ScalarType t) { return t != ScalarType::Invalid && t != ScalarType::Bool; }
 
@@ -108,6 +106,7 @@ class TypeChecker {
       }
     }
     typed_.clear();
+    failedDeclarations_.clear();
   }
 
   // ---------------------------------------------------------------- bodies
@@ -180,7 +179,13 @@ class TypeChecker {
       return;
     }
     ScalarType value = typeOf(*a.value);
-    if (value == ScalarType::Invalid) return;
+    if (value == ScalarType::Invalid) {
+      // The value's error is reported; a local this assignment declares has
+      // no type, and its later reads must not report errors of their own.
+      if (auto* n = a.target->as<NameExpr>(); n && n->symbol && n->symbol->type == ScalarType::Invalid)
+        failedDeclarations_.insert(n->symbol);
+      return;
+    }
     if (auto* n = a.target->as<NameExpr>()) {
       Symbol* sym = n->symbol;
       if (!sym) return;
@@ -227,9 +232,15 @@ class TypeChecker {
     for (size_t i = 0; i < f.rangeArgs.size(); ++i) {
       Expr& a = *f.rangeArgs[i];
       ScalarType at = typeOf(a);
-      if (at == ScalarType::Invalid) return;
-      if (!isInteger(at)) {
-        error(DiagId::sema_range_not_int, a.range, scalarName(at));
+      if (at != ScalarType::Invalid && !isInteger(at)) error(DiagId::sema_range_not_int, a.range, scalarName(at));
+      if (at == ScalarType::Invalid || !isInteger(at)) {
+        // Reported; the body is still checked, with the loop variable
+        // untyped and silent.
+        if (f.symbol) {
+          f.symbol->type = ScalarType::Invalid;
+          failedDeclarations_.insert(f.symbol);
+        }
+        checkBlock(f.body);
         return;
       }
       bool weak = isWeak(a);
@@ -276,7 +287,9 @@ class TypeChecker {
     else if (isFloat(y)) result = y;
     else {
       if (isSigned(x) != isSigned(y) && !a.weak && !b.weak) {
-        error(DiagId::sema_sign_mix, where, scalarName(x), scalarName(y));
+        // Named by signedness, not position: u32 + i32 mixes signed i32
+        // and unsigned u32.
+        error(DiagId::sema_sign_mix, where, scalarName(isSigned(x) ? x : y), scalarName(isSigned(x) ? y : x));
         return ScalarType::Invalid;
       }
       result = widerInt(x, y);
@@ -357,10 +370,13 @@ class TypeChecker {
         error(DiagId::sema_tensor_as_value, n.range, n.name, symbolKindName(s->kind));
         return ScalarType::Invalid;
       case SymbolKind::Local:
+      case SymbolKind::LoopVar:
         if (s->type == ScalarType::Invalid) {
-          // Only possible for a closure reading an outer local that the
-          // outer body assigns after the closure's definition.
-          error(DiagId::sema_capture_before_assignment, n.range, n.name, current_->name);
+          // One error per mistake: a local whose declaration failed was
+          // reported there. Otherwise this is a closure reading an outer
+          // local that the outer body assigns after the closure's definition.
+          if (!failedDeclarations_.count(s) && s->kind == SymbolKind::Local && s->owner != current_)
+            error(DiagId::sema_capture_before_assignment, n.range, n.name, current_->name);
           return ScalarType::Invalid;
         }
         return s->type;
@@ -571,6 +587,9 @@ class TypeChecker {
   const std::map<std::string, ScalarType>& typeArgs_;
   FunctionScope* current_ = nullptr;
   std::set<FunctionScope*> typed_;
+  // Locals and loop variables whose declaration had an error already
+  // reported: their uses stay untyped without reporting more.
+  std::set<const Symbol*> failedDeclarations_;
 };
 
 }  // namespace

@@ -78,6 +78,60 @@ TEST(Types, MixingErrors) {
   }
 }
 
+// The message names each operand by its signedness, whichever side it is on,
+// and in a generic kernel where the mix appears only at generation.
+TEST(Types, SignMixNamesTheSignedAndTheUnsignedOperand) {
+  for (const char* body : {"    x[0] = x[1] + u[0]\n", "    x[0] = i32(u[0] + x[1])\n"}) {
+    auto a = analyze(kernelWith("x: i32[4], u: u32[4]", body));
+    ASSERT_THAT(diagIds(*a), ElementsAre("sema-sign-mix")) << body;
+    EXPECT_EQ(a->diags.diagnostics()[0].message,
+              "mixing signed i32 and unsigned u32 needs an explicit cast, e.g. i64(x)")
+        << body;
+  }
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn",
+                                      "@grid(1)\n@block(32)\nkernel k[T](x: T[4], y: i32[4]):\n"
+                                      "    y[0] = i32(x[0] + y[1])\n",
+                                      diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  spec.typeArgs["T"] = ScalarType::U64;
+  try {
+    m->generate("k", spec);
+    ADD_FAILURE() << "T = u64 with an i32 operand generated";
+  } catch (const GeneratorError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("mixing signed i32 and unsigned u64")) << e.what();
+  }
+}
+
+// One error per mistake: the uses of a local whose declaring assignment was
+// refused report nothing more (it used to say, at every read, that the local
+// was "read by closure 'k'", the kernel, "but assigned only after").
+TEST(Types, AFailedDeclarationReportsOnce) {
+  const char* declarations[] = {
+      "    w = thread_id() / 2\n",
+      "    w = sqrt(thread_id())\n",
+      "    w = x[0] + u[0]\n",
+  };
+  for (const char* decl : declarations) {
+    auto a = analyze(kernelWith("x: i32[4], u: u32[4], y: f32[4]",
+                                std::string(decl) +
+                                    "    y[w] = f32(w) * 2.0\n"
+                                    "    w += 1\n"
+                                    "    def c() -> i32:\n"
+                                    "        return w + 1\n"
+                                    "    if w > c():\n"
+                                    "        y[0] = f32(w)\n"));
+    EXPECT_EQ(a->diags.errorCount(), 1u) << decl << a->diags.renderAll();
+  }
+  // A loop whose range failed: its variable is silent, its body still checked.
+  auto loop = analyze(kernelWith("x: f32[4], y: f32[4]",
+                                 "    for i in range(4 / 2):\n"
+                                 "        y[i] = x[i] + f32(i)\n"
+                                 "        y[0] = x[1] // 2.0\n"));
+  EXPECT_THAT(diagIds(*loop), ElementsAre("sema-int-division", "sema-float-floordiv")) << loop->diags.renderAll();
+}
+
 TEST(Types, CastsAndUnsignedAreExplicit) {
   std::string hip = generate(kernelWith("u: u32[4], x: i64[4]",
                                         "    x[0] = i64(u[0]) + x[1]\n"
