@@ -29,6 +29,54 @@ const char* symbolKindName(SymbolKind k) {
   return "symbol";
 }
 
+namespace {
+// The first part of a scratch size that has no value before the kernel
+// runs: anything but literals, consts, dim symbols, dim(x, k), casts,
+// cdiv/min/max and operators. Null when the whole size is compile-time
+// (given its dims; a local's dims must also be static, checked at
+// specialization).
+const Expr* firstRunTimePart(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit:
+    case ExprKind::FloatLit:
+    case ExprKind::BoolLit: return nullptr;
+    case ExprKind::Name: {
+      const Symbol* s = e.as<NameExpr>()->symbol;
+      if (!s) return nullptr;  // undefined: reported by resolution
+      return s->kind == SymbolKind::Const || s->kind == SymbolKind::DimSymbol ? nullptr : &e;
+    }
+    case ExprKind::Unary: return firstRunTimePart(*e.as<UnaryExpr>()->operand);
+    case ExprKind::Binary: {
+      const auto& b = *e.as<BinaryExpr>();
+      if (const Expr* bad = firstRunTimePart(*b.lhs)) return bad;
+      return firstRunTimePart(*b.rhs);
+    }
+    case ExprKind::Ternary: {
+      const auto& t = *e.as<TernaryExpr>();
+      for (const Expr* part : {t.cond.get(), t.thenValue.get(), t.elseValue.get()})
+        if (const Expr* bad = firstRunTimePart(*part)) return bad;
+      return nullptr;
+    }
+    case ExprKind::Call: {
+      const auto& c = *e.as<CallExpr>();
+      const BuiltinInfo* b = findBuiltin(c.callee);
+      bool allowed = scalarFromName(c.callee) ||
+                     (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min || b->id == BuiltinId::Max ||
+                            b->id == BuiltinId::Dim));
+      if (!allowed || c.symbol) return &e;
+      // dim(x, k): the tensor is named, not read.
+      size_t first = b && b->id == BuiltinId::Dim ? 1 : 0;
+      for (size_t i = first; i < c.args.size(); ++i)
+        if (const Expr* bad = firstRunTimePart(*c.args[i])) return bad;
+      return nullptr;
+    }
+    case ExprKind::Index:
+    case ExprKind::List: return &e;
+  }
+  return &e;
+}
+}  // namespace
+
 const char* captureModeName(CaptureMode m) {
   switch (m) {
     case CaptureMode::Value: return "value";
@@ -747,6 +795,19 @@ class Resolver {
     for (auto& d : dims->elements) {
       resolveExpr(*d);
       if (sym && sym->init == a.value.get()) sym->shape.push_back(d.get());
+      // A run-time size would make a local a variable-length array (which
+      // nvcc refuses and hipcc puts on the GPU stack) and a shared buffer
+      // unsizable at launch.
+      if (const Expr* bad = firstRunTimePart(*d)) {
+        std::string why = "this is not a compile-time value";
+        if (const auto* n = bad->as<NameExpr>())
+          why = fmt::format("'{}' is a {}{}", n->name, symbolKindName(n->symbol->kind),
+                            n->symbol->kind == SymbolKind::Local ? " variable" : "");
+        else if (const auto* c = bad->as<CallExpr>())
+          why = fmt::format("'{}(...)' is not a compile-time value", c->callee);
+        error(DiagId::sema_scratch_size_not_constant, bad->range, isShared ? "shared buffer" : "local buffer",
+              name->name, isShared ? "launched" : "compiled", why);
+      }
     }
     if (!isShared) resolveExpr(*call.args[2]);
   }
