@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace spindle {
 
@@ -37,6 +38,14 @@ class Emitter {
   void setLineDirectives(bool on) { lineDirectives_ = on; }
 
   const std::string& text() const { return out_; }
+  // Every mapToSource() while directives are on: the 1-based line of this
+  // emitter's text that was meant to report `spnLine` (for the test that
+  // replays the #line directives).
+  struct Mapping {
+    uint32_t outputLine;
+    uint32_t spnLine;
+  };
+  const std::vector<Mapping>& mappings() const { return mappings_; }
 
  private:
   void newline();
@@ -46,6 +55,8 @@ class Emitter {
   bool lineDirectives_ = false;
   // Source line the next emitted line maps to, or 0 when unmapped.
   uint32_t mappedLine_ = 0;
+  uint32_t lines_ = 0;  // newlines in out_
+  std::vector<Mapping> mappings_;
 };
 
 }  // namespace spindle

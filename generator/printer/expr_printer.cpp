@@ -123,9 +123,43 @@ CppExpr FunctionPrinter::literal(const Expr& e) const {
   return {text, kPrimary};
 }
 
+CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t) {
+  if (isFloat(t) || v.isFloat) {
+    bool isDouble = t == ScalarType::F64;
+    double d = v.asDouble();
+    if (std::isnan(d)) return {isDouble ? "__spn_nan()" : "__spn_nanf()", kPostfix};
+    if (std::isinf(d)) return {std::string(d < 0 ? "-" : "") + (isDouble ? "__spn_inf()" : "__spn_inff()"),
+                               d < 0 ? kUnary : kPostfix};
+    // The shortest text that reads back as exactly this double.
+    std::string text = fmt::format("{}", d);
+    if (text.find_first_of(".e") == std::string::npos) text += ".0";
+    if (!isDouble) text += "f";
+    return {text, d < 0 ? kUnary : kPrimary};
+  }
+  // As an integer literal of that value is printed (literal() below): the
+  // digits, with a suffix only where they do not fit an int.
+  if (v.i == INT64_MIN) return {"(-9223372036854775807ll - 1)", kPrimary};  // no literal of its own
+  std::string text = fmt::format("{}", v.i);
+  if (v.i > INT32_MAX || v.i < INT32_MIN)
+    text += t == ScalarType::U64 ? "ull" : t == ScalarType::U32 ? "u" : "ll";
+  return {text, v.i < 0 ? kUnary : kPrimary};
+}
+
+bool printsAsLiteral(const Expr& e) {
+  if (e.kind == ExprKind::IntLit || e.kind == ExprKind::FloatLit) return true;
+  const auto* n = e.as<NameExpr>();
+  return n && n->symbol && n->symbol->kind == SymbolKind::Const && n->symbol->weakType;
+}
+
 CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
   const Symbol* s = n.symbol;
   SPINDLE_INTERNAL_CHECK(s, "unresolved name '{}' reached the printer", n.name);
+  // An unannotated const behaves exactly like its literal: it is written as
+  // one, in the type typing gave this use (0.1 next to an f64, 0.1f next to
+  // an f32), never through a narrower constexpr. The host launcher, printed
+  // before the consts' #line-mapped declarations, writes every const so.
+  if ((s->weakType || compileTimeValuesInline_) && s->kind == SymbolKind::Const)
+    return compileTimeLiteral(s->value, n.type != ScalarType::Invalid ? n.type : s->type);
   return {name(s), kPrimary};
 }
 
@@ -161,6 +195,15 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
   }
   int prec = binaryPrec(b.op);
   CppExpr lhs = expr(*b.lhs), rhs = expr(*b.rhs);
+  // Weak operands print as C++ ints, but typing may have made the operation
+  // wider (i64(K) * K, or 65536 * 65536 stored into an i64): C++ would
+  // compute it in 32 bits. Converting the left literal makes it compute in
+  // the typed width; a weak left operand that is itself an operation did
+  // the same inside.
+  bool leftLeaf = printsAsLiteral(*b.lhs) ||
+                  (b.lhs->kind == ExprKind::Unary && printsAsLiteral(*b.lhs->as<UnaryExpr>()->operand));
+  if (isInteger(b.type) && b.type != ScalarType::I32 && leftLeaf && isWeak(*b.rhs))
+    lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);
   return {l + " " + cppOperator(b.op) + " " + r, prec};
@@ -175,10 +218,9 @@ CppExpr FunctionPrinter::call(const CallExpr& c) const {
   // functional cast reads naturally.
   const Expr& arg = *c.args[0];
   if (isStorageOnly(arg.type) && c.type == ScalarType::F32) return {"float(" + expr(arg).text + ")", kPostfix};
-  // Already that type: no cast. Literals keep theirs: u32(1) << 31 must not
-  // become the int 1 << 31.
-  bool literal = arg.kind == ExprKind::IntLit || arg.kind == ExprKind::FloatLit;
-  if (arg.type == c.type && !isStorageOnly(arg.type) && !literal) return expr(arg);
+  // Already that type: no cast. Literals and unannotated consts keep theirs:
+  // u32(1) << 31 must not become the int 1 << 31.
+  if (arg.type == c.type && !isStorageOnly(arg.type) && !printsAsLiteral(arg)) return expr(arg);
   return {cppType(c.type) + "(" + value(arg) + ")", kPostfix};
 }
 
@@ -272,8 +314,9 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
 
 CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {
   const Expr* d = tensor.shape.at(axis);
-  if (auto* n = d->as<NameExpr>(); n && n->symbol) return {name(n->symbol), kPrimary};
-  return expr(*d);
+  if (auto* n = d->as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol)
+    return {name(n->symbol), kPrimary};
+  return expr(*d);  // a literal, a const or an expression of them
 }
 
 // Row-major (Horner) address of an element: ((i * D1 + j) * D2 + k); or,

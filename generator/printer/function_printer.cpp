@@ -184,22 +184,48 @@ void FunctionPrinter::printAlignmentAssumptions() {
       out_.linef("__builtin_assume({} % 16 == 0);  // a multiple of 16 at launch", name(d));
 }
 
-void FunctionPrinter::printDynamicSharedDecls() {
+// Shared buffers sized by a dynamic dim, in declaration order: slices of the
+// launch's dynamic shared memory.
+std::vector<const Symbol*> FunctionPrinter::dynamicSharedBuffers() const {
   std::vector<const Symbol*> dynamic;
   for (const Symbol* s : fn_.declared)
     if (s->kind == SymbolKind::SharedBuffer && isDynamicBuffer(ctx_, *s)) dynamic.push_back(s);
-  if (dynamic.empty()) return;
-  out_.line("extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];");
+  return dynamic;
+}
+
+// The byte offset of each dynamic shared buffer (filled into `offsets` when
+// given) and the total, as C++ expressions.
+std::string FunctionPrinter::dynamicSharedLayout(std::map<const Symbol*, std::string>* offsets) const {
   std::string offset = "0";
-  for (const Symbol* s : dynamic) {
-    dynamicSharedOffsets_[s] = offset;
+  for (const Symbol* s : dynamicSharedBuffers()) {
+    if (offsets) (*offsets)[s] = offset;
     std::string count;
     for (size_t i = 0; i < s->shape.size(); ++i)
       count += (i ? " * " : "") + paren(expr(*s->shape[i]), kMultiplicative + 1);
     std::string bytes = fmt::format("__spn_align16({} * sizeof({}))", count, cppType(s->type));
     offset = offset == "0" ? bytes : offset + " + " + bytes;
   }
-  dynamicSharedBytes_ = offset;
+  return offset;
+}
+
+void FunctionPrinter::printDynamicSharedDecls() {
+  if (dynamicSharedBuffers().empty()) return;
+  out_.line("extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];");
+  dynamicSharedLayout(&dynamicSharedOffsets_);
+}
+
+std::string FunctionPrinter::launcherValue(const Expr& e) {
+  compileTimeValuesInline_ = true;
+  std::string text = value(e);
+  compileTimeValuesInline_ = false;
+  return text;
+}
+
+std::string FunctionPrinter::launcherDynamicSharedBytes() {
+  compileTimeValuesInline_ = true;
+  std::string text = dynamicSharedLayout(nullptr);
+  compileTimeValuesInline_ = false;
+  return text;
 }
 
 void FunctionPrinter::printDeviceFunction() {

@@ -47,6 +47,13 @@ constexpr int kTernary = 2, kLogicalOr = 3, kLogicalAnd = 4, kBitOr = 5, kBitXor
 
 // The C++ spelling of a Spindle scalar type.
 std::string cppType(ScalarType t);
+// A compile-time value written as a C++ literal for a use of type `t`:
+// `65536`, `5000000000ll`, `0.1f`, `0.1` (the shortest text that reads back
+// as the same double).
+CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t);
+// Literals and unannotated consts: printed as C++ literals, whatever type
+// typing gave them.
+bool printsAsLiteral(const Expr& e);
 
 class FunctionPrinter {
  public:
@@ -66,9 +73,11 @@ class FunctionPrinter {
     AbiArg abi;
   };
   const std::vector<ParamLine>& kernelParams() const { return kernelParams_; }
-  // Bytes of dynamic shared memory as a C++ expression of the parameters
-  // ("0" when the kernel has none); valid after printKernel.
-  const std::string& dynamicSharedBytes() const { return dynamicSharedBytes_; }
+  // For the host launcher, which precedes the consts' declarations (they are
+  // mapped to the .spn with #line, the launcher is not): `e` and the dynamic
+  // shared bytes with every const written as its value.
+  std::string launcherValue(const Expr& e);
+  std::string launcherDynamicSharedBytes();
 
  private:
   // --- names
@@ -92,6 +101,8 @@ class FunctionPrinter {
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
   std::string loopBound(const ForStmt& f, const Expr& stop);
   void printDynamicSharedDecls();
+  std::vector<const Symbol*> dynamicSharedBuffers() const;
+  std::string dynamicSharedLayout(std::map<const Symbol*, std::string>* offsets) const;
   void printAlignmentAssumptions();
   std::string signature(const std::string& prefix, const std::vector<std::string>& params) const;
 
@@ -125,8 +136,8 @@ class FunctionPrinter {
   LocalDeclarationPlan plan_;
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
-  std::map<const Symbol*, std::string> dynamicSharedOffsets_;
-  std::string dynamicSharedBytes_ = "0";  // buffer -> byte offset expression
+  std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
+  bool compileTimeValuesInline_ = false;  // consts as values (launcherValue)
 };
 
 // A specialization the source cannot be generated for (a local buffer or

@@ -1,5 +1,6 @@
 #include "kernel_source.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -159,13 +160,6 @@ class ContiguousViews {
   std::vector<Symbol*> cleared_;
 };
 
-std::string formatConst(const Symbol& c) {
-  if (!c.value.isFloat) return fmt::format("{}", c.value.i);
-  std::string text = fmt::format("{}", c.value.f);
-  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-  return text + (c.type == ScalarType::F64 ? "" : "f");
-}
-
 void setLaunchTypes(Expr& e) {
   e.type = ScalarType::I64;
   if (auto* u = e.as<UnaryExpr>()) setLaunchTypes(*u->operand);
@@ -237,17 +231,36 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
                    NameSupply(),
                    {}};
 
-  // File-scope names: consts, static dims, functions.
+  // File-scope names: consts, static dims, functions. Static dims come
+  // from the specialization and precede the host launcher, which uses them;
+  // annotated consts are declared after it, each under the #line of its
+  // declaration, so a compiler error in one points at the .spn. Unannotated
+  // consts are written at each use as literals (FunctionPrinter::nameExpr),
+  // and listed in a comment.
   Emitter globals;
+  Emitter body;
+  body.setLineDirectives(request.lineDirectives);
+  std::vector<std::string> weakConsts;
   for (Symbol* c : sema.consts) {
     const std::string& n = ctx.globals.declare(c);
-    globals.linef("constexpr {} {} = {};", cppType(c->type), n, formatConst(*c));
+    if (c->weakType) {
+      weakConsts.push_back(c->value.isFloat ? fmt::format("//   {} = {}", c->name, c->value.f)
+                                            : fmt::format("//   {} = {}", c->name, c->value.i));
+      continue;
+    }
+    body.mapToSource(c->declRange.begin.line, ctx.sourcePath);
+    body.linef("constexpr {} {} = {};", cppType(c->type), n, compileTimeLiteral(c->value, c->type).text);
+  }
+  if (!body.text().empty()) body.blank();
+  if (!weakConsts.empty()) {
+    globals.line("// Unannotated consts, each written at every use as a literal of the type it takes there:");
+    for (const auto& line : weakConsts) globals.line(line);
   }
   bool anyStatic = false;
   for (Symbol* d : kernel.dimSymbols) {
     auto it = request.staticDims.find(d->name);
     if (it == request.staticDims.end()) continue;
-    if (!anyStatic && !sema.consts.empty()) globals.blank();
+    if (!anyStatic && !weakConsts.empty()) globals.blank();
     anyStatic = true;
     globals.linef("constexpr int64_t {} = {};  // static dim", ctx.globals.declare(d), it->second);
   }
@@ -266,8 +279,6 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   for (auto* f : functions)
     if (f->kind == FunctionScope::Kind::Function) nameClosures(f);
 
-  Emitter body;
-  body.setLineDirectives(request.lineDirectives);
   for (auto* f : functions) {
     FunctionPrinter(ctx, *f, body).printDeviceFunction();
     body.blank();
@@ -307,7 +318,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   std::vector<std::string> gridParts;
   for (auto& g : kernel.kernel->findDecorator("grid")->args) {
     setLaunchTypes(*g);
-    gridParts.push_back("uint32_t(" + kernelPrinter.value(*g) + ")");
+    gridParts.push_back("uint32_t(" + kernelPrinter.launcherValue(*g) + ")");
   }
   std::vector<std::string> gridComment, blockParts;
   // The comment quotes @grid as the author wrote it.
@@ -325,8 +336,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   for (const auto& name : request.divisibleDims) regen.push_back(" --divisible " + name);
   if (!request.lineDirectives) regen.push_back(" --no-line-directives");
 
-  std::string sharedComment = kernelPrinter.dynamicSharedBytes() == "0" ? std::string("none")
-                                                                        : kernelPrinter.dynamicSharedBytes() + " bytes";
+  std::string sharedBytes = kernelPrinter.launcherDynamicSharedBytes();
+  std::string sharedComment = sharedBytes == "0" ? std::string("none") : sharedBytes + " bytes";
   std::string source = fmt::format(
       fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION), fmt::arg("source", ctx.sourcePath),
       fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", joined(regen, "")),
@@ -353,11 +364,13 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
                         fmt::arg("kernel_params", joined(kernelParamDecls)),
                         fmt::arg("host_params", joined(hostParams)), fmt::arg("grid", joined(gridParts)),
                         fmt::arg("block", joined(blockParts)),
-                        fmt::arg("shared_bytes", kernelPrinter.dynamicSharedBytes()),
+                        fmt::arg("shared_bytes", sharedBytes),
                         fmt::arg("call_args", joined(callArgs)));
+  auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
   source += body.text();
 
   GeneratedKernel out;
+  for (const auto& m : body.mappings()) out.lineMappings.push_back({bodyStart + m.outputLine, m.spnLine});
   out.source = std::move(source);
   out.kernelSymbol = ctx.functionNames[&kernel];
   out.abi = std::move(abi);

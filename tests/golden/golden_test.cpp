@@ -91,6 +91,46 @@ TEST_P(Golden, GenerationIsDeterministic) {
   EXPECT_EQ(outputs[0], outputs[1]);
 }
 
+// Replays the #line directives of the generated file as a compiler does and
+// checks that every statement, function and const the printer mapped
+// reports its own .spn line (a multi-line signature once shifted the first
+// statements of a body by one line per parameter).
+TEST_P(Golden, LineDirectivesMapEveryStatementToItsOwnLine) {
+  const GoldenCase& c = GetParam();
+  const fs::path root = SPINDLE_SOURCE_DIR;
+  std::string kernel;
+  spindle::Specialization spec = parseFlags(c.flags, kernel);
+  if (!spec.lineDirectives) GTEST_SKIP() << "generated without #line";
+  spindle::DiagnosticEngine diags;
+  auto module = spindle::CompiledModule::fromString(c.spnPath, readFile(root / c.spnPath), diags);
+  ASSERT_TRUE(module);
+  spindle::GeneratedKernel g = module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec);
+  ASSERT_FALSE(g.lineMappings.empty());
+
+  // reported[i]: the .spn line a compiler reports for line i + 1 of the file
+  // (0 before the first directive).
+  std::vector<uint32_t> reported;
+  std::istringstream in(g.source);
+  uint32_t next = 0;
+  const std::string directive = "#line ";
+  for (std::string line; std::getline(in, line);) {
+    reported.push_back(next);
+    if (line.compare(0, directive.size(), directive) == 0) {
+      std::istringstream words(line.substr(directive.size()));
+      std::string file;
+      words >> next >> file;
+      EXPECT_EQ(file, "\"" + c.spnPath + "\"") << line;
+    } else if (next) {
+      ++next;
+    }
+  }
+  for (const auto& m : g.lineMappings) {
+    ASSERT_LE(m.sourceLine, reported.size());
+    EXPECT_EQ(reported[m.sourceLine - 1], m.spnLine)
+        << "line " << m.sourceLine << " of the generated file should report .spn line " << m.spnLine;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Golden, ::testing::ValuesIn(discoverCases()),
                          [](const ::testing::TestParamInfo<GoldenCase>& info) {
                            std::string n = info.param.name;

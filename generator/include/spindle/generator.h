@@ -98,6 +98,14 @@ struct GeneratedKernel {
   std::string kernelSymbol;  // extern "C" name to look up in the binary
   std::vector<AbiArg> abi;
   std::string key;           // canonical text of every input the source depends on
+  // Where each statement, function and const was printed (1-based line of
+  // `source`) and the .spn line its #line directives must make compilers
+  // report there; empty without line directives.
+  struct LineMapping {
+    uint32_t sourceLine;
+    uint32_t spnLine;
+  };
+  std::vector<LineMapping> lineMappings;
 };
 
 struct LaunchGeometry {

@@ -325,8 +325,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t BINS = 16;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   BINS = 16
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -338,7 +339,7 @@ extern "C" __global__ void atomic_stats(const float* __restrict__ x, int32_t* __
 inline hipError_t launch_atomic_stats(hipStream_t stream, const float* __restrict__ x, int32_t* __restrict__ ticket, float* __restrict__ sum_f32, double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64, uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   atomic_stats<<<grid, block, dynamic_shared_bytes, stream>>>(x, ticket, sum_f32, sum_f64, c32, cu32, c64, cu64, hist, N);
   return hipGetLastError();
 }
@@ -357,11 +358,11 @@ extern "C" __global__ __launch_bounds__(256) void atomic_stats(
     uint32_t* __restrict__ hist,
     int64_t N) {
 #line 24 "tests/golden/kernels/atomics.spn"
-  __shared__ uint32_t bins[BINS];
+  __shared__ uint32_t bins[16];
   __shared__ int32_t block_top[1];
   int32_t t = int(threadIdx.x);
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + t;
-  if (t < BINS) {
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + t;
+  if (t < 16) {
     bins[t] = uint32_t(0);
   }
 #line 30 "tests/golden/kernels/atomics.spn"
@@ -393,12 +394,12 @@ extern "C" __global__ __launch_bounds__(256) void atomic_stats(
     __spn_atomic_max(&cu64[1], uint64_t(uq));
     __spn_atomic_min(&cu64[2], uint64_t(uq));
     __spn_atomic_exch(&cu64[3], uint64_t(i));
-    __spn_atomic_add(&bins[uq % BINS], uint32_t(1));
+    __spn_atomic_add(&bins[uq % 16], uint32_t(1));
     __spn_atomic_max(&block_top[0], q);
   }
 #line 58 "tests/golden/kernels/atomics.spn"
   __syncthreads();
-  if (t < BINS) {
+  if (t < 16) {
     __spn_atomic_add(&hist[t], bins[t]);
   }
 #line 61 "tests/golden/kernels/atomics.spn"

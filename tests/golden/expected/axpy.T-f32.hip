@@ -319,8 +319,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t VEC = 4;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   VEC = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -332,7 +333,7 @@ extern "C" __global__ void axpy(const float* __restrict__ x, float* __restrict__
 inline hipError_t launch_axpy(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float a, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK * VEC)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, int64_t(256) * 4)));
   axpy<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, a, N);
   return hipGetLastError();
 }
@@ -344,41 +345,42 @@ extern "C" __global__ __launch_bounds__(256) void axpy(
     float* __restrict__ y,
     float a,
     int64_t N) {
-  int64_t start = (int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x)) * VEC;
-  if (start + VEC <= N) {
-    float xs[VEC];
-    __spn_fill(xs, VEC, 0.0f);
+#line 44 "samples/axpy.spn"
+  int64_t start = (int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x)) * 4;
+  if (start + 4 <= N) {
+    float xs[4];
+    __spn_fill(xs, 4, 0.0f);
 #line 47 "samples/axpy.spn"
-    float ys[VEC];
-    __spn_fill(ys, VEC, 0.0f);
+    float ys[4];
+    __spn_fill(ys, 4, 0.0f);
 #line 48 "samples/axpy.spn"
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 4; ++k) {
 #line 49 "samples/axpy.spn"
       xs[k] = x[start + k];
     }
 #line 50 "samples/axpy.spn"
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 4; ++k) {
 #line 51 "samples/axpy.spn"
       ys[k] = y[start + k];
     }
 #line 52 "samples/axpy.spn"
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 4; ++k) {
 #line 53 "samples/axpy.spn"
       ys[k] = a * xs[k] + ys[k];
     }
 #line 54 "samples/axpy.spn"
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 4; ++k) {
 #line 55 "samples/axpy.spn"
       y[start + k] = ys[k];
     }
   } else {
 #line 57 "samples/axpy.spn"
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 4; ++k) {
 #line 58 "samples/axpy.spn"
       int64_t i = start + k;
       if (i < N) {

@@ -321,9 +321,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr float SQRT_2_OVER_PI = 0.7978845608f;
-constexpr float GELU_C = 0.044715f;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -341,7 +340,10 @@ inline hipError_t launch_bias_gelu(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 33 "samples/bias_gelu.spn"
+#line 30 "samples/bias_gelu.spn"
+constexpr float SQRT_2_OVER_PI = 0.7978845608f;
+constexpr float GELU_C = 0.044715f;
+
 __device__ __forceinline__ float gelu(float v) {
   return 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * (v + GELU_C * v * v * v)));
 }
@@ -353,6 +355,7 @@ __device__ __forceinline__ float bias_gelu_activate(
     const float* __restrict__ bias,
     int32_t row,
     int64_t N) {
+#line 43 "samples/bias_gelu.spn"
   return gelu(x[row * N + col] + bias[col]);
 }
 
@@ -378,8 +381,7 @@ __device__ __forceinline__ void bias_gelu_process_row(
     int32_t row,
     float& total,
     int64_t N) {
-#line 52 "samples/bias_gelu.spn"
-  for (int64_t j = int(threadIdx.x); j < N; j += BLOCK) {
+  for (int64_t j = int(threadIdx.x); j < N; j += 256) {
     bias_gelu_process_row_emit(j, x, bias, y, row, total, N);
   }
 }

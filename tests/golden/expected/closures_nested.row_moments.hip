@@ -319,7 +319,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 128;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 128
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -365,6 +366,7 @@ __device__ __forceinline__ void row_moments_stats_accumulate(
 __device__ __forceinline__ float row_moments_stats_finish_reduce_max(
     float v,
     uint64_t* __spn_reduce_scratch) {
+#line 54 "tests/golden/kernels/closures_nested.spn"
   return __spn_block_max(v, __spn_reduce_scratch);
 }
 
@@ -381,7 +383,7 @@ __device__ __forceinline__ void row_moments_stats_finish(
 #line 56 "tests/golden/kernels/closures_nested.spn"
   mean = row_moments_scale(__spn_block_sum(total, __spn_reduce_scratch), N);
   float d = 0.0f;
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 128) {
     d = fmaxf(d, fabsf(x[row * N + j] - mean));
   }
 #line 60 "tests/golden/kernels/closures_nested.spn"
@@ -400,7 +402,7 @@ __device__ __forceinline__ void row_moments_stats(
     int64_t N,
     uint64_t* __spn_reduce_scratch) {
 #line 62 "tests/golden/kernels/closures_nested.spn"
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 128) {
     row_moments_stats_accumulate(j, x, row, total, sq, N);
   }
 #line 64 "tests/golden/kernels/closures_nested.spn"

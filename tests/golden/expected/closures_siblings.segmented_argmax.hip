@@ -321,7 +321,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 128;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 128
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -345,6 +346,7 @@ __device__ __forceinline__ bool segmented_argmax_better(
     int64_t j,
     float than_v,
     int64_t than_j) {
+#line 35 "tests/golden/kernels/closures_siblings.spn"
   return v > than_v || (v == than_v && j < than_j && j >= 0);
 }
 
@@ -375,6 +377,7 @@ __device__ __forceinline__ void segmented_argmax_merge(
     float* best_v,
     int64_t* best_i,
     int32_t t) {
+#line 50 "tests/golden/kernels/closures_siblings.spn"
   if (t < stride) {
     int32_t o = t + stride;
     if (segmented_argmax_better(best_v[o], best_i[o], best_v[t], best_i[t]) || best_i[t] < 0) {
@@ -392,8 +395,9 @@ extern "C" __global__ __launch_bounds__(128) void segmented_argmax(
     int32_t* __restrict__ seen,
     int64_t R,
     int64_t N) {
-  __shared__ float best_v[BLOCK];
-  __shared__ int64_t best_i[BLOCK];
+#line 25 "tests/golden/kernels/closures_siblings.spn"
+  __shared__ float best_v[128];
+  __shared__ int64_t best_i[128];
   int64_t history[2];
   __spn_fill(history, 2, -1);
 #line 28 "tests/golden/kernels/closures_siblings.spn"
@@ -403,14 +407,14 @@ extern "C" __global__ __launch_bounds__(128) void segmented_argmax(
   int64_t best_idx = -1;
   int32_t count = 0;
 #line 56 "tests/golden/kernels/closures_siblings.spn"
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 128) {
     segmented_argmax_consider(j, x, history, r, best, best_idx, count, N);
   }
 #line 58 "tests/golden/kernels/closures_siblings.spn"
   best_v[t] = best;
   best_i[t] = best_idx;
   __syncthreads();
-  int32_t s = BLOCK / 2;
+  int32_t s = 128 / 2;
   while (s > 0) {
     segmented_argmax_merge(s, best_v, best_i, t);
     __syncthreads();

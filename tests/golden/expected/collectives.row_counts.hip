@@ -319,8 +319,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t MAXW = 8;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   MAXW = 8
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -351,7 +352,7 @@ extern "C" __global__ __launch_bounds__(256) void row_counts(
   int64_t count = 0;
   int32_t hi = -2147483647;
   int32_t lo = 2147483647;
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 256) {
     int32_t v = x[row * N + j];
     count += int64_t(v);
     hi = __spn_max<int32_t>(hi, v);

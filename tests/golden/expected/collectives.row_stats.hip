@@ -320,8 +320,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t MAXW = 8;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   MAXW = 8
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -354,7 +355,7 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
   float hi = -__spn_inff();
   float lo = __spn_inff();
   double s64 = 0.0;
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 256) {
     float v = x[row * N + j];
     s += v;
     hi = fmaxf(hi, v);
@@ -385,10 +386,10 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
   }
 #line 58 "tests/golden/kernels/collectives.spn"
   int32_t w = t / __SPN_WARP_SIZE;
-  if (__spn_lane_id() == 0 && w < MAXW) {
-    per_warp[(int64_t(row) * MAXW + w) * 4 + 0] = ws;
-    per_warp[(int64_t(row) * MAXW + w) * 4 + 1] = wmax;
-    per_warp[(int64_t(row) * MAXW + w) * 4 + 2] = wmin;
-    per_warp[(int64_t(row) * MAXW + w) * 4 + 3] = b - ws;
+  if (__spn_lane_id() == 0 && w < 8) {
+    per_warp[(int64_t(row) * 8 + w) * 4 + 0] = ws;
+    per_warp[(int64_t(row) * 8 + w) * 4 + 1] = wmax;
+    per_warp[(int64_t(row) * 8 + w) * 4 + 2] = wmin;
+    per_warp[(int64_t(row) * 8 + w) * 4 + 3] = b - ws;
   }
 }

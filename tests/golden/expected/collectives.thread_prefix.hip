@@ -320,8 +320,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t MAXW = 8;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   MAXW = 8
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -350,8 +351,8 @@ extern "C" __global__ __launch_bounds__(256) void thread_prefix(
 #line 94 "tests/golden/kernels/collectives.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  int32_t v = x[int64_t(row) * BLOCK + t];
-  within_warp[int64_t(row) * BLOCK + t] = __spn_warp_cumsum(v);
-  within_block[int64_t(row) * BLOCK + t] = __spn_block_cumsum(int64_t(v), __spn_reduce_scratch);
-  f[int64_t(row) * BLOCK + t] = __spn_block_cumsum(double(v) * 0.5, __spn_reduce_scratch);
+  int32_t v = x[int64_t(row) * 256 + t];
+  within_warp[int64_t(row) * 256 + t] = __spn_warp_cumsum(v);
+  within_block[int64_t(row) * 256 + t] = __spn_block_cumsum(int64_t(v), __spn_reduce_scratch);
+  f[int64_t(row) * 256 + t] = __spn_block_cumsum(double(v) * 0.5, __spn_reduce_scratch);
 }

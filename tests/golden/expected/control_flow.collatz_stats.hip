@@ -320,9 +320,10 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 128;
-constexpr int32_t CAP = 1000;
-constexpr int32_t WIN = 4;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 128
+//   CAP = 1000
+//   WIN = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -334,7 +335,7 @@ extern "C" __global__ void collatz_stats(const int64_t* __restrict__ seeds, int3
 inline hipError_t launch_collatz_stats(hipStream_t stream, const int64_t* __restrict__ seeds, int32_t* __restrict__ steps, int32_t* __restrict__ kind, int64_t* __restrict__ tail, int64_t N) {
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 128)));
   collatz_stats<<<grid, block, dynamic_shared_bytes, stream>>>(seeds, steps, kind, tail, N);
   return hipGetLastError();
 }
@@ -347,13 +348,14 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
     int32_t* __restrict__ kind,
     int64_t* __restrict__ tail,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 26 "tests/golden/kernels/control_flow.spn"
+  int64_t i = int64_t(int(blockIdx.x)) * 128 + int(threadIdx.x);
   if (!(i < N)) {
     return;
   }
 #line 29 "tests/golden/kernels/control_flow.spn"
-  int64_t last[WIN];
-  __spn_fill(last, WIN, 0);
+  int64_t last[4];
+  __spn_fill(last, 4, 0);
 #line 30 "tests/golden/kernels/control_flow.spn"
   int64_t n = seeds[i];
   int32_t count = 0;
@@ -365,13 +367,13 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
 #line 36 "tests/golden/kernels/control_flow.spn"
     count += 1;
     #pragma unroll
-    for (int32_t w = 0; w < WIN - 1; ++w) {
+    for (int32_t w = 0; w < 4 - 1; ++w) {
 #line 38 "tests/golden/kernels/control_flow.spn"
       last[w] = last[w + 1];
     }
 #line 39 "tests/golden/kernels/control_flow.spn"
-    last[WIN - 1] = n;
-    if (count >= CAP) {
+    last[4 - 1] = n;
+    if (count >= 1000) {
       capped = true;
       break;
     }
@@ -399,12 +401,12 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
 #line 58 "tests/golden/kernels/control_flow.spn"
   int64_t acc = 0;
   #pragma unroll
-  for (int32_t w = 0; w < WIN; ++w) {
+  for (int32_t w = 0; w < 4; ++w) {
 #line 60 "tests/golden/kernels/control_flow.spn"
     acc += last[w] * (w + 1);
   }
 #line 61 "tests/golden/kernels/control_flow.spn"
-  for (int32_t w = WIN - 1; w > -1; --w) {
+  for (int32_t w = 4 - 1; w > -1; --w) {
     if (last[w] != 0 || w == 0) {
     } else {
 #line 65 "tests/golden/kernels/control_flow.spn"
@@ -412,7 +414,7 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
     }
   }
 #line 66 "tests/golden/kernels/control_flow.spn"
-  for (int32_t w = 1; w < WIN; ++w) {
+  for (int32_t w = 1; w < 4; ++w) {
     acc += last[w] >= last[w - 1] ? 1 : 0;
   }
 #line 68 "tests/golden/kernels/control_flow.spn"

@@ -320,7 +320,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 128;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 128
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -366,7 +367,7 @@ extern "C" __global__ __launch_bounds__(128) void row_norm(
   int32_t t = int(threadIdx.x);
   float ss = 0.0f;
   float hi = 0.0f;
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 128) {
     float v = x[r * N + j];
     ss += v * v;
     hi = fmaxf(hi, fabsf(v));

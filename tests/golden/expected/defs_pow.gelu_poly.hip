@@ -322,11 +322,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr float C0 = 0.7978845608f;
-constexpr float C1 = 0.044715f;
-constexpr float C2 = 0.134145f;
-constexpr double SQRT_HALF = 0.7071067811865476;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   C2 = 0.134145
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -338,13 +336,18 @@ extern "C" __global__ void gelu_poly(const float* __restrict__ x, const double* 
 inline hipError_t launch_gelu_poly(hipStream_t stream, const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ y, double* __restrict__ z, int32_t* __restrict__ k, double shift, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   gelu_poly<<<grid, block, dynamic_shared_bytes, stream>>>(x, d, y, z, k, shift, N);
   return hipGetLastError();
 }
 #endif
 
-#line 22 "tests/golden/kernels/defs_pow.spn"
+#line 17 "tests/golden/kernels/defs_pow.spn"
+constexpr float C0 = 0.7978845608f;
+constexpr float C1 = 0.044715f;
+#line 20 "tests/golden/kernels/defs_pow.spn"
+constexpr double SQRT_HALF = 0.7071067811865476;
+
 __device__ __forceinline__ float cube(float v) {
   return v * v * v;
 }
@@ -386,7 +389,8 @@ extern "C" __global__ __launch_bounds__(256) void gelu_poly(
     int32_t* __restrict__ k,
     double shift,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 44 "tests/golden/kernels/defs_pow.spn"
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   if (i >= N) {
     return;
   }
@@ -395,7 +399,7 @@ extern "C" __global__ __launch_bounds__(256) void gelu_poly(
   float a = gelu(v);
   float p = v * v;
   float q = __spn_powi<5>(v);
-  float poly = 0.5f * v * (1.0f + C0 * v - C2 * p * v / 3.0f + 0.01f * q);
+  float poly = 0.5f * v * (1.0f + C0 * v - 0.134145f * p * v / 3.0f + 0.01f * q);
   y[i * 4 + 0] = a;
   y[i * 4 + 1] = poly;
   y[i * 4 + 2] = fabsf(a - poly) * safe_recip(fabsf(a));

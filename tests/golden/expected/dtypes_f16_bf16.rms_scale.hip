@@ -322,8 +322,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 128;
-constexpr float EPS = 1e-06f;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 128
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -341,6 +341,9 @@ inline hipError_t launch_rms_scale(hipStream_t stream, const __half* __restrict_
 }
 #endif
 
+#line 15 "tests/golden/kernels/dtypes_f16_bf16.spn"
+constexpr float EPS = 1e-06f;
+
 #line 19 "tests/golden/kernels/dtypes_f16_bf16.spn"
 extern "C" __global__ __launch_bounds__(128) void rms_scale(
     const __half* __restrict__ x,
@@ -352,18 +355,18 @@ extern "C" __global__ __launch_bounds__(128) void rms_scale(
     int64_t N) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
 #line 20 "tests/golden/kernels/dtypes_f16_bf16.spn"
-  __shared__ __half cache[BLOCK];
+  __shared__ __half cache[128];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float ss = 0.0f;
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 128) {
     float v = float(x[row * N + j]);
     ss += v * v;
   }
 #line 27 "tests/golden/kernels/dtypes_f16_bf16.spn"
   float rstd = rsqrtf(__spn_block_sum(ss, __spn_reduce_scratch) / float(N) + EPS);
   __half peak = __half(0.0f);
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 128) {
     float out = float(x[row * N + j]) * rstd * float(g[j]) + float(bias);
     if (fabsf(out) > float(peak)) {
       peak = __half(fabsf(out));
@@ -376,7 +379,7 @@ extern "C" __global__ __launch_bounds__(128) void rms_scale(
   __syncthreads();
   if (t == 0) {
     float m = float(cache[0]);
-    for (int32_t k = 1; k < BLOCK; ++k) {
+    for (int32_t k = 1; k < 128; ++k) {
       m = fmaxf(m, float(cache[k]));
     }
 #line 40 "tests/golden/kernels/dtypes_f16_bf16.spn"

@@ -325,7 +325,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -337,7 +338,7 @@ extern "C" __global__ void quantize(const float* __restrict__ x, float scale, in
 inline hipError_t launch_quantize(hipStream_t stream, const float* __restrict__ x, float scale, int8_t* __restrict__ q8, uint8_t* __restrict__ u8v, int16_t* __restrict__ q16, uint16_t* __restrict__ u16v, uint64_t* __restrict__ mixed, uint64_t* __restrict__ checksum, float* __restrict__ deq, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   quantize<<<grid, block, dynamic_shared_bytes, stream>>>(x, scale, q8, u8v, q16, u16v, mixed, checksum, deq, N);
   return hipGetLastError();
 }
@@ -356,7 +357,7 @@ extern "C" __global__ __launch_bounds__(256) void quantize(
     float* __restrict__ deq,
     int64_t N) {
 #line 22 "tests/golden/kernels/dtypes_int.spn"
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   if (i < N) {
     float r = floorf(x[i] / scale + 0.5f);
     int32_t c8 = int32_t(fminf(fmaxf(r, -127.0f), 127.0f));

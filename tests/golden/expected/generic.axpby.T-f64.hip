@@ -320,7 +320,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -332,7 +333,7 @@ extern "C" __global__ void axpby(const double* __restrict__ x, double* __restric
 inline hipError_t launch_axpby(hipStream_t stream, const double* __restrict__ x, double* __restrict__ y, double a, double b, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   axpby<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, a, b, N);
   return hipGetLastError();
 }
@@ -345,7 +346,8 @@ extern "C" __global__ __launch_bounds__(256) void axpby(
     double a,
     double b,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 23 "tests/golden/kernels/generic.spn"
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   if (i < N) {
     double acc = a * x[i];
     y[i] = acc + b * y[i];

@@ -320,8 +320,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t TX = 32;
-constexpr int32_t TY = 4;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   TX = 32
+//   TY = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -333,7 +334,7 @@ extern "C" __global__ void add_2d(const float* __restrict__ a, const float* __re
 inline hipError_t launch_add_2d(hipStream_t stream, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int64_t M, int64_t N) {
   const dim3 block = dim3(32, 4);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TX)), uint32_t(__spn_cdiv(M, TY)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 32)), uint32_t(__spn_cdiv(M, 4)));
   add_2d<<<grid, block, dynamic_shared_bytes, stream>>>(a, b, c, M, N);
   return hipGetLastError();
 }
@@ -346,8 +347,9 @@ extern "C" __global__ __launch_bounds__(128) void add_2d(
     float* __restrict__ c,
     int64_t M,
     int64_t N) {
-  int64_t col = int64_t(int(blockIdx.x)) * TX + int(threadIdx.x);
-  int64_t row = int64_t(int(blockIdx.y)) * TY + int(threadIdx.y);
+#line 43 "tests/golden/kernels/geometry_3d.spn"
+  int64_t col = int64_t(int(blockIdx.x)) * 32 + int(threadIdx.x);
+  int64_t row = int64_t(int(blockIdx.y)) * 4 + int(threadIdx.y);
   if (row < M && col < N) {
     c[row * N + col] = a[row * N + col] + b[row * N + col];
   }

@@ -321,8 +321,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t TX = 32;
-constexpr int32_t TY = 4;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   TX = 32
+//   TY = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -348,6 +349,7 @@ extern "C" __global__ __launch_bounds__(256) void laplace3d(
     int64_t L,
     int64_t M,
     int64_t N) {
+#line 22 "tests/golden/kernels/geometry_3d.spn"
   int64_t x = int64_t(int(blockIdx.x)) * int(blockDim.x) + int(threadIdx.x);
   int64_t y = int64_t(int(blockIdx.y)) * int(blockDim.y) + int(threadIdx.y);
   int64_t z = int64_t(int(blockIdx.z)) * int(blockDim.z) + int(threadIdx.z);

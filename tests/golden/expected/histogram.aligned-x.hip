@@ -321,10 +321,11 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t VEC = 4;
-constexpr int32_t RUNS = 8;
-constexpr int32_t TILE = 8192;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   VEC = 4
+//   RUNS = 8
+//   TILE = 8192
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -357,7 +358,7 @@ inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = __spn_align16(B * sizeof(int32_t));
   const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&histogram), block, dynamic_shared_bytes);
-  const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(N, TILE), resident_blocks)));
+  const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(N, 8192), resident_blocks)));
   histogram<<<grid, block, dynamic_shared_bytes, stream>>>(x, h, lo, hi, N, B);
   return hipGetLastError();
 }
@@ -377,7 +378,7 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
   int32_t* counts = reinterpret_cast<int32_t*>(__spn_dynamic_shared);
   int32_t t = int(threadIdx.x);
 #line 53 "samples/histogram.spn"
-  for (int64_t k = t; k < B; k += BLOCK) {
+  for (int64_t k = t; k < B; k += 256) {
     counts[k] = 0;
   }
 #line 55 "samples/histogram.spn"
@@ -385,30 +386,30 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
 #line 57 "samples/histogram.spn"
   float scale = float(B) / (hi - lo);
   int32_t last = int32_t(B) - 1;
-  float vals[(VEC * RUNS)];
-  __spn_fill(vals, (VEC * RUNS), 0.0f);
+  float vals[(4 * 8)];
+  __spn_fill(vals, (4 * 8), 0.0f);
 #line 60 "samples/histogram.spn"
-  int64_t whole = N / TILE;
+  int64_t whole = N / 8192;
   int64_t tile = int64_t(int(blockIdx.x));
   int64_t first;
   int64_t start;
   float v;
 #line 62 "samples/histogram.spn"
   while (tile < whole) {
-    first = tile * TILE;
+    first = tile * 8192;
     #pragma unroll
-    for (int32_t r = 0; r < RUNS; ++r) {
+    for (int32_t r = 0; r < 8; ++r) {
 #line 65 "samples/histogram.spn"
-      start = first + (r * BLOCK + t) * VEC;
+      start = first + (r * 256 + t) * 4;
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 4; ++k) {
 #line 67 "samples/histogram.spn"
-        vals[r * VEC + k] = x[start + k];
+        vals[r * 4 + k] = x[start + k];
       }
     }
 #line 68 "samples/histogram.spn"
     #pragma unroll
-    for (int32_t e = 0; e < VEC * RUNS; ++e) {
+    for (int32_t e = 0; e < 4 * 8; ++e) {
 #line 69 "samples/histogram.spn"
       v = vals[e];
       if (v >= lo && v < hi) {
@@ -420,13 +421,13 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
   }
 #line 73 "samples/histogram.spn"
   if (tile == whole) {
-    first = whole * TILE;
+    first = whole * 8192;
     #pragma unroll
-    for (int32_t r = 0; r < RUNS; ++r) {
+    for (int32_t r = 0; r < 8; ++r) {
 #line 76 "samples/histogram.spn"
-      start = first + (r * BLOCK + t) * VEC;
+      start = first + (r * 256 + t) * 4;
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 4; ++k) {
 #line 78 "samples/histogram.spn"
         if (start + k < N) {
           v = x[start + k];
@@ -440,7 +441,7 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
 #line 82 "samples/histogram.spn"
   __syncthreads();
 #line 84 "samples/histogram.spn"
-  for (int64_t k = t; k < B; k += BLOCK) {
+  for (int64_t k = t; k < B; k += 256) {
     int32_t c = counts[k];
     if (c != 0) {
       __spn_atomic_add(&h[k], c);

@@ -321,7 +321,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -333,7 +334,7 @@ extern "C" __global__ void int_ops(const int32_t* __restrict__ keys, uint32_t* _
 inline hipError_t launch_int_ops(hipStream_t stream, const int32_t* __restrict__ keys, uint32_t* __restrict__ h, int32_t* __restrict__ q, int32_t* __restrict__ r, int64_t* __restrict__ s, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   int_ops<<<grid, block, dynamic_shared_bytes, stream>>>(keys, h, q, r, s, N);
   return hipGetLastError();
 }
@@ -357,7 +358,8 @@ extern "C" __global__ __launch_bounds__(256) void int_ops(
     int32_t* __restrict__ r,
     int64_t* __restrict__ s,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 28 "tests/golden/kernels/int_ops.spn"
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   if (i >= N) {
     return;
   }

@@ -320,8 +320,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 512;
-constexpr float EPS = 1e-05f;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 512
 
 constexpr int64_t N = 1024;  // static dim
 
@@ -341,6 +341,9 @@ inline hipError_t launch_layernorm(hipStream_t stream, const float* __restrict__
 }
 #endif
 
+#line 42 "samples/layernorm.spn"
+constexpr float EPS = 1e-05f;
+
 #line 54 "samples/layernorm.spn"
 __device__ __forceinline__ void layernorm_row_stats(
     const float* __restrict__ x,
@@ -355,9 +358,9 @@ __device__ __forceinline__ void layernorm_row_stats(
   int64_t j;
 #line 58 "samples/layernorm.spn"
   #pragma unroll
-  for (int64_t k = 0; k < __spn_cdiv(N, BLOCK); ++k) {
+  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 59 "samples/layernorm.spn"
-    j = t + k * BLOCK;
+    j = t + k * 512;
     if (j < N) {
       v[k] = x[row * N + j];
       s += v[k];
@@ -367,9 +370,9 @@ __device__ __forceinline__ void layernorm_row_stats(
   mean = __spn_block_sum(s, __spn_reduce_scratch) / float(N);
   float q = 0.0f;
   #pragma unroll
-  for (int64_t k = 0; k < __spn_cdiv(N, BLOCK); ++k) {
+  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 66 "samples/layernorm.spn"
-    j = t + k * BLOCK;
+    j = t + k * 512;
     if (j < N) {
       float d = v[k] - mean;
       q += d * d;
@@ -390,17 +393,17 @@ extern "C" __global__ __launch_bounds__(512) void layernorm(
 #line 48 "samples/layernorm.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  float v[__spn_cdiv(N, BLOCK)];
-  __spn_fill(v, __spn_cdiv(N, BLOCK), 0.0f);
+  float v[__spn_cdiv(N, 512)];
+  __spn_fill(v, __spn_cdiv(N, 512), 0.0f);
 #line 51 "samples/layernorm.spn"
   float mean = 0.0f;
   float rstd = 0.0f;
 #line 72 "samples/layernorm.spn"
   layernorm_row_stats(x, v, row, t, mean, rstd, __spn_reduce_scratch);
   #pragma unroll
-  for (int64_t k = 0; k < __spn_cdiv(N, BLOCK); ++k) {
+  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 74 "samples/layernorm.spn"
-    int64_t j = t + k * BLOCK;
+    int64_t j = t + k * 512;
     if (j < N) {
       y[row * N + j] = (v[k] - mean) * rstd * w[j] + b[j];
     }

@@ -323,7 +323,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -335,7 +336,7 @@ extern "C" __global__ void blend(const float* __restrict__ x, const double* __re
 inline hipError_t launch_blend(hipStream_t stream, const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ out32, double* __restrict__ out64, bool* __restrict__ mask, int64_t* __restrict__ wide, uint32_t* __restrict__ bits, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   blend<<<grid, block, dynamic_shared_bytes, stream>>>(x, d, out32, out64, mask, wide, bits, N);
   return hipGetLastError();
 }
@@ -352,7 +353,7 @@ extern "C" __global__ __launch_bounds__(256) void blend(
     uint32_t* __restrict__ bits,
     int64_t N) {
 #line 25 "tests/golden/kernels/literals.spn"
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   if (i >= N) {
     return;
   }

@@ -318,7 +318,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 128;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 128
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -330,7 +331,7 @@ extern "C" __global__ void math_f64(const double* __restrict__ x, double* __rest
 inline hipError_t launch_math_f64(hipStream_t stream, const double* __restrict__ x, double* __restrict__ y, int64_t N) {
   const dim3 block = dim3(128);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 128)));
   math_f64<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, N);
   return hipGetLastError();
 }
@@ -341,7 +342,8 @@ extern "C" __global__ __launch_bounds__(128) void math_f64(
     const double* __restrict__ x,
     double* __restrict__ y,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 17 "tests/golden/kernels/math_f64.spn"
+  int64_t i = int64_t(int(blockIdx.x)) * 128 + int(threadIdx.x);
   if (i < N) {
     double v = x[i];
     double p = fabs(v) + 1.0;

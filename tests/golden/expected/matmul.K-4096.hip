@@ -320,14 +320,15 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BM = 128;
-constexpr int32_t BN = 128;
-constexpr int32_t BK = 8;
-constexpr int32_t TM = 8;
-constexpr int32_t TN = 8;
-constexpr int32_t TX = 16;
-constexpr int32_t TY = 16;
-constexpr int32_t NT = 256;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BM = 128
+//   BN = 128
+//   BK = 8
+//   TM = 8
+//   TN = 8
+//   TX = 16
+//   TY = 16
+//   NT = 256
 
 constexpr int64_t K = 4096;  // static dim
 
@@ -341,7 +342,7 @@ extern "C" __global__ void matmul(const float* __restrict__ A, const float* __re
 inline hipError_t launch_matmul(hipStream_t stream, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N) {
   const dim3 block = dim3(16, 16);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BN)), uint32_t(__spn_cdiv(M, BM)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 128)), uint32_t(__spn_cdiv(M, 128)));
   matmul<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, C, M, N);
   return hipGetLastError();
 }
@@ -354,75 +355,76 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
     float* __restrict__ C,
     int64_t M,
     int64_t N) {
-  __shared__ float As[BK * (BM + 4)];
-  __shared__ float Bs[BK * BN];
-  float acc[TM * TN];
-  __spn_fill(acc, TM * TN, 0.0f);
+#line 51 "samples/matmul.spn"
+  __shared__ float As[8 * (128 + 4)];
+  __shared__ float Bs[8 * 128];
+  float acc[8 * 8];
+  __spn_fill(acc, 8 * 8, 0.0f);
 #line 54 "samples/matmul.spn"
-  float a_frag[TM];
-  __spn_fill(a_frag, TM, 0.0f);
+  float a_frag[8];
+  __spn_fill(a_frag, 8, 0.0f);
 #line 55 "samples/matmul.spn"
-  float b_frag[TN];
-  __spn_fill(b_frag, TN, 0.0f);
+  float b_frag[8];
+  __spn_fill(b_frag, 8, 0.0f);
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
-  int32_t tid = ty * TX + tx;
-  int64_t row0 = int64_t(int(blockIdx.y)) * BM;
-  int64_t col0 = int64_t(int(blockIdx.x)) * BN;
+  int32_t tid = ty * 16 + tx;
+  int64_t row0 = int64_t(int(blockIdx.y)) * 128;
+  int64_t col0 = int64_t(int(blockIdx.x)) * 128;
 #line 63 "samples/matmul.spn"
-  for (int64_t k0 = 0; k0 < K; k0 += BK) {
+  for (int64_t k0 = 0; k0 < K; k0 += 8) {
 #line 65 "samples/matmul.spn"
     #pragma unroll
-    for (int32_t l = 0; l < BM * BK / NT; ++l) {
+    for (int32_t l = 0; l < 128 * 8 / 256; ++l) {
 #line 66 "samples/matmul.spn"
-      int32_t ea = tid + l * NT;
-      int32_t ar = ea / BK;
-      int32_t ac = ea % BK;
+      int32_t ea = tid + l * 256;
+      int32_t ar = ea / 8;
+      int32_t ac = ea % 8;
       float av = 0.0f;
       if (row0 + ar < M && k0 + ac < K) {
         av = A[(row0 + ar) * K + k0 + ac];
       }
 #line 72 "samples/matmul.spn"
-      As[ac * (BM + 4) + ar] = av;
+      As[ac * (128 + 4) + ar] = av;
     }
     #pragma unroll
-    for (int32_t l = 0; l < BK * BN / NT; ++l) {
+    for (int32_t l = 0; l < 8 * 128 / 256; ++l) {
 #line 75 "samples/matmul.spn"
-      int32_t eb = tid + l * NT;
-      int32_t br = eb / BN;
-      int32_t bc = eb % BN;
+      int32_t eb = tid + l * 256;
+      int32_t br = eb / 128;
+      int32_t bc = eb % 128;
       float bv = 0.0f;
       if (k0 + br < K && col0 + bc < N) {
         bv = B[(k0 + br) * N + col0 + bc];
       }
 #line 81 "samples/matmul.spn"
-      Bs[br * BN + bc] = bv;
+      Bs[br * 128 + bc] = bv;
     }
 #line 82 "samples/matmul.spn"
     __syncthreads();
 #line 84 "samples/matmul.spn"
     #pragma unroll
-    for (int32_t kk = 0; kk < BK; ++kk) {
+    for (int32_t kk = 0; kk < 8; ++kk) {
 #line 85 "samples/matmul.spn"
       #pragma unroll
-      for (int32_t i = 0; i < TM; ++i) {
+      for (int32_t i = 0; i < 8; ++i) {
 #line 86 "samples/matmul.spn"
-        a_frag[i] = As[kk * (BM + 4) + ty + i * TY];
+        a_frag[i] = As[kk * (128 + 4) + ty + i * 16];
       }
 #line 87 "samples/matmul.spn"
       #pragma unroll
-      for (int32_t j = 0; j < TN; ++j) {
+      for (int32_t j = 0; j < 8; ++j) {
 #line 88 "samples/matmul.spn"
-        b_frag[j] = Bs[kk * BN + tx + j * TX];
+        b_frag[j] = Bs[kk * 128 + tx + j * 16];
       }
 #line 89 "samples/matmul.spn"
       #pragma unroll
-      for (int32_t i = 0; i < TM; ++i) {
+      for (int32_t i = 0; i < 8; ++i) {
 #line 90 "samples/matmul.spn"
         #pragma unroll
-        for (int32_t j = 0; j < TN; ++j) {
+        for (int32_t j = 0; j < 8; ++j) {
 #line 91 "samples/matmul.spn"
-          acc[i * TN + j] = fmaf(a_frag[i], b_frag[j], acc[i * TN + j]);
+          acc[i * 8 + j] = fmaf(a_frag[i], b_frag[j], acc[i * 8 + j]);
         }
       }
     }
@@ -430,15 +432,15 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
     __syncthreads();
   }
   #pragma unroll
-  for (int32_t i = 0; i < TM; ++i) {
+  for (int32_t i = 0; i < 8; ++i) {
 #line 95 "samples/matmul.spn"
     #pragma unroll
-    for (int32_t j = 0; j < TN; ++j) {
+    for (int32_t j = 0; j < 8; ++j) {
 #line 96 "samples/matmul.spn"
-      int64_t cr = row0 + ty + i * TY;
-      int64_t cc = col0 + tx + j * TX;
+      int64_t cr = row0 + ty + i * 16;
+      int64_t cc = col0 + tx + j * 16;
       if (cr < M && cc < N) {
-        C[cr * N + cc] = acc[i * TN + j];
+        C[cr * N + cc] = acc[i * 8 + j];
       }
     }
   }

@@ -319,7 +319,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 64;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 64
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -331,7 +332,7 @@ extern "C" __global__ void launch(const float* __restrict__ double_1, float* __r
 inline hipError_t launch_launch(hipStream_t stream, const float* __restrict__ double_1, float* __restrict__ unsigned_1, const int32_t* __restrict__ int32_t_1, int64_t N) {
   const dim3 block = dim3(64);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 64)));
   launch<<<grid, block, dynamic_shared_bytes, stream>>>(double_1, unsigned_1, int32_t_1, N);
   return hipGetLastError();
 }
@@ -354,7 +355,8 @@ extern "C" __global__ __launch_bounds__(64) void launch(
     float* __restrict__ unsigned_1,
     const int32_t* __restrict__ int32_t_1,
     int64_t N) {
-  int64_t threadIdx_1 = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 26 "tests/golden/kernels/name_clashes.spn"
+  int64_t threadIdx_1 = int64_t(int(blockIdx.x)) * 64 + int(threadIdx.x);
   int64_t blockIdx_1 = threadIdx_1 + 1;
   int32_t warpSize_1 = 3;
   float tmp = 0.0f;

@@ -318,8 +318,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t E = 8;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   E = 8
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -331,7 +332,7 @@ extern "C" __global__ void powers(const float* __restrict__ x, float* __restrict
 inline hipError_t launch_powers(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BLOCK)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)));
   powers<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, N);
   return hipGetLastError();
 }
@@ -342,7 +343,8 @@ extern "C" __global__ __launch_bounds__(256) void powers(
     const float* __restrict__ x,
     float* __restrict__ y,
     int64_t N) {
-  int64_t i = int64_t(int(blockIdx.x)) * BLOCK + int(threadIdx.x);
+#line 18 "tests/golden/kernels/pow_nested.spn"
+  int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   if (i < N) {
     float v = x[i];
     y[i * 5 + 0] = __spn_powi<4>(v);

@@ -319,9 +319,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t VEC = 8;
-constexpr float EPS = 1e-06f;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   VEC = 8
 
 constexpr int64_t N = 1001;  // static dim
 
@@ -341,6 +341,9 @@ inline hipError_t launch_rmsnorm_f16(hipStream_t stream, const __half* __restric
 }
 #endif
 
+#line 45 "samples/rmsnorm_f16.spn"
+constexpr float EPS = 1e-06f;
+
 #line 50 "samples/rmsnorm_f16.spn"
 extern "C" __global__ __launch_bounds__(256) void rmsnorm_f16(
     const __half* __restrict__ x,
@@ -351,82 +354,82 @@ extern "C" __global__ __launch_bounds__(256) void rmsnorm_f16(
 #line 51 "samples/rmsnorm_f16.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  float v[(__spn_cdiv(N, BLOCK * VEC) * VEC)];
-  __spn_fill(v, (__spn_cdiv(N, BLOCK * VEC) * VEC), 0.0f);
+  float v[(__spn_cdiv(N, int64_t(256) * 8) * 8)];
+  __spn_fill(v, (__spn_cdiv(N, int64_t(256) * 8) * 8), 0.0f);
 #line 54 "samples/rmsnorm_f16.spn"
-  __half h[VEC];
-  __spn_fill(h, VEC, __half(0.0f));
+  __half h[8];
+  __spn_fill(h, 8, __half(0.0f));
   float ss = 0.0f;
   int64_t j;
 #line 57 "samples/rmsnorm_f16.spn"
   #pragma unroll
-  for (int64_t r = 0; r < __spn_cdiv(N, BLOCK * VEC); ++r) {
+  for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 8); ++r) {
 #line 58 "samples/rmsnorm_f16.spn"
-    j = (r * BLOCK + t) * VEC;
-    if (j + VEC <= N) {
+    j = (r * 256 + t) * 8;
+    if (j + 8 <= N) {
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 61 "samples/rmsnorm_f16.spn"
         h[k] = x[row * N + j + k];
       }
 #line 62 "samples/rmsnorm_f16.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 63 "samples/rmsnorm_f16.spn"
-        v[r * VEC + k] = float(h[k]);
+        v[r * 8 + k] = float(h[k]);
       }
     } else {
 #line 65 "samples/rmsnorm_f16.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 66 "samples/rmsnorm_f16.spn"
         if (j + k < N) {
-          v[r * VEC + k] = float(x[row * N + j + k]);
+          v[r * 8 + k] = float(x[row * N + j + k]);
         }
       }
     }
 #line 68 "samples/rmsnorm_f16.spn"
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 8; ++k) {
 #line 69 "samples/rmsnorm_f16.spn"
-      ss += v[r * VEC + k] * v[r * VEC + k];
+      ss += v[r * 8 + k] * v[r * 8 + k];
     }
   }
 #line 70 "samples/rmsnorm_f16.spn"
   float rinv = rsqrtf(__spn_block_sum(ss, __spn_reduce_scratch) / float(N) + EPS);
 #line 72 "samples/rmsnorm_f16.spn"
-  __half g[VEC];
-  __spn_fill(g, VEC, __half(0.0f));
+  __half g[8];
+  __spn_fill(g, 8, __half(0.0f));
 #line 73 "samples/rmsnorm_f16.spn"
   #pragma unroll
-  for (int64_t r = 0; r < __spn_cdiv(N, BLOCK * VEC); ++r) {
+  for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 8); ++r) {
 #line 74 "samples/rmsnorm_f16.spn"
-    j = (r * BLOCK + t) * VEC;
-    if (j + VEC <= N) {
+    j = (r * 256 + t) * 8;
+    if (j + 8 <= N) {
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 77 "samples/rmsnorm_f16.spn"
         g[k] = w[j + k];
       }
 #line 78 "samples/rmsnorm_f16.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 79 "samples/rmsnorm_f16.spn"
-        h[k] = __half(v[r * VEC + k] * rinv * float(g[k]));
+        h[k] = __half(v[r * 8 + k] * rinv * float(g[k]));
       }
 #line 80 "samples/rmsnorm_f16.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 81 "samples/rmsnorm_f16.spn"
         y[row * N + j + k] = h[k];
       }
     } else {
 #line 83 "samples/rmsnorm_f16.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 8; ++k) {
 #line 84 "samples/rmsnorm_f16.spn"
         if (j + k < N) {
-          y[row * N + j + k] = __half(v[r * VEC + k] * rinv * float(w[j + k]));
+          y[row * N + j + k] = __half(v[r * 8 + k] * rinv * float(w[j + k]));
         }
       }
     }

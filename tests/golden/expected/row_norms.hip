@@ -320,8 +320,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t UNROLL = 4;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   UNROLL = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -333,7 +334,7 @@ extern "C" __global__ void row_norms(const float* __restrict__ x, float* __restr
 inline hipError_t launch_row_norms(hipStream_t stream, const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(M, BLOCK / 64)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(M, int64_t(256) / 64)));
   row_norms<<<grid, block, dynamic_shared_bytes, stream>>>(x, amax, l2, M, N);
   return hipGetLastError();
 }
@@ -346,25 +347,26 @@ extern "C" __global__ __launch_bounds__(256) void row_norms(
     float* __restrict__ l2,
     int64_t M,
     int64_t N) {
+#line 37 "samples/row_norms.spn"
   int32_t ws = __SPN_WARP_SIZE;
   int32_t lane = __spn_lane_id();
-  int64_t r = int64_t(int(blockIdx.x)) * (BLOCK / ws) + int(threadIdx.x) / ws;
+  int64_t r = int64_t(int(blockIdx.x)) * (256 / ws) + int(threadIdx.x) / ws;
   if (r < M) {
     float m = 0.0f;
     float ss = 0.0f;
     int64_t j = int64_t(lane);
     float v;
 #line 44 "samples/row_norms.spn"
-    while (j + (UNROLL - 1) * ws < N) {
+    while (j + (4 - 1) * ws < N) {
       #pragma unroll
-      for (int32_t u = 0; u < UNROLL; ++u) {
+      for (int32_t u = 0; u < 4; ++u) {
 #line 46 "samples/row_norms.spn"
         v = x[r * N + j + u * ws];
         m = fmaxf(m, fabsf(v));
         ss += v * v;
       }
 #line 49 "samples/row_norms.spn"
-      j += UNROLL * ws;
+      j += 4 * ws;
     }
 #line 50 "samples/row_norms.spn"
     while (j < N) {

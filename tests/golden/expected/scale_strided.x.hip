@@ -320,10 +320,11 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BX = 32;
-constexpr int32_t BY = 8;
-constexpr int32_t RPT = 4;
-constexpr int32_t VEC = 4;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BX = 32
+//   BY = 8
+//   RPT = 4
+//   VEC = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -335,7 +336,7 @@ extern "C" __global__ void scale_strided(const float* __restrict__ x, float* __r
 inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float alpha, int64_t M, int64_t N) {
   const dim3 block = dim3(32, 8);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, BX * VEC)), uint32_t(__spn_cdiv(M, BY * RPT)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, int64_t(32) * 4)), uint32_t(__spn_cdiv(M, int64_t(8) * 4)));
   scale_strided<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, alpha, M, N);
   return hipGetLastError();
 }
@@ -348,23 +349,24 @@ extern "C" __global__ __launch_bounds__(256) void scale_strided(
     float alpha,
     int64_t M,
     int64_t N) {
-  int64_t i0 = int64_t(int(blockIdx.y)) * (BY * RPT) + int(threadIdx.y);
-  int64_t j = int64_t(int(blockIdx.x) * BX + int(threadIdx.x)) * VEC;
+#line 50 "samples/scale_strided.spn"
+  int64_t i0 = int64_t(int(blockIdx.y)) * (int64_t(8) * 4) + int(threadIdx.y);
+  int64_t j = int64_t(int(blockIdx.x) * 32 + int(threadIdx.x)) * 4;
   #pragma unroll
-  for (int32_t r = 0; r < RPT; ++r) {
+  for (int32_t r = 0; r < 4; ++r) {
 #line 53 "samples/scale_strided.spn"
-    int64_t i = i0 + r * BY;
+    int64_t i = i0 + r * 8;
     if (i < M) {
-      if (j + VEC <= N) {
+      if (j + 4 <= N) {
         #pragma unroll
-        for (int32_t k = 0; k < VEC; ++k) {
+        for (int32_t k = 0; k < 4; ++k) {
 #line 57 "samples/scale_strided.spn"
           y[i * N + j + k] = alpha * x[i * N + j + k];
         }
       } else {
 #line 59 "samples/scale_strided.spn"
         #pragma unroll
-        for (int32_t k = 0; k < VEC; ++k) {
+        for (int32_t k = 0; k < 4; ++k) {
 #line 60 "samples/scale_strided.spn"
           if (j + k < N) {
             y[i * N + j + k] = alpha * x[i * N + j + k];

@@ -318,9 +318,10 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t VEC = 4;
-constexpr int32_t MAX_WARPS = 8;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   VEC = 4
+//   MAX_WARPS = 8
 
 constexpr int64_t N = 1000;  // static dim
 
@@ -349,53 +350,53 @@ extern "C" __global__ __launch_bounds__(256) void scan(
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
   y = __spn_assume_aligned<16>(y);  // 16-byte aligned at launch
 #line 47 "samples/scan.spn"
-  __shared__ float totals[(__spn_cdiv(N, BLOCK * VEC) * MAX_WARPS)];
+  __shared__ float totals[(__spn_cdiv(N, int64_t(256) * 4) * 8)];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   int32_t lane = __spn_lane_id();
-  int32_t warps = BLOCK / __SPN_WARP_SIZE;
+  int32_t warps = 256 / __SPN_WARP_SIZE;
   int32_t w = t / __SPN_WARP_SIZE;
-  float v[(__spn_cdiv(N, BLOCK * VEC) * VEC)];
-  __spn_fill(v, (__spn_cdiv(N, BLOCK * VEC) * VEC), 0.0f);
+  float v[(__spn_cdiv(N, int64_t(256) * 4) * 4)];
+  __spn_fill(v, (__spn_cdiv(N, int64_t(256) * 4) * 4), 0.0f);
   int64_t j;
 #line 55 "samples/scan.spn"
   #pragma unroll
-  for (int64_t r = 0; r < __spn_cdiv(N, BLOCK * VEC); ++r) {
+  for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 4); ++r) {
 #line 56 "samples/scan.spn"
-    j = (r * BLOCK + t) * VEC;
-    if (j + VEC <= N) {
+    j = (r * 256 + t) * 4;
+    if (j + 4 <= N) {
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 4; ++k) {
 #line 59 "samples/scan.spn"
-        v[r * VEC + k] = x[row * N + j + k];
+        v[r * 4 + k] = x[row * N + j + k];
       }
     } else {
 #line 61 "samples/scan.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 4; ++k) {
 #line 62 "samples/scan.spn"
         if (j + k < N) {
-          v[r * VEC + k] = x[row * N + j + k];
+          v[r * 4 + k] = x[row * N + j + k];
         }
       }
     }
   }
 #line 66 "samples/scan.spn"
   #pragma unroll
-  for (int64_t r = 0; r < __spn_cdiv(N, BLOCK * VEC); ++r) {
+  for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 4); ++r) {
 #line 67 "samples/scan.spn"
     #pragma unroll
-    for (int32_t k = 1; k < VEC; ++k) {
+    for (int32_t k = 1; k < 4; ++k) {
 #line 68 "samples/scan.spn"
-      v[r * VEC + k] += v[r * VEC + k - 1];
+      v[r * 4 + k] += v[r * 4 + k - 1];
     }
 #line 69 "samples/scan.spn"
-    float run_total = v[r * VEC + VEC - 1];
+    float run_total = v[r * 4 + 4 - 1];
     float inclusive = __spn_warp_cumsum(run_total);
     #pragma unroll
-    for (int32_t k = 0; k < VEC; ++k) {
+    for (int32_t k = 0; k < 4; ++k) {
 #line 72 "samples/scan.spn"
-      v[r * VEC + k] += inclusive - run_total;
+      v[r * 4 + k] += inclusive - run_total;
     }
 #line 73 "samples/scan.spn"
     if (lane == __SPN_WARP_SIZE - 1) {
@@ -405,9 +406,9 @@ extern "C" __global__ __launch_bounds__(256) void scan(
 #line 75 "samples/scan.spn"
   __syncthreads();
 #line 78 "samples/scan.spn"
-  int64_t slots = __spn_cdiv(N, BLOCK * VEC) * warps;
+  int64_t slots = __spn_cdiv(N, int64_t(256) * 4) * warps;
   float carry = 0.0f;
-  for (int64_t first = 0; first < slots; first += BLOCK) {
+  for (int64_t first = 0; first < slots; first += 256) {
     int64_t s = first + t;
     float own = s < slots ? totals[s] : 0.0f;
     float upto = __spn_block_cumsum(own, __spn_reduce_scratch);
@@ -421,23 +422,23 @@ extern "C" __global__ __launch_bounds__(256) void scan(
   __syncthreads();
 #line 90 "samples/scan.spn"
   #pragma unroll
-  for (int64_t r = 0; r < __spn_cdiv(N, BLOCK * VEC); ++r) {
+  for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 4); ++r) {
 #line 91 "samples/scan.spn"
     float offset = totals[r * warps + w];
-    j = (r * BLOCK + t) * VEC;
-    if (j + VEC <= N) {
+    j = (r * 256 + t) * 4;
+    if (j + 4 <= N) {
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 4; ++k) {
 #line 95 "samples/scan.spn"
-        y[row * N + j + k] = v[r * VEC + k] + offset;
+        y[row * N + j + k] = v[r * 4 + k] + offset;
       }
     } else {
 #line 97 "samples/scan.spn"
       #pragma unroll
-      for (int32_t k = 0; k < VEC; ++k) {
+      for (int32_t k = 0; k < 4; ++k) {
 #line 98 "samples/scan.spn"
         if (j + k < N) {
-          y[row * N + j + k] = v[r * VEC + k] + offset;
+          y[row * N + j + k] = v[r * 4 + k] + offset;
         }
       }
     }

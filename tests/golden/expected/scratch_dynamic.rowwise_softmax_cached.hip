@@ -319,8 +319,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
-constexpr int32_t WARPS = 32;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
+//   WARPS = 32
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -343,8 +344,9 @@ __device__ __forceinline__ float rowwise_softmax_cached_local_max(
     float* row_buf,
     int32_t t,
     int64_t N) {
+#line 34 "tests/golden/kernels/scratch_dynamic.spn"
   float m = -__spn_inff();
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 256) {
     m = fmaxf(m, row_buf[j]);
   }
 #line 37 "tests/golden/kernels/scratch_dynamic.spn"
@@ -362,13 +364,13 @@ extern "C" __global__ __launch_bounds__(256) void rowwise_softmax_cached(
 #line 23 "tests/golden/kernels/scratch_dynamic.spn"
   float* row_buf = reinterpret_cast<float*>(__spn_dynamic_shared);
   double* ex = reinterpret_cast<double*>(__spn_dynamic_shared + __spn_align16(N * sizeof(float)));
-  __shared__ float warp_part[2 * WARPS];
+  __shared__ float warp_part[2 * 32];
   float mine[4];
   __spn_fill(mine, 4, -__spn_inff());
 #line 27 "tests/golden/kernels/scratch_dynamic.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 256) {
     row_buf[j] = x[row * N + j];
   }
 #line 31 "tests/golden/kernels/scratch_dynamic.spn"
@@ -378,24 +380,24 @@ extern "C" __global__ __launch_bounds__(256) void rowwise_softmax_cached(
   float m = __spn_warp_max(mine[0]);
   int32_t w = t / __SPN_WARP_SIZE;
   if (__spn_lane_id() == 0) {
-    warp_part[0 * WARPS + w] = m;
+    warp_part[0 * 32 + w] = m;
   }
 #line 44 "tests/golden/kernels/scratch_dynamic.spn"
   __syncthreads();
   float top = -__spn_inff();
-  for (int32_t k = 0; k < __spn_cdiv(BLOCK, __SPN_WARP_SIZE); ++k) {
-    top = fmaxf(top, warp_part[0 * WARPS + k]);
+  for (int32_t k = 0; k < __spn_cdiv(256, __SPN_WARP_SIZE); ++k) {
+    top = fmaxf(top, warp_part[0 * 32 + k]);
   }
 #line 48 "tests/golden/kernels/scratch_dynamic.spn"
   double s = 0.0;
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 256) {
     double e = double(expf(row_buf[j] - top));
     ex[j] = e;
     s += e;
   }
 #line 53 "tests/golden/kernels/scratch_dynamic.spn"
   double total = __spn_block_sum(s, __spn_reduce_scratch);
-  for (int64_t j = t; j < N; j += BLOCK) {
+  for (int64_t j = t; j < N; j += 256) {
     y[row * N + j] = float(ex[j] / total);
   }
 }

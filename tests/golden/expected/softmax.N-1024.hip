@@ -318,7 +318,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 512;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 512
 
 constexpr int64_t N = 1024;  // static dim
 
@@ -347,16 +348,16 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
 #line 44 "samples/softmax.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  float v[__spn_cdiv(N, BLOCK)];
-  __spn_fill(v, __spn_cdiv(N, BLOCK), -__spn_inff());
+  float v[__spn_cdiv(N, 512)];
+  __spn_fill(v, __spn_cdiv(N, 512), -__spn_inff());
 #line 49 "samples/softmax.spn"
   float m = -__spn_inff();
   int64_t j;
 #line 50 "samples/softmax.spn"
   #pragma unroll
-  for (int64_t k = 0; k < __spn_cdiv(N, BLOCK); ++k) {
+  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 51 "samples/softmax.spn"
-    j = t + k * BLOCK;
+    j = t + k * 512;
     if (j < N) {
       v[k] = x[row * N + j];
       m = fmaxf(m, v[k]);
@@ -367,7 +368,7 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
 #line 58 "samples/softmax.spn"
   float s = 0.0f;
   #pragma unroll
-  for (int64_t k = 0; k < __spn_cdiv(N, BLOCK); ++k) {
+  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 60 "samples/softmax.spn"
     v[k] = expf(v[k] - m);
     s += v[k];
@@ -376,9 +377,9 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
   float inv = 1.0f / __spn_block_sum(s, __spn_reduce_scratch);
 #line 65 "samples/softmax.spn"
   #pragma unroll
-  for (int64_t k = 0; k < __spn_cdiv(N, BLOCK); ++k) {
+  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 66 "samples/softmax.spn"
-    j = t + k * BLOCK;
+    j = t + k * 512;
     if (j < N) {
       y[row * N + j] = v[k] * inv;
     }

@@ -320,7 +320,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t TILE = 16;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   TILE = 16
 
 constexpr int64_t K = 256;  // static dim
 
@@ -334,7 +335,7 @@ extern "C" __global__ void tiled_matmul(const float* __restrict__ A, const float
 inline hipError_t launch_tiled_matmul(hipStream_t stream, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N) {
   const dim3 block = dim3(16, 16);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TILE)), uint32_t(__spn_cdiv(M, TILE)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 16)), uint32_t(__spn_cdiv(M, 16)));
   tiled_matmul<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, C, M, N);
   return hipGetLastError();
 }
@@ -347,22 +348,23 @@ extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
     float* __restrict__ C,
     int64_t M,
     int64_t N) {
-  __shared__ float a_tile[TILE * TILE];
-  __shared__ float b_tile[TILE * TILE];
+#line 21 "tests/golden/kernels/static_dims.spn"
+  __shared__ float a_tile[16 * 16];
+  __shared__ float b_tile[16 * 16];
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
-  int64_t row = int64_t(int(blockIdx.y)) * TILE + ty;
-  int64_t col = int64_t(int(blockIdx.x)) * TILE + tx;
+  int64_t row = int64_t(int(blockIdx.y)) * 16 + ty;
+  int64_t col = int64_t(int(blockIdx.x)) * 16 + tx;
   float acc = 0.0f;
   #pragma unroll
-  for (int64_t kt = 0; kt < K / TILE; ++kt) {
+  for (int64_t kt = 0; kt < K / 16; ++kt) {
 #line 29 "tests/golden/kernels/static_dims.spn"
-    int64_t k0 = kt * TILE;
-    a_tile[ty * TILE + tx] = row < M ? A[row * K + k0 + tx] : 0.0f;
-    b_tile[ty * TILE + tx] = col < N ? B[(k0 + ty) * N + col] : 0.0f;
+    int64_t k0 = kt * 16;
+    a_tile[ty * 16 + tx] = row < M ? A[row * K + k0 + tx] : 0.0f;
+    b_tile[ty * 16 + tx] = col < N ? B[(k0 + ty) * N + col] : 0.0f;
     __syncthreads();
-    for (int32_t kk = 0; kk < TILE; ++kk) {
-      acc += a_tile[ty * TILE + kk] * b_tile[kk * TILE + tx];
+    for (int32_t kk = 0; kk < 16; ++kk) {
+      acc += a_tile[ty * 16 + kk] * b_tile[kk * 16 + tx];
     }
 #line 35 "tests/golden/kernels/static_dims.spn"
     __syncthreads();

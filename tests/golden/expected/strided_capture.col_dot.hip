@@ -323,7 +323,8 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t BLOCK = 256;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -351,8 +352,9 @@ __device__ __forceinline__ float col_dot_dot(
     int32_t t,
     int64_t M,
     uint64_t* __spn_reduce_scratch) {
+#line 25 "tests/golden/kernels/strided_capture.spn"
   float acc = 0.0f;
-  for (int64_t i = t; i < M; i += BLOCK) {
+  for (int64_t i = t; i < M; i += 256) {
     acc += a[i * a_stride0 + j * a_stride1] * w[i];
   }
 #line 28 "tests/golden/kernels/strided_capture.spn"
@@ -366,6 +368,7 @@ __device__ __forceinline__ void col_dot_store(
     int32_t j,
     int64_t N,
     int64_t K) {
+#line 31 "tests/golden/kernels/strided_capture.spn"
   out[j * K + 0] = v;
   out[j * K + 1] = v / float(N);
 }

@@ -319,8 +319,9 @@ __device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
-constexpr int32_t TILE = 64;
-constexpr int32_t ROWS = 8;
+// Unannotated consts, each written at every use as a literal of the type it takes there:
+//   TILE = 64
+//   ROWS = 8
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
 // Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
@@ -332,7 +333,7 @@ extern "C" __global__ void transpose(const float* __restrict__ x, float* __restr
 inline hipError_t launch_transpose(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
   const dim3 block = dim3(64, 8);
   const size_t dynamic_shared_bytes = 0;
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, TILE)), uint32_t(__spn_cdiv(M, TILE)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 64)), uint32_t(__spn_cdiv(M, 64)));
   transpose<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M, N);
   return hipGetLastError();
 }
@@ -344,31 +345,32 @@ extern "C" __global__ __launch_bounds__(512) void transpose(
     float* __restrict__ y,
     int64_t M,
     int64_t N) {
-  __shared__ float tile[TILE * (TILE + 1)];
+#line 35 "samples/transpose.spn"
+  __shared__ float tile[64 * (64 + 1)];
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
-  int64_t row0 = int64_t(int(blockIdx.y)) * TILE;
-  int64_t col0 = int64_t(int(blockIdx.x)) * TILE;
+  int64_t row0 = int64_t(int(blockIdx.y)) * 64;
+  int64_t col0 = int64_t(int(blockIdx.x)) * 64;
 #line 42 "samples/transpose.spn"
   #pragma unroll
-  for (int32_t k = 0; k < TILE; k += ROWS) {
+  for (int32_t k = 0; k < 64; k += 8) {
 #line 43 "samples/transpose.spn"
     int64_t src_row = row0 + ty + k;
     int64_t src_col = col0 + tx;
     if (src_row < M && src_col < N) {
-      tile[(ty + k) * (TILE + 1) + tx] = x[src_row * N + src_col];
+      tile[(ty + k) * (64 + 1) + tx] = x[src_row * N + src_col];
     }
   }
 #line 47 "samples/transpose.spn"
   __syncthreads();
 #line 50 "samples/transpose.spn"
   #pragma unroll
-  for (int32_t k = 0; k < TILE; k += ROWS) {
+  for (int32_t k = 0; k < 64; k += 8) {
 #line 51 "samples/transpose.spn"
     int64_t dst_row = col0 + ty + k;
     int64_t dst_col = row0 + tx;
     if (dst_row < N && dst_col < M) {
-      y[dst_row * M + dst_col] = tile[tx * (TILE + 1) + ty + k];
+      y[dst_row * M + dst_col] = tile[tx * (64 + 1) + ty + k];
     }
   }
 }

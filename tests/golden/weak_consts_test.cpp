@@ -1,0 +1,92 @@
+// Unannotated ("weak") consts behave exactly like their literals: at each
+// use they take the type typing gave that use. Tested by value, not by
+// text: the generated expressions are compiled into constexpr host
+// functions whose results the host C++ compiler checks with static_assert.
+// (Printed through a narrower constexpr, i64(K) * K was 0 and x * C with x
+// an f64 was 0.10000000149011612.)
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "diagnostics.h"
+#include "spindle/generator.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kModule = R"(const K = 65536
+const C = 0.1
+const BLOCK = 65536
+const NEG = -3
+const HALF = 1 / 2.0
+
+@grid(1)
+@block(1)
+kernel weak(out: i64[4], fout: f64[2], n: i32, x: f64):
+    a = i64(K) * K
+    b = x * C
+    c = i64(BLOCK) * n
+    d = u64(K) * K + NEG
+    e = HALF * x
+    out[0] = a
+    out[1] = c
+    out[2] = i64(d)
+    fout[0] = b
+    fout[1] = e
+)";
+
+// The right-hand side of the generated declaration `TYPE NAME = ...;`.
+std::string initializerOf(const std::string& source, const std::string& decl) {
+  size_t at = source.find(decl + " = ");
+  if (at == std::string::npos) return "";
+  at += decl.size() + 3;
+  return source.substr(at, source.find(";\n", at) - at);
+}
+
+TEST(WeakConsts, ComputeInTheTypeOfTheirUse) {
+  spindle::DiagnosticEngine diags;
+  auto module = spindle::CompiledModule::fromString("weak.spn", kModule, diags);
+  ASSERT_TRUE(module) << diags.renderAll();
+  std::string source = module->generate("weak", {}).source;
+
+  std::string a = initializerOf(source, "int64_t a"), b = initializerOf(source, "double b"),
+              c = initializerOf(source, "int64_t c"), d = initializerOf(source, "uint64_t d"),
+              e = initializerOf(source, "double e");
+  for (const auto* expr : {&a, &b, &c, &d, &e}) ASSERT_FALSE(expr->empty()) << source;
+
+  fs::path dir = fs::temp_directory_path() / ("spindle-weak-consts-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path file = dir / "check.cpp";
+  // The file-scope constexpr declarations come along: a use printed through
+  // one must compute the same value.
+  std::string declarations;
+  for (size_t at = source.find("\nconstexpr "); at != std::string::npos; at = source.find("\nconstexpr ", at + 1))
+    declarations += source.substr(at + 1, source.find('\n', at + 1) - at);
+  std::ofstream(file) << "#include <cstdint>\n"
+                      << declarations
+                      << "constexpr int64_t a() { return " << a << "; }\n"
+                      << "constexpr double b(double x) { return " << b << "; }\n"
+                      << "constexpr int64_t c(int32_t n) { return " << c << "; }\n"
+                      << "constexpr uint64_t d() { return " << d << "; }\n"
+                      << "constexpr double e(double x) { return " << e << "; }\n"
+                      << "static_assert(a() == (int64_t(1) << 32), \"i64(K) * K is 2^32\");\n"
+                      << "static_assert(b(1.0) == 0.1, \"x * C with x: f64 is the double 0.1\");\n"
+                      << "static_assert(c(65536) == (int64_t(1) << 32), \"i64(BLOCK) * n is 64-bit\");\n"
+                      << "static_assert(d() == (uint64_t(1) << 32) - 3, \"u64(K) * K + NEG\");\n"
+                      << "static_assert(e(3.0) == 1.5, \"HALF is 0.5 in double\");\n";
+  const char* cxx = std::getenv("CXX");
+  std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++17 -fsyntax-only '" + file.string() +
+                        "' > '" + (dir / "log").string() + "' 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream log(dir / "log");
+  std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  EXPECT_EQ(status, 0) << "the host compiler rejected the generated expressions:\n"
+                       << output << "\na = " << a << "\nb = " << b << "\nc = " << c << "\nd = " << d << "\ne = " << e;
+}
+
+}  // namespace
