@@ -1,5 +1,7 @@
 #include "builtins.h"
 
+#include <iterator>
+
 namespace spindle {
 
 namespace {
@@ -10,6 +12,9 @@ constexpr BuiltinInfo kBuiltins[] = {
 #undef BUILTIN
 };
 }  // namespace
+
+const BuiltinInfo* BuiltinTable::begin() const { return std::begin(kBuiltins); }
+const BuiltinInfo* BuiltinTable::end() const { return std::end(kBuiltins); }
 
 const BuiltinInfo* findBuiltin(std::string_view name) {
   for (const auto& b : kBuiltins)

@@ -38,6 +38,13 @@ struct BuiltinInfo {
   std::string_view hipOther;  // spelling for f64 / integers where different
 };
 
+// Every builtin, in table order: `for (const BuiltinInfo& b : allBuiltins())`.
+struct BuiltinTable {
+  const BuiltinInfo* begin() const;
+  const BuiltinInfo* end() const;
+};
+inline BuiltinTable allBuiltins() { return {}; }
+
 // Null when `name` is not a builtin.
 const BuiltinInfo* findBuiltin(std::string_view name);
 const BuiltinInfo& builtinInfo(BuiltinId id);
