@@ -53,12 +53,7 @@ void Emitter::mapToSource(uint32_t spnLine, std::string_view path) {
   if (!lineDirectives_ || spnLine == 0) return;
   if (spnLine != mappedLine_) {
     // Directives start in column 0 so they stand out from the code.
-    std::string escaped;
-    for (char c : path) {
-      if (c == '"' || c == '\\') escaped += '\\';
-      escaped += c;
-    }
-    out_ += fmt::format("#line {} \"{}\"\n", spnLine, escaped);
+    out_ += fmt::format("#line {} \"{}\"\n", spnLine, path);
     ++lines_;
     mappedLine_ = spnLine;
   }

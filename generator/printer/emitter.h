@@ -33,7 +33,8 @@ class Emitter {
 
   // Makes the next line report `spnLine` of `path` to compilers and
   // debuggers; emits a #line directive only when the mapping would
-  // otherwise be wrong.
+  // otherwise be wrong. `path` is written as is (a placeholder the caller
+  // replaces: kernel_source.cpp).
   void mapToSource(uint32_t spnLine, std::string_view path);
   void setLineDirectives(bool on) { lineDirectives_ = on; }
 

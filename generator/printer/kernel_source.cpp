@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <string_view>
 
 #include "../builtins.h"
 #include "../const_eval.h"
@@ -176,6 +177,35 @@ void setLaunchTypes(Expr& e) {
     for (auto& a : c->args) setLaunchTypes(*a);
 }
 
+// The module's path while printing: the source is printed once with this
+// placeholder (GeneratedKernel::pathFreeSource, what keys hash), then the
+// real path goes in for compilers and readers. No .spn text or generated
+// name can contain it.
+constexpr std::string_view kPathPlaceholder = "\x01spindle-source-path\x01";
+
+void replaceAll(std::string& text, std::string_view from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// The real path into the placeholder's places: escaped inside the #line
+// directives' string literals, as written in the header's comments.
+// A line break in a path would end the comment (or the directive): \n and
+// ? there.
+std::string withSourcePath(std::string text, const std::string& path) {
+  std::string escaped, commented;
+  for (char c : path) {
+    bool lineBreak = c == '\n' || c == '\r';
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += lineBreak ? std::string(c == '\n' ? "\\n" : "\\r") : std::string(1, c);
+    commented += lineBreak ? '?' : c;
+  }
+  std::string quotedPlaceholder = "\"" + std::string(kPathPlaceholder) + "\"";
+  replaceAll(text, quotedPlaceholder, "\"" + escaped + "\"");
+  replaceAll(text, kPathPlaceholder, commented);
+  return text;
+}
+
 std::string joined(const std::vector<std::string>& parts, const char* sep = ", ") {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
@@ -185,8 +215,9 @@ std::string joined(const std::vector<std::string>& parts, const char* sep = ", "
 }  // namespace
 
 std::string specializationKey(const SemaModule& sema, const PrintRequest& request) {
-  std::string key = fmt::format("spindle={};module={};text={:016x};kernel={};static=", SPINDLE_VERSION,
-                                sema.file ? sema.file->path() : "<input>",
+  // The module's text, not its path: one source gives one key wherever it
+  // is loaded from (the path only reaches #line and comments).
+  std::string key = fmt::format("spindle={};text={:016x};kernel={};static=", SPINDLE_VERSION,
                                 fnv1a(sema.file ? sema.file->text() : std::string()), request.kernel);
   for (const auto& [name, value] : request.staticDims) key += fmt::format("{}={},", name, value);
   key += ";types=";
@@ -227,7 +258,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
                    request.staticDims,
                    request.alignedTensors,
                    request.divisibleDims,
-                   sema.file ? sema.file->path() : "<input>",
+                   std::string(kPathPlaceholder),
                    NameSupply(),
                    {}};
 
@@ -370,8 +401,9 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   source += body.text();
 
   GeneratedKernel out;
+  out.source = withSourcePath(source, sema.file ? sema.file->path() : "<input>");
+  out.pathFreeSource = std::move(source);
   for (const auto& m : body.mappings()) out.lineMappings.push_back({bodyStart + m.outputLine, m.spnLine});
-  out.source = std::move(source);
   out.kernelSymbol = ctx.functionNames[&kernel];
   out.abi = std::move(abi);
   out.key = specializationKey(sema, request);

@@ -30,10 +30,18 @@ std::string BinaryCompiler::keyHex(const std::string& source, const std::string&
   return toHex(sha256(text.data(), text.size()));
 }
 
-CompiledBinary BinaryCompiler::get(const std::string& source, const std::string& symbol, const std::string& fileName,
-                                   const std::string& what) {
+bool optionsEmbedSourcePaths(const std::vector<std::string>& options) {
+  for (const auto& o : options)
+    if (o == "-G" || o == "--device-debug" || o == "-lineinfo" || o == "--generate-line-info" ||
+        o.rfind("-g", 0) == 0)
+      return true;
+  return false;
+}
+
+CompiledBinary BinaryCompiler::get(const std::string& source, const std::string& pathFreeSource,
+                                   const std::string& symbol, const std::string& fileName, const std::string& what) {
   CompiledBinary out;
-  out.keyHex = keyHex(source, symbol);
+  out.keyHex = keyHex(optionsEmbedSourcePaths(backend_.compileOptions(target_)) ? source : pathFreeSource, symbol);
   if (disk_) {
     if (auto bin = disk_->load(out.keyHex)) {
       ++counters_.diskHits;

@@ -33,16 +33,25 @@ std::string cacheKeyText(BackendKind backend, const std::string& compilerIdentit
                          const std::vector<std::string>& options, const std::string& symbol,
                          const std::string& source);
 
+// Whether compiling with `options` writes the source's file names into the
+// binary (line tables, debug info).
+bool optionsEmbedSourcePaths(const std::vector<std::string>& options);
+
 class BinaryCompiler {
  public:
   BinaryCompiler(Backend& backend, std::string target, DiskCache* disk, Counters& counters)
       : backend_(backend), target_(std::move(target)), disk_(disk), counters_(counters) {}
 
   std::string keyHex(const std::string& source, const std::string& symbol);
+  // Compiles `source` (or finds it on disk). The key hashes `pathFreeSource`,
+  // the same text with the module's path replaced by a placeholder
+  // (GeneratedKernel::pathFreeSource), so one module gives one key wherever
+  // its file lives; options that write the path into the binary (line
+  // tables, debug info) make the key hash `source` instead.
   // Throws spindle::Error with the compiler's log when compilation fails;
   // `what` names the kernel in that message.
-  CompiledBinary get(const std::string& source, const std::string& symbol, const std::string& fileName,
-                     const std::string& what);
+  CompiledBinary get(const std::string& source, const std::string& pathFreeSource, const std::string& symbol,
+                     const std::string& fileName, const std::string& what);
 
  private:
   Backend& backend_;

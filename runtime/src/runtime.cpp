@@ -368,7 +368,7 @@ struct Kernel::State {
       auto loaded = std::make_unique<Loaded>();
       loaded->symbol = g.kernelSymbol;
       loaded->ops = rt::makePackOps(plan, g.abi);
-      rt::CompiledBinary bin = r.binaries().get(g.source, g.kernelSymbol, info->name + ".hip", info->name);
+      rt::CompiledBinary bin = r.binaries().get(g.source, g.pathFreeSource, g.kernelSymbol, info->name + ".hip", info->name);
       loaded->report = CompileReport{g.kernelSymbol, r.target, bin.keyHex, bin.outcome, bin.binary.size(),
                                      bin.compileSeconds, std::move(g.source)};
       loaded->binary = std::move(bin.binary);

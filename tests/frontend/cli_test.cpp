@@ -146,5 +146,54 @@ TEST_F(CliTest, InspectScopesAndKey) {
             std::string::npos);
 }
 
+// One source, one key: the same module copied into two directories and named
+// by a relative path, an absolute path, a path through `..`, a symlink and a
+// directory whose name needs escaping compiles once; every later `compile`
+// is a cache hit with the same key. #line still names the path as given.
+TEST_F(CliTest, CompileKeyIgnoresWhereTheModuleLives) {
+  fs::path root = fs::temp_directory_path() / ("spindle-paths-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  const fs::path sample = fs::path(SPINDLE_SOURCE_DIR) / "samples" / "axpy.spn";
+  for (const char* dir : {"a", "b", "we\"ird\\dir"}) {
+    fs::create_directories(root / dir);
+    fs::copy_file(sample, root / dir / "axpy.spn");
+  }
+  fs::create_symlink(root / "b" / "axpy.spn", root / "link.spn");
+  const std::string inRoot = "cd '" + root.string() + "' && SPINDLE_CACHE_DIR='" + (root / "cache").string() + "' ";
+  auto compileIn = [&](const std::string& path) {
+    std::string command = inRoot + "'" + spindleBinary() + "' compile " + path + " --target sm_90 --dtype T=f32 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    std::string out;
+    char buffer[512];
+    while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+    pclose(pipe);
+    return out;
+  };
+  auto field = [](const std::string& out, const std::string& name) {
+    size_t at = out.find(name + ": ");
+    if (at == std::string::npos) return std::string("<no " + name + ">");
+    at += name.size() + 2;
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  std::string first = compileIn("a/axpy.spn");
+  if (first.find("nvrtc") != std::string::npos && first.find("key: ") == std::string::npos) {
+    fs::remove_all(root);
+    GTEST_SKIP() << "nvrtc is not available: " << first;
+  }
+  ASSERT_EQ(field(first, "cache"), "miss") << first;
+  const std::string key = field(first, "key");
+  for (const std::string& path : {(root / "b" / "axpy.spn").string(), std::string("./a/../b/axpy.spn"),
+                                  std::string("link.spn"), (root / "we\"ird\\dir" / "axpy.spn").string()}) {
+    std::string out = compileIn("'" + path + "'");
+    EXPECT_EQ(field(out, "key"), key) << path << "\n" << out;
+    EXPECT_EQ(field(out, "cache"), "hit") << path << "\n" << out;
+  }
+  // The generated file still points compilers at the path the user named,
+  // escaped inside the directive's string literal.
+  std::string gen = spindleOutput("gen '" + (root / "we\"ird\\dir" / "axpy.spn").string() + "' --dtype T=f32");
+  EXPECT_NE(gen.find("\"" + root.string() + "/we\\\"ird\\\\dir/axpy.spn\"\n"), std::string::npos) << gen.substr(0, 2000);
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace spindle::test

@@ -29,7 +29,7 @@ const char* const kHeaderNames[] = {
 
 // Names the language itself refuses as a const or a local (its keywords,
 // builtins and type names, `inf`/`nan`): asked of the front end, one by one.
-bool usableAs(const std::string& name, const std::string& module) {
+bool usableAs(const std::string& module) {
   spindle::DiagnosticEngine diags;
   auto file = std::make_shared<spindle::SourceFile>("probe.spn", module);
   spindle::runFrontend(file, diags);
@@ -43,7 +43,7 @@ std::vector<std::string> usableNames(bool asLocal) {
   for (const std::string& name : std::set<std::string>(std::begin(kHeaderNames), std::end(kHeaderNames))) {
     std::string probe = asLocal ? "@grid(1)\n@block(1)\nkernel k(y: i32[1]):\n    " + name + " = 1\n    y[0] = " + name + "\n"
                                 : "const " + name + ": i32 = 1\n";
-    if (usableAs(name, probe)) names.push_back(name);
+    if (usableAs(probe)) names.push_back(name);
   }
   return names;
 }

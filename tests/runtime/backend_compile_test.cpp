@@ -54,7 +54,7 @@ TEST_P(Compile, ColdCompileThenDiskHit) {
   rt::BinaryCompiler compiler(*backend, target, &disk, counters);
 
   auto t0 = std::chrono::steady_clock::now();
-  rt::CompiledBinary cold = compiler.get(test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
+  rt::CompiledBinary cold = compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
   auto t1 = std::chrono::steady_clock::now();
   EXPECT_EQ(cold.outcome, CacheOutcome::Miss);
   EXPECT_TRUE(looksLikeCodeObject(cold.binary)) << "size " << cold.binary.size();
@@ -67,7 +67,7 @@ TEST_P(Compile, ColdCompileThenDiskHit) {
   rt::DiskCache disk2(dir.path(), 1 << 30, nullptr);
   rt::BinaryCompiler again(*backend, target, &disk2, counters2);
   auto t2 = std::chrono::steady_clock::now();
-  rt::CompiledBinary warm = again.get(test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
+  rt::CompiledBinary warm = again.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
   auto t3 = std::chrono::steady_clock::now();
   EXPECT_EQ(warm.outcome, CacheOutcome::DiskHit);
   EXPECT_EQ(warm.keyHex, cold.keyHex);
@@ -117,7 +117,7 @@ TEST_P(Compile, ErrorsCarryTheLogWithSpnLines) {
   rt::BinaryCompiler compiler(*backend, targetFor(GetParam()), nullptr, c);
   std::string src = "#line 7 \"kernels/bad.spn\"\nextern \"C\" __global__ void k(float* y) { y[0] = undefined_name; }\n";
   try {
-    compiler.get(src, "k", "k.hip", "bad");
+    compiler.get(src, src, "k", "k.hip", "bad");
     FAIL() << "compiled";
   } catch (const Error& e) {
     std::string m = e.what();
@@ -136,14 +136,14 @@ TEST_P(Compile, CorruptedEntryIsRecompiledAndReplaced) {
   rt::Counters c;
   rt::DiskCache disk(dir.path(), 1 << 30, [](const std::string&) {});
   rt::BinaryCompiler compiler(*backend, targetFor(GetParam()), &disk, c);
-  auto first = compiler.get(test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
+  auto first = compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
   std::string path = disk.entryPath(first.keyHex);
   fs::resize_file(path, fs::file_size(path) / 2);  // truncated
-  auto second = compiler.get(test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
+  auto second = compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
   EXPECT_EQ(second.outcome, CacheOutcome::Miss);
   EXPECT_EQ(second.binary, first.binary);
   EXPECT_EQ(disk.corruptEntries(), 1u);
-  auto third = compiler.get(test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
+  auto third = compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
   EXPECT_EQ(third.outcome, CacheOutcome::DiskHit);
   EXPECT_EQ(c.compiles.load(), 2u);
 }
@@ -159,7 +159,7 @@ TEST(CompileChild, CompileOnce) {
   rt::Counters c;
   rt::DiskCache disk(dir, 1 << 30, nullptr);
   rt::BinaryCompiler compiler(*backend, "sm_90", &disk, c);
-  auto bin = compiler.get(test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
+  auto bin = compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
   ASSERT_FALSE(bin.binary.empty());
   EXPECT_EQ(disk.writeFailures(), 0u);
 }
@@ -199,7 +199,7 @@ TEST(CompileConcurrency, ProcessesCompilingTheSameKernelLeaveOneValidEntry) {
   rt::Counters c;
   rt::DiskCache disk(dir.path(), 1 << 30, nullptr);
   rt::BinaryCompiler compiler(*backend, "sm_90", &disk, c);
-  EXPECT_EQ(compiler.get(test::handWrittenSource(), "spn_axpy", "a.hip", "axpy").outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy").outcome, CacheOutcome::DiskHit);
   EXPECT_EQ(disk.corruptEntries(), 0u);
 }
 
@@ -217,7 +217,7 @@ TEST(HipTargets, UnknownToTheCompilerIsAnErrorNotACrash) {
   rt::Counters c;
   rt::BinaryCompiler compiler(*backend, "gfx9999", nullptr, c);
   try {
-    compiler.get(test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
+    compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy");
     FAIL() << "compiled for gfx9999";
   } catch (const Error& e) {
     EXPECT_CONTAINS(e.what(), "cannot compile for gfx9999");
@@ -226,4 +226,13 @@ TEST(HipTargets, UnknownToTheCompilerIsAnErrorNotACrash) {
 }
 
 }  // namespace
+// Keys hash the path-free source unless the options write file names into
+// the binary; then the path is part of what the binary depends on.
+TEST(CacheKey, OptionsThatEmbedPathsAreRecognized) {
+  EXPECT_FALSE(rt::optionsEmbedSourcePaths({"--std=c++17", "-arch=sm_90", "-I/usr/local/cuda/include"}));
+  EXPECT_FALSE(rt::optionsEmbedSourcePaths({"-std=c++17", "-O3", "--offload-arch=gfx90a"}));
+  for (const char* o : {"-lineinfo", "--generate-line-info", "-G", "--device-debug", "-g", "-ggdb", "-gline-tables-only"})
+    EXPECT_TRUE(rt::optionsEmbedSourcePaths({"-O3", o})) << o;
+}
+
 }  // namespace spindle

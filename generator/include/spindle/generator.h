@@ -95,9 +95,14 @@ struct AbiArg {
 
 struct GeneratedKernel {
   std::string source;        // one self-contained HIP file
+  // `source` with the module's path (in #line directives and the header)
+  // replaced by a fixed placeholder: what cache keys hash, so that one
+  // source text gives one key wherever its file lives and however its path
+  // is spelled. Never compiled.
+  std::string pathFreeSource;
   std::string kernelSymbol;  // extern "C" name to look up in the binary
   std::vector<AbiArg> abi;
-  std::string key;           // canonical text of every input the source depends on
+  std::string key;           // canonical text of every input the source depends on (no path)
   // Where each statement, function and const was printed (1-based line of
   // `source`) and the .spn line its #line directives must make compilers
   // report there; empty without line directives.
