@@ -15,13 +15,10 @@ install(TARGETS spindle_runtime spindle_generator spindle_templates
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
+# The public headers, and only they: each includes public headers only.
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/spindle/runtime.hpp
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spindle)
-# generator.h reaches types.h as "../../types.h": install it two levels below
-# include/spindle so that the relative include lands on include/spindle/types.h.
-install(FILES ${PROJECT_SOURCE_DIR}/generator/include/spindle/generator.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spindle/gen/spindle)
-install(FILES ${PROJECT_SOURCE_DIR}/generator/types.h
+  ${PROJECT_SOURCE_DIR}/generator/include/spindle/generator.h
+  ${PROJECT_SOURCE_DIR}/generator/include/spindle/types.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spindle)
 
 install(EXPORT SpindleTargets NAMESPACE Spindle:: DESTINATION ${SPINDLE_INSTALL_CMAKEDIR})

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "source.h"
-#include "types.h"
+#include "spindle/types.h"
 
 namespace spindle {
 

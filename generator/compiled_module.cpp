@@ -90,6 +90,25 @@ std::unique_ptr<CompiledModule> CompiledModule::fromFile(const std::string& path
   return fromString(path, file->text(), diags);
 }
 
+namespace {
+std::unique_ptr<CompiledModule> orModuleError(std::unique_ptr<CompiledModule> m, const DiagnosticEngine& diags) {
+  if (!m || diags.hasErrors()) throw ModuleError(diags.renderAll());
+  return m;
+}
+}  // namespace
+
+std::unique_ptr<CompiledModule> CompiledModule::load(const std::string& path) {
+  DiagnosticEngine diags;
+  auto m = fromFile(path, diags);
+  return orModuleError(std::move(m), diags);
+}
+
+std::unique_ptr<CompiledModule> CompiledModule::loadString(const std::string& name, const std::string& text) {
+  DiagnosticEngine diags;
+  auto m = fromString(name, text, diags);
+  return orModuleError(std::move(m), diags);
+}
+
 const std::string& CompiledModule::path() const { return impl_->file->path(); }
 
 const KernelInfo* CompiledModule::findKernel(const std::string& name) const {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "parser.h"  // kMaxNestingDepth
+#include "language_limits.h"
 
 namespace spindle {
 

@@ -5,12 +5,9 @@
 
 #include "ast.h"
 #include "diagnostics.h"
+#include "language_limits.h"
 
 namespace spindle {
-
-// The parser never lets nesting (blocks, brackets, expressions) exceed this
-// many levels: it reports parse-too-deep instead of overflowing the stack.
-constexpr int kMaxNestingDepth = 200;
 
 // Parses a whole module. Errors go to `diags`; parsing recovers at the next
 // statement where it sensibly can, so one run reports several errors. The

@@ -1,4 +1,4 @@
-#include "types.h"
+#include "spindle/types.h"
 
 namespace spindle {
 

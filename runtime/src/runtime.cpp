@@ -12,7 +12,6 @@
 
 #include "backend.h"
 #include "compilation.h"
-#include "diagnostics.h"
 #include "disk_cache.h"
 #include "launch_binding.h"
 #include "memory_cache.h"
@@ -265,28 +264,28 @@ struct Module::State {
 };
 
 namespace {
-Module makeModule(std::shared_ptr<Runtime::Impl> rt, std::unique_ptr<CompiledModule> m, DiagnosticEngine& diags,
-                  const std::string& name) {
-  if (!m || diags.hasErrors())
-    throw Error(fmt::format("spindle: module '{}' has errors:\n{}", name, diags.renderAll()));
+// CompiledModule::load and loadString throw ModuleError with the rendered
+// diagnostics, and GeneratorError when the file cannot be read.
+template <typename LoadFn>
+Module makeModule(std::shared_ptr<Runtime::Impl> rt, const std::string& name, LoadFn load) {
+  std::unique_ptr<CompiledModule> m;
+  try {
+    m = load();
+  } catch (const ModuleError& e) {
+    throw Error(fmt::format("spindle: module '{}' has errors:\n{}", name, e.what()));
+  } catch (const GeneratorError& e) {
+    throw Error(fmt::format("spindle: cannot load module '{}': {}", name, e.what()));
+  }
   return Module(std::make_shared<Module::State>(Module::State{std::move(rt), std::move(m)}));
 }
 }  // namespace
 
 Module Runtime::loadModule(const std::string& path) {
-  DiagnosticEngine diags;
-  std::unique_ptr<CompiledModule> m;
-  try {
-    m = CompiledModule::fromFile(path, diags);
-  } catch (const GeneratorError& e) {
-    throw Error(fmt::format("spindle: cannot load module '{}': {}", path, e.what()));
-  }
-  return makeModule(impl_, std::move(m), diags, path);
+  return makeModule(impl_, path, [&] { return CompiledModule::load(path); });
 }
 
 Module Runtime::loadModuleFromString(const std::string& name, const std::string& text) {
-  DiagnosticEngine diags;
-  return makeModule(impl_, CompiledModule::fromString(name, text, diags), diags, name);
+  return makeModule(impl_, name, [&] { return CompiledModule::loadString(name, text); });
 }
 
 const CompiledModule& Module::compiled() const { return *state_->compiled; }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../../types.h"
+#include "spindle/types.h"
 
 namespace spindle {
 
@@ -131,10 +131,22 @@ class GeneratorError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by CompiledModule::load and loadString for a module with errors:
+// what() is every diagnostic, rendered as clang renders them.
+class ModuleError : public GeneratorError {
+ public:
+  using GeneratorError::GeneratorError;
+};
+
 class CompiledModule {
  public:
   ~CompiledModule();
-  // Parse and check. Returns nullptr when there are errors (in `diags`).
+  // Parse and check; throws ModuleError when the module has errors and
+  // GeneratorError when the file cannot be read. Never returns null.
+  static std::unique_ptr<CompiledModule> load(const std::string& path);
+  static std::unique_ptr<CompiledModule> loadString(const std::string& name, const std::string& text);
+  // Parse and check. Returns nullptr when there are errors (in `diags`:
+  // DiagnosticEngine is the generator's own, for its CLI and tests).
   static std::unique_ptr<CompiledModule> fromFile(const std::string& path, DiagnosticEngine& diags);
   static std::unique_ptr<CompiledModule> fromString(const std::string& name, const std::string& text,
                                                     DiagnosticEngine& diags);
