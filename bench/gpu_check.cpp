@@ -47,12 +47,12 @@
 #define SPINDLE_BENCH_SAMPLES_DIR "samples"
 #endif
 
+using bench::Vec;
 using spindle::Arg;
 using spindle::DeviceBuffer;
 using spindle::Kernel;
 using spindle::Runtime;
 using spindle::ScalarType;
-using bench::Vec;
 
 namespace {
 
@@ -72,7 +72,9 @@ struct Rng {  // splitmix64: fast enough to fill 64M values
 uint16_t toHalf(float v) { return uint16_t(spindle::scalar(ScalarType::F16, double(v)).bits); }
 double fromHalf(uint16_t h) {
   int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? std::ldexp(double(m), -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(double(m | 0x400), e - 25);
+  double v = e == 0    ? std::ldexp(double(m), -24)
+             : e == 31 ? (m ? NAN : INFINITY)
+                       : std::ldexp(double(m | 0x400), e - 25);
   return sign ? -v : v;
 }
 
@@ -220,8 +222,8 @@ struct Ctx {
     bool ok = bad == 0 && got.size() == want.size();
     std::string label = sample + (what.empty() ? "" : "." + what);
     if (ok) {
-      std::printf("  ok     %-28s %-16s max abs err %.3g (atol %.3g, rtol %.3g)\n", label.c_str(), shape.c_str(), maxErr,
-                  atol, rtol);
+      std::printf("  ok     %-28s %-16s max abs err %.3g (atol %.3g, rtol %.3g)\n", label.c_str(), shape.c_str(),
+                  maxErr, atol, rtol);
     } else {
       ++failures;
       std::printf("  WRONG  %-28s %-16s %" PRId64 " of %zu elements out of tolerance; first at %" PRId64
@@ -229,15 +231,25 @@ struct Ctx {
                   label.c_str(), shape.c_str(), bad, want.size(), firstBad, got[size_t(firstBad)],
                   want[size_t(firstBad)], atol, rtol);
     }
-    emit(Json().s("type", "check").s("impl", "spindle").s("kernel", sample).s("variant", variantOf(sample))
-             .s("output", what).s("shape", shape).b("ok", ok).n("max_abs_err", maxErr).i("bad", bad)
-             .n("atol", atol).n("rtol", rtol));
+    emit(Json()
+             .s("type", "check")
+             .s("impl", "spindle")
+             .s("kernel", sample)
+             .s("variant", variantOf(sample))
+             .s("output", what)
+             .s("shape", shape)
+             .b("ok", ok)
+             .n("max_abs_err", maxErr)
+             .i("bad", bad)
+             .n("atol", atol)
+             .n("rtol", rtol));
     return ok;
   }
   void fail(const std::string& what, const std::string& why) {
     ++failures;
     std::printf("  FAIL   %s: %s\n", what.c_str(), why.c_str());
-    emit(Json().s("type", "check").s("impl", "spindle").s("kernel", what).s("shape", "").b("ok", false).s("error", why));
+    emit(
+        Json().s("type", "check").s("impl", "spindle").s("kernel", what).s("shape", "").b("ok", false).s("error", why));
   }
 
   // Timing ------------------------------------------------------------------
@@ -259,16 +271,26 @@ struct Ctx {
     if (flops > 0) std::printf(" %7.2f TFLOP/s", tflops);
     std::printf("%s%s\n", note.empty() ? "" : "  ", note.c_str());
     Json j;
-    j.s("type", "perf").s("impl", "spindle").s("kernel", sample).s("variant", variantOf(sample)).s("size", size)
-        .n("ms", ms).n("bytes", bytes).n("gbps", gbps);
+    j.s("type", "perf")
+        .s("impl", "spindle")
+        .s("kernel", sample)
+        .s("variant", variantOf(sample))
+        .s("size", size)
+        .n("ms", ms)
+        .n("bytes", bytes)
+        .n("gbps", gbps);
     if (flops > 0) j.n("flops", flops).n("tflops", tflops);
     if (!note.empty()) j.s("note", note);
     emit(j);
   }
 };
 
-Arg t32(const DeviceBuffer& b, std::initializer_list<int64_t> shape) { return spindle::tensor(b.data(), ScalarType::F32, shape); }
-Arg t16(const DeviceBuffer& b, std::initializer_list<int64_t> shape) { return spindle::tensor(b.data(), ScalarType::F16, shape); }
+Arg t32(const DeviceBuffer& b, std::initializer_list<int64_t> shape) {
+  return spindle::tensor(b.data(), ScalarType::F32, shape);
+}
+Arg t16(const DeviceBuffer& b, std::initializer_list<int64_t> shape) {
+  return spindle::tensor(b.data(), ScalarType::F16, shape);
+}
 
 // Tolerances. Elementwise f32: a few ulp. Reductions: grow with sqrt(N) (the
 // error of a tree/strided sum of N terms). Sums reported as values: with N.
@@ -292,15 +314,19 @@ void runAxpy(Ctx& c, Pool* pool) {
     auto hx = c.randF32(size_t(n), x), hy = c.randF32(size_t(n), y);
     auto dx = c.upload(hx), dy = c.upload(hy);
     k.launch(nullptr, {t32(dx, {n}), t32(dy, {n}), spindle::scalar(0.75f)});
-    c.check("axpy", "f32", shapeText({n}), c.downloadF32(dy, size_t(n)), bench::refAxpy(x, y, 0.75), kElemAtol, kElemRtol);
+    c.check("axpy", "f32", shapeText({n}), c.downloadF32(dy, size_t(n)), bench::refAxpy(x, y, 0.75), kElemAtol,
+            kElemRtol);
     auto gx = c.randF16(size_t(n), x), gy = c.randF16(size_t(n), y);
     auto ex = c.upload(gx), ey = c.upload(gy);
     k.launch(nullptr, {t16(ex, {n}), t16(ey, {n}), spindle::scalar(0.75f)});
-    c.check("axpy", "f16", shapeText({n}), c.downloadF16(ey, size_t(n)), bench::refAxpy(x, y, 0.75), kF16Atol, kF16Rtol);
+    c.check("axpy", "f16", shapeText({n}), c.downloadF16(ey, size_t(n)), bench::refAxpy(x, y, 0.75), kF16Atol,
+            kF16Rtol);
   }
   if (!pool) return;
   int64_t n = Pool::kFloats;
-  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {n}), t32(pool->out2, {n}), spindle::scalar(0.5f)}); });
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t32(pool->a, {n}), t32(pool->out2, {n}), spindle::scalar(0.5f)});
+  });
   c.perfRecord("axpy", "64M f32", ms, 12.0 * double(n));
   ms = c.timeMedian([&] { k.launch(nullptr, {t16(pool->h16, {n}), t16(pool->out1, {n}), spindle::scalar(0.5f)}); });
   c.perfRecord("axpy", "64M f16", ms, 6.0 * double(n));
@@ -357,7 +383,9 @@ void runRmsnorm(Ctx& c, Pool* pool) {
   }
   if (!pool) return;
   int64_t M = 8192, N = 8192;
-  double ms = c.timeMedian([&] { k.launch(nullptr, {t16(pool->h16, {M, N}), t16(pool->h16, {N}), t16(pool->out1, {M, N})}); });
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t16(pool->h16, {M, N}), t16(pool->h16, {N}), t16(pool->out1, {M, N})});
+  });
   c.perfRecord("rmsnorm_f16", "8192x8192", ms, 4.0 * double(M * N) + 2.0 * double(N));
 }
 
@@ -378,7 +406,10 @@ void runTranspose(Ctx& c, Pool* pool) {
 
 void runHistogram(Ctx& c, Pool* pool) {
   Kernel k = c.kernel("histogram", "histogram");
-  struct Case { int64_t n, bins; float lo, hi; };
+  struct Case {
+    int64_t n, bins;
+    float lo, hi;
+  };
   // The 16M case has more tiles than the GPU holds blocks, so blocks count
   // several tiles each (the label shows the grid: resident_blocks()).
   for (Case cs : {Case{1000003, 256, -1.0f, 1.0f}, Case{4099, 1000, -0.5f, 0.75f},
@@ -406,8 +437,7 @@ void runHistogram(Ctx& c, Pool* pool) {
     k.launch(nullptr, args, 4);
     auto got = c.download<int32_t>(dh, size_t(cs.bins));
     auto want = bench::refHistogram(x, cs.bins, cs.lo, cs.hi, h0l);
-    c.check("histogram", "",
-            shapeText({cs.n}) + " B=" + std::to_string(cs.bins) + " grid=" + std::to_string(grid),
+    c.check("histogram", "", shapeText({cs.n}) + " B=" + std::to_string(cs.bins) + " grid=" + std::to_string(grid),
             Vec(got.begin(), got.end()), Vec(want.begin(), want.end()), 0, 0);
   }
   if (!pool) return;
@@ -421,7 +451,9 @@ void runHistogram(Ctx& c, Pool* pool) {
 
 void runMatmul(Ctx& c, Pool* pool) {
   Kernel k = c.kernel("matmul", "matmul");
-  struct Case { int64_t M, N, K; };
+  struct Case {
+    int64_t M, N, K;
+  };
   for (Case cs : {Case{131, 67, 4096}, Case{100, 200, 37}}) {
     Vec A, B;
     auto dA = c.upload(c.randF32(size_t(cs.M * cs.K), A)), dB = c.upload(c.randF32(size_t(cs.K * cs.N), B));
@@ -432,7 +464,9 @@ void runMatmul(Ctx& c, Pool* pool) {
   }
   if (!pool) return;
   int64_t M = 4096, N = 4096, K = 4096;
-  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, K}), t32(pool->b, {K, N}), t32(pool->out1, {M, N})}); });
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t32(pool->a, {M, K}), t32(pool->b, {K, N}), t32(pool->out1, {M, N})});
+  });
   c.perfRecord("matmul", "4096^3", ms, 4.0 * double(M * K + K * N + M * N), 2.0 * double(M) * double(N) * double(K));
 }
 
@@ -484,7 +518,9 @@ void runRowNorms(Ctx& c, Pool* pool) {
   }
   if (!pool) return;
   int64_t M = 65536, N = 1024;
-  double ms = c.timeMedian([&] { k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->out1, {M}), t32(pool->out2, {M})}); });
+  double ms = c.timeMedian([&] {
+    k.launch(nullptr, {t32(pool->a, {M, N}), t32(pool->out1, {M}), t32(pool->out2, {M})});
+  });
   c.perfRecord("row_norms", "65536x1024", ms, 4.0 * double(M * N) + 8.0 * double(M));
 }
 
@@ -495,14 +531,15 @@ void runScaleStrided(Ctx& c, Pool* pool) {
     Vec base;
     auto db = c.upload(c.randF32(size_t(M * N), base));
     auto dy = c.poisoned(size_t(M * N) * 4);
-    k.launch(nullptr, {spindle::tensor(db.data(), ScalarType::F32, {M, N}, {1, M}), t32(dy, {M, N}), spindle::scalar(1.5f)});
+    k.launch(nullptr,
+             {spindle::tensor(db.data(), ScalarType::F32, {M, N}, {1, M}), t32(dy, {M, N}), spindle::scalar(1.5f)});
     c.check("scale_strided", "transposed", shapeText({M, N}), c.downloadF32(dy, size_t(M * N)),
             bench::refScaleStrided(base, M, N, 1, M, 1.5), kElemAtol, kElemRtol);
     int64_t cols = 2 * N + 1;
     auto db2 = c.upload(c.randF32(size_t(M * cols), base));
     auto dy2 = c.poisoned(size_t(M * N) * 4);
-    k.launch(nullptr,
-             {spindle::tensor(db2.data(), ScalarType::F32, {M, N}, {cols, 2}), t32(dy2, {M, N}), spindle::scalar(-0.5f)});
+    k.launch(nullptr, {spindle::tensor(db2.data(), ScalarType::F32, {M, N}, {cols, 2}), t32(dy2, {M, N}),
+                       spindle::scalar(-0.5f)});
     c.check("scale_strided", "sliced", shapeText({M, N}), c.downloadF32(dy2, size_t(M * N)),
             bench::refScaleStrided(base, M, N, cols, 2, -0.5), kElemAtol, kElemRtol);
   }
@@ -517,7 +554,8 @@ void runScaleStrided(Ctx& c, Pool* pool) {
     k.launch(nullptr, {spindle::tensor(pool->a.data(), ScalarType::F32, {M, N}, {1, M}), t32(pool->out1, {M, N}),
                        spindle::scalar(2.0f)});
   });
-  c.perfRecord("scale_strided", "8192x8192 x.T", ms, 8.0 * double(M * N), 0, "transposed view: gathered reads by design");
+  c.perfRecord("scale_strided", "8192x8192 x.T", ms, 8.0 * double(M * N), 0,
+               "transposed view: gathered reads by design");
 }
 
 struct Sample {
@@ -558,8 +596,8 @@ void checkCaching(Ctx& c) {
     rt.resetStats();
     for (int64_t n : {int64_t(1000), int64_t(123457)}) {
       DeviceBuffer x = rt.allocate(size_t(n) * 4), y = rt.allocate(size_t(n) * 4);
-      k.launch(nullptr, {spindle::tensor(x.data(), ScalarType::F32, {n}), spindle::tensor(y.data(), ScalarType::F32, {n}),
-                         spindle::scalar(1.0f)});
+      k.launch(nullptr, {spindle::tensor(x.data(), ScalarType::F32, {n}),
+                         spindle::tensor(y.data(), ScalarType::F32, {n}), spindle::scalar(1.0f)});
     }
     rt.synchronize();
     auto s = rt.stats();
@@ -567,7 +605,11 @@ void checkCaching(Ctx& c) {
     std::printf("  %s  dynamic N, two shapes (N=1000, N=123457): %" PRIu64 " compile(s), %" PRIu64 " memory hit(s)\n",
                 ok ? "ok  " : "FAIL", s.compiles, s.memoryHits);
     if (!ok) ++c.failures;
-    c.emit(Json().s("type", "cache_check").s("what", "dynamic dims share a binary").i("compiles", int64_t(s.compiles)).b("ok", ok));
+    c.emit(Json()
+               .s("type", "cache_check")
+               .s("what", "dynamic dims share a binary")
+               .i("compiles", int64_t(s.compiles))
+               .b("ok", ok));
   }
   // Static K: two values, two binaries.
   {
@@ -575,11 +617,14 @@ void checkCaching(Ctx& c) {
     rt.resetStats();
     for (int64_t K : {int64_t(64), int64_t(96)}) {
       int64_t M = 32, N = 32;
-      DeviceBuffer a = rt.allocate(size_t(M * K) * 4), b = rt.allocate(size_t(K * N) * 4), cc = rt.allocate(size_t(M * N) * 4);
-      k.launch(nullptr, {spindle::tensor(a.data(), ScalarType::F32, {M, K}), spindle::tensor(b.data(), ScalarType::F32, {K, N}),
-                         spindle::tensor(cc.data(), ScalarType::F32, {M, N})});
-      k.launch(nullptr, {spindle::tensor(a.data(), ScalarType::F32, {M, K}), spindle::tensor(b.data(), ScalarType::F32, {K, N}),
-                         spindle::tensor(cc.data(), ScalarType::F32, {M, N})});
+      DeviceBuffer a = rt.allocate(size_t(M * K) * 4), b = rt.allocate(size_t(K * N) * 4),
+                   cc = rt.allocate(size_t(M * N) * 4);
+      k.launch(nullptr,
+               {spindle::tensor(a.data(), ScalarType::F32, {M, K}), spindle::tensor(b.data(), ScalarType::F32, {K, N}),
+                spindle::tensor(cc.data(), ScalarType::F32, {M, N})});
+      k.launch(nullptr,
+               {spindle::tensor(a.data(), ScalarType::F32, {M, K}), spindle::tensor(b.data(), ScalarType::F32, {K, N}),
+                spindle::tensor(cc.data(), ScalarType::F32, {M, N})});
     }
     rt.synchronize();
     auto s = rt.stats();
@@ -588,7 +633,11 @@ void checkCaching(Ctx& c) {
                 " memory hit(s)\n",
                 ok ? "ok  " : "FAIL", s.compiles, s.memoryHits);
     if (!ok) ++c.failures;
-    c.emit(Json().s("type", "cache_check").s("what", "static dims do not share").i("compiles", int64_t(s.compiles)).b("ok", ok));
+    c.emit(Json()
+               .s("type", "cache_check")
+               .s("what", "static dims do not share")
+               .i("compiles", int64_t(s.compiles))
+               .b("ok", ok));
   }
   // A view 2 bytes past an allocation is not 16-byte aligned: the runtime
   // must not reuse the aligned binary (whose runs are 16-byte vector
@@ -603,11 +652,11 @@ void checkCaching(Ctx& c) {
     rt.copyToDevice(dx, hx.data(), hx.size() * 2);
     rt.copyToDevice(dy, hy.data(), hy.size() * 2);
     auto past2 = [](const DeviceBuffer& b) { return static_cast<const void*>(static_cast<char*>(b.data()) + 2); };
-    k.launch(nullptr, {spindle::tensor(past2(dx), ScalarType::F16, {n}), spindle::tensor(past2(dy), ScalarType::F16, {n}),
-                       spindle::scalar(0.75f)});
+    k.launch(nullptr, {spindle::tensor(past2(dx), ScalarType::F16, {n}),
+                       spindle::tensor(past2(dy), ScalarType::F16, {n}), spindle::scalar(0.75f)});
     DeviceBuffer ax = rt.allocate(size_t(n) * 2), ay = rt.allocate(size_t(n) * 2);  // aligned, same shape
-    k.launch(nullptr, {spindle::tensor(ax.data(), ScalarType::F16, {n}), spindle::tensor(ay.data(), ScalarType::F16, {n}),
-                       spindle::scalar(0.75f)});
+    k.launch(nullptr, {spindle::tensor(ax.data(), ScalarType::F16, {n}),
+                       spindle::tensor(ay.data(), ScalarType::F16, {n}), spindle::scalar(0.75f)});
     rt.synchronize();
     std::vector<uint16_t> out(size_t(n + 1));
     rt.copyToHost(out.data(), dy, out.size() * 2);
@@ -620,7 +669,11 @@ void checkCaching(Ctx& c) {
     std::printf("  %s  axpy f16 on unaligned then aligned views of one shape: %" PRIu64 " compile(s)%s\n",
                 ok ? "ok  " : "FAIL", s.compiles, out[0] == hy[0] ? "" : ", element before the view overwritten");
     if (!ok) ++c.failures;
-    c.emit(Json().s("type", "cache_check").s("what", "unaligned views get their own binary").i("compiles", int64_t(s.compiles)).b("ok", ok));
+    c.emit(Json()
+               .s("type", "cache_check")
+               .s("what", "unaligned views get their own binary")
+               .i("compiles", int64_t(s.compiles))
+               .b("ok", ok));
   }
   // One Kernel launched with f16, then f32, then f16 arguments of the same
   // dims: its dynamic shared buffer (N elements of T) is 24000, 48000, then
@@ -636,7 +689,8 @@ kernel staged[T](x: T[N], y: T[N]):
     sync()
     for j in range(thread_id(), N, 256):
         y[j] = buf[N - 1 - j]
-)").kernel("staged");
+)")
+                   .kernel("staged");
     const int64_t n = 12000;
     bool ok = true;
     std::string what;
@@ -661,10 +715,14 @@ kernel staged[T](x: T[N], y: T[N]):
       ok &= wrong == 0;
       what += std::string(what.empty() ? "" : ", ") + (f32 ? "f32" : "f16") + ": " + std::to_string(wrong) + " wrong";
     }
-    std::printf("  %s  one generic Kernel, shared(T, [N]) with f16, f32, f16 (N=%" PRId64 "): %s\n", ok ? "ok  " : "FAIL",
-                n, what.c_str());
+    std::printf("  %s  one generic Kernel, shared(T, [N]) with f16, f32, f16 (N=%" PRId64 "): %s\n",
+                ok ? "ok  " : "FAIL", n, what.c_str());
     if (!ok) ++c.failures;
-    c.emit(Json().s("type", "cache_check").s("what", "remembered geometry follows the dtype").s("detail", what).b("ok", ok));
+    c.emit(Json()
+               .s("type", "cache_check")
+               .s("what", "remembered geometry follows the dtype")
+               .s("detail", what)
+               .b("ok", ok));
   }
   // A wrong shape is refused before anything launches.
   {
@@ -672,7 +730,8 @@ kernel staged[T](x: T[N], y: T[N]):
     DeviceBuffer x = rt.allocate(64 * 48 * 4), y = rt.allocate(64 * 48 * 4);
     std::string msg;
     try {
-      k.launch(nullptr, {spindle::tensor(x.data(), ScalarType::F32, {64, 48}), spindle::tensor(y.data(), ScalarType::F32, {64, 48})});
+      k.launch(nullptr, {spindle::tensor(x.data(), ScalarType::F32, {64, 48}),
+                         spindle::tensor(y.data(), ScalarType::F32, {64, 48})});
     } catch (const spindle::Error& e) {
       msg = e.what();
     }
@@ -781,7 +840,11 @@ void launchOverhead(Ctx& c) {
   std::printf("  cuLaunchKernel (same cubin):  %.3f us/launch\n", rawUs);
   std::printf("  Kernel::launch (memory hit):  %.3f us/launch  (+%.3f us; %" PRIu64 " compiles so far)\n", rtUs,
               rtUs - rawUs, s.compiles);
-  c.emit(Json().s("type", "launch_overhead").n("raw_us", rawUs).n("runtime_us", rtUs).n("added_us", rtUs - rawUs)
+  c.emit(Json()
+             .s("type", "launch_overhead")
+             .n("raw_us", rawUs)
+             .n("runtime_us", rtUs)
+             .n("added_us", rtUs - rawUs)
              .i("launches", 10000));
 }
 
@@ -811,8 +874,13 @@ int probeCompile(Ctx& c, const std::string& label, const std::set<std::string>& 
     total += ms;
     std::printf("  %-5s %-14s %8.1f ms  %s %s\n", label.c_str(), s.name, ms, spindle::cacheOutcomeName(r.outcome),
                 path.c_str());
-    c.emit(Json().s("type", "compile").s("phase", label).s("kernel", s.name).n("ms", ms)
-               .s("outcome", spindle::cacheOutcomeName(r.outcome)).n("compile_s", r.compileSeconds));
+    c.emit(Json()
+               .s("type", "compile")
+               .s("phase", label)
+               .s("kernel", s.name)
+               .n("ms", ms)
+               .s("outcome", spindle::cacheOutcomeName(r.outcome))
+               .n("compile_s", r.compileSeconds));
   }
   std::printf("  %-5s %-14s %8.1f ms\n", label.c_str(), "total", total);
   c.emit(Json().s("type", "compile").s("phase", label).s("kernel", "total").n("ms", total));
@@ -864,7 +932,7 @@ int main(int argc, char** argv) {
   std::string jsonPath, probePhase, target;
   std::set<std::string> only;
   bool probe = true, seeded = false;
-  std::vector<std::string> passThrough;  // what the compile-probe children need
+  std::vector<std::string> passThrough;                       // what the compile-probe children need
   std::vector<std::pair<std::string, std::string>> variants;  // (sample, file), in order
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -878,8 +946,9 @@ int main(int argc, char** argv) {
     if (a == "--samples") c.samplesDir = value(), passThrough.insert(passThrough.end(), {a, c.samplesDir});
     else if (a == "--json") jsonPath = value();
     else if (a == "--seed") c.seed = std::strtoull(value().c_str(), nullptr, 0), seeded = true;
-    else if (a == "--only") { for (auto& s : split(value(), ',')) only.insert(s); }
-    else if (a == "--variant") {
+    else if (a == "--only") {
+      for (auto& s : split(value(), ',')) only.insert(s);
+    } else if (a == "--variant") {
       std::string v = value();
       size_t eq = v.find('=');
       if (eq == std::string::npos) {
@@ -919,7 +988,11 @@ int main(int argc, char** argv) {
     std::printf("gpu_check: device %s (%s), compiler %s, cache %s\n", rt.deviceName().c_str(), rt.target().c_str(),
                 rt.compilerIdentity().c_str(), rt.cacheDir().c_str());
     std::printf("seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n", c.seed, c.seed);
-    c.emit(Json().s("type", "meta").s("device", rt.deviceName()).s("target", rt.target()).s("compiler", rt.compilerIdentity())
+    c.emit(Json()
+               .s("type", "meta")
+               .s("device", rt.deviceName())
+               .s("target", rt.target())
+               .s("compiler", rt.compilerIdentity())
                .s("seed", std::to_string(c.seed)));
 
     std::unique_ptr<Pool> pool;
@@ -973,8 +1046,8 @@ int main(int argc, char** argv) {
       }
     }
     auto st = rt.stats();
-    std::printf("runtime stats: %" PRIu64 " compiles (%.2f s), %" PRIu64 " disk hits, %" PRIu64 " memory hits\n", st.compiles,
-                st.compileSeconds, st.diskHits, st.memoryHits);
+    std::printf("runtime stats: %" PRIu64 " compiles (%.2f s), %" PRIu64 " disk hits, %" PRIu64 " memory hits\n",
+                st.compiles, st.compileSeconds, st.diskHits, st.memoryHits);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_check: %s\n", e.what());
     if (c.json) std::fclose(c.json);

@@ -105,8 +105,12 @@ struct Expr {
 
   explicit Expr(ExprKind k, SourceRange r) : kind(k), range(r) {}
   virtual ~Expr() = default;
-  template <typename T> T* as() { return kind == T::kKind ? static_cast<T*>(this) : nullptr; }
-  template <typename T> const T* as() const {
+  template <typename T>
+  T* as() {
+    return kind == T::kKind ? static_cast<T*>(this) : nullptr;
+  }
+  template <typename T>
+  const T* as() const {
     return kind == T::kKind ? static_cast<const T*>(this) : nullptr;
   }
 };
@@ -114,7 +118,7 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct IntLitExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::IntLit;
-  uint64_t value;  // decimal or 0x; the sign is a Unary Neg around it
+  uint64_t value;    // decimal or 0x; the sign is a Unary Neg around it
   std::string text;  // as written, for printing
   IntLitExpr(SourceRange r, uint64_t v, std::string t) : Expr(kKind, r), value(v), text(std::move(t)) {}
 };
@@ -219,8 +223,12 @@ struct Stmt {
   SourceRange range;
   explicit Stmt(StmtKind k, SourceRange r) : kind(k), range(r) {}
   virtual ~Stmt() = default;
-  template <typename T> T* as() { return kind == T::kKind ? static_cast<T*>(this) : nullptr; }
-  template <typename T> const T* as() const {
+  template <typename T>
+  T* as() {
+    return kind == T::kKind ? static_cast<T*>(this) : nullptr;
+  }
+  template <typename T>
+  const T* as() const {
     return kind == T::kKind ? static_cast<const T*>(this) : nullptr;
   }
 };
@@ -319,7 +327,7 @@ struct Param {
 // kernel or def, a closure.
 struct FunctionDecl {
   std::string name;
-  SourceRange range;      // the whole definition
+  SourceRange range;  // the whole definition
   SourceRange nameRange;
   std::vector<Param> params;
   std::unique_ptr<TypeRef> returnType;  // optional

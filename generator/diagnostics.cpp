@@ -73,8 +73,8 @@ std::string DiagnosticEngine::render(const Diagnostic& d) const {
   const std::string path = d.file ? d.file->path() : std::string("<input>");
   std::string idSuffix = d.id == DiagId::Count ? "" : fmt::format(" [{}]", diagName(d.id));
   if (d.range.begin.valid()) {
-    out += fmt::format("{}:{}:{}: {}: {}{}\n", path, d.range.begin.line, d.range.begin.col,
-                       severityText(d.severity), d.message, idSuffix);
+    out += fmt::format("{}:{}:{}: {}: {}{}\n", path, d.range.begin.line, d.range.begin.col, severityText(d.severity),
+                       d.message, idSuffix);
     if (d.file) {
       std::string_view line = d.file->lineText(d.range.begin.line);
       out += fmt::format("{}\n", line);

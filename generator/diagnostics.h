@@ -48,12 +48,11 @@ class InternalError : public std::logic_error {
 };
 
 // Compiler-bug check: throws InternalError, never user-facing by design.
-#define SPINDLE_INTERNAL_CHECK(cond, ...)                                               \
-  do {                                                                                  \
-    if (!(cond))                                                                        \
-      throw ::spindle::InternalError(fmt::format("{}:{}: internal check '{}' failed: {}", \
-                                                 __FILE__, __LINE__, #cond,             \
-                                                 fmt::format(__VA_ARGS__)));            \
+#define SPINDLE_INTERNAL_CHECK(cond, ...)                                                                             \
+  do {                                                                                                                \
+    if (!(cond))                                                                                                      \
+      throw ::spindle::InternalError(                                                                                 \
+          fmt::format("{}:{}: internal check '{}' failed: {}", __FILE__, __LINE__, #cond, fmt::format(__VA_ARGS__))); \
   } while (0)
 
 class DiagnosticEngine {
@@ -62,15 +61,13 @@ class DiagnosticEngine {
   static constexpr size_t kMaxErrors = 50;
 
   template <typename... Args>
-  Diagnostic& report(DiagId id, std::shared_ptr<const SourceFile> file, SourceRange range,
-                     const Args&... args) {
+  Diagnostic& report(DiagId id, std::shared_ptr<const SourceFile> file, SourceRange range, const Args&... args) {
     Diagnostic d{id, diagSeverity(id), range, formatMessage(diagFormat(id), args...), std::move(file), {}};
     return add(std::move(d));
   }
   // Attach a note ("previous definition is here") to the last diagnostic.
   template <typename... Args>
-  void note(std::shared_ptr<const SourceFile> file, SourceRange range, const char* format,
-            const Args&... args) {
+  void note(std::shared_ptr<const SourceFile> file, SourceRange range, const char* format, const Args&... args) {
     if (diags_.empty()) return;
     diags_.back().notes.push_back(
         Diagnostic{DiagId::Count, Severity::Note, range, formatMessage(format, args...), std::move(file), {}});

@@ -13,8 +13,8 @@ namespace spindle {
 class SemaModule;
 
 struct FrontendResult {
-  std::unique_ptr<SourceModule> module;     // null only if the file could not be read
-  std::unique_ptr<SemaModule> sema;   // null when parsing or analysis failed
+  std::unique_ptr<SourceModule> module;  // null only if the file could not be read
+  std::unique_ptr<SemaModule> sema;      // null when parsing or analysis failed
   FrontendResult();
   FrontendResult(FrontendResult&&) noexcept;
   FrontendResult& operator=(FrontendResult&&) noexcept;

@@ -60,8 +60,7 @@ uint32_t decodeUtf8(std::string_view s) {
 const Spelling* matchPunctuator(std::string_view rest) {
   const Spelling* best = nullptr;
   for (const auto& p : kPunctuators) {
-    if (rest.substr(0, p.text.size()) == p.text && (!best || p.text.size() > best->text.size()))
-      best = &p;
+    if (rest.substr(0, p.text.size()) == p.text && (!best || p.text.size() > best->text.size())) best = &p;
   }
   return best;
 }
@@ -434,8 +433,7 @@ void Lexer::lexBadChars() {
   while (pos_ < text_.size() && (pos_ == begin || !startsToken(pos_)))
     pos_ += utf8Length(static_cast<unsigned char>(text_[pos_]));
   if (pos_ > text_.size()) pos_ = static_cast<uint32_t>(text_.size());
-  report(DiagId::lex_unexpected_char, SourceRange{loc(begin), loc(pos_)},
-         describeChar(text_.substr(begin)));
+  report(DiagId::lex_unexpected_char, SourceRange{loc(begin), loc(pos_)}, describeChar(text_.substr(begin)));
 }
 
 std::vector<Token> tokenize(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags) {

@@ -94,7 +94,7 @@ enum class Tok : uint8_t {
   SPINDLE_KEYWORDS(X)
 #undef X
 #define X(K, S) K,
-  SPINDLE_PUNCTUATORS(X)
+      SPINDLE_PUNCTUATORS(X)
 #undef X
 };
 

@@ -82,11 +82,16 @@ struct AugOp {
   BinaryOp op;
 };
 constexpr AugOp kAugAssignOps[] = {
-    {Tok::PlusAssign, BinaryOp::Add},       {Tok::MinusAssign, BinaryOp::Sub},
-    {Tok::StarAssign, BinaryOp::Mul},       {Tok::SlashAssign, BinaryOp::Div},
-    {Tok::SlashSlashAssign, BinaryOp::FloorDiv}, {Tok::PercentAssign, BinaryOp::Mod},
-    {Tok::AmpAssign, BinaryOp::BitAnd},     {Tok::PipeAssign, BinaryOp::BitOr},
-    {Tok::CaretAssign, BinaryOp::BitXor},   {Tok::ShlAssign, BinaryOp::Shl},
+    {Tok::PlusAssign, BinaryOp::Add},
+    {Tok::MinusAssign, BinaryOp::Sub},
+    {Tok::StarAssign, BinaryOp::Mul},
+    {Tok::SlashAssign, BinaryOp::Div},
+    {Tok::SlashSlashAssign, BinaryOp::FloorDiv},
+    {Tok::PercentAssign, BinaryOp::Mod},
+    {Tok::AmpAssign, BinaryOp::BitAnd},
+    {Tok::PipeAssign, BinaryOp::BitOr},
+    {Tok::CaretAssign, BinaryOp::BitXor},
+    {Tok::ShlAssign, BinaryOp::Shl},
     {Tok::ShrAssign, BinaryOp::Shr},
 };
 
@@ -116,7 +121,7 @@ std::string describeExpr(const Expr& e) {
 bool isLayout(Tok k) { return k == Tok::Newline || k == Tok::Indent || k == Tok::Dedent || k == Tok::Eof; }
 
 struct Decorators {
-  std::vector<Decorator> kept;           // the valid ones, in order
+  std::vector<Decorator> kept;            // the valid ones, in order
   std::optional<SourceRange> firstRange;  // of the first one written, valid or not
 };
 
@@ -214,8 +219,8 @@ class Parser {
   DiagnosticEngine& diags_;
   Lexer lexer_;
   std::deque<Token> ahead_;
-  SourceLoc lastEnd_;  // end of the last real token consumed: where nodes end
-  int depth_ = 0;      // blocks, brackets, prefix operators... now open
+  SourceLoc lastEnd_;             // end of the last real token consumed: where nodes end
+  int depth_ = 0;                 // blocks, brackets, prefix operators... now open
   bool afterEmptyBlock_ = false;  // since the last good module-level declaration
   // Height of each expression node of the current statement, so a left-deep
   // chain (a+a+...+a, x[0][0]...) is bounded like real nesting.
@@ -403,8 +408,8 @@ void Parser::parseDecorator(Decorators& seen) {
 }
 
 // Decorator rules that the grammar cannot express.
-bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange,
-                            const std::vector<KeywordArg>& kwargs, const Decorators& seen) {
+bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std::vector<KeywordArg>& kwargs,
+                            const Decorators& seen) {
   bool isStatic = d.name == "static";
   if (d.name != "grid" && d.name != "block" && !isStatic) {
     report(DiagId::parse_bad_decorator, nameRange, d.name);
@@ -691,8 +696,7 @@ StmtPtr Parser::parseAssignOrCall() {
     checkAssignTarget(*lhs);
     advance();
     ExprPtr value = parseExpr();
-    return std::make_unique<AugAssignStmt>(SourceRange{begin, lastEnd_}, std::move(lhs), aug->op,
-                                           std::move(value));
+    return std::make_unique<AugAssignStmt>(SourceRange{begin, lastEnd_}, std::move(lhs), aug->op, std::move(value));
   }
   if (!lhs->as<CallExpr>()) {
     if (!check(Tok::Newline)) fail(peek(), "'=' or end of line");

@@ -35,8 +35,8 @@ struct ConstValue {
 };
 
 enum class SymbolKind {
-  Const,        // module-level `const`
-  Function,     // module-level `def`
+  Const,     // module-level `const`
+  Function,  // module-level `def`
   Kernel,
   TensorParam,
   ScalarParam,  // kernel scalar params and def/closure params
@@ -44,9 +44,9 @@ enum class SymbolKind {
   TypeParam,    // `T` of `kernel k[T]`
   Local,        // a variable declared by assignment
   LoopVar,
-  SharedBuffer, // shared(T, [dims])
-  LocalBuffer,  // local(T, [dims], init)
-  Closure,      // a nested def
+  SharedBuffer,  // shared(T, [dims])
+  LocalBuffer,   // local(T, [dims], init)
+  Closure,       // a nested def
 };
 const char* symbolKindName(SymbolKind k);
 
@@ -74,7 +74,7 @@ struct Symbol {
   // only its alignment is specialized on (Specialization::alignedTensors).
   bool accessedInRuns = false;
   bool unrolledLoopVar = false;  // LoopVar of a static_range loop
-  int paramIndex = -1;   // position among the kernel's / function's params
+  int paramIndex = -1;           // position among the kernel's / function's params
 
   ConstValue value;  // Const
 
@@ -102,25 +102,25 @@ const char* captureModeName(CaptureMode m);
 struct Capture {
   Symbol* symbol;
   CaptureMode mode;
-  int axis = -1;                   // Stride: which axis
-  Symbol* impliedBy = nullptr;     // Dim/Stride: the tensor whose shape needs it (null if named)
+  int axis = -1;                // Stride: which axis
+  Symbol* impliedBy = nullptr;  // Dim/Stride: the tensor whose shape needs it (null if named)
 };
 
 struct FunctionScope {
   enum class Kind { Kernel, Function, Closure };
   Kind kind;
   std::string name;
-  KernelDecl* kernel = nullptr;      // Kind::Kernel
-  FunctionDecl* function = nullptr;  // Function / Closure
-  FunctionScope* parent = nullptr;   // enclosing function (closures)
+  KernelDecl* kernel = nullptr;         // Kind::Kernel
+  FunctionDecl* function = nullptr;     // Function / Closure
+  FunctionScope* parent = nullptr;      // enclosing function (closures)
   FunctionScope* kernelRoot = nullptr;  // the kernel or module def at the top of the nest
   Symbol* symbol = nullptr;
   std::vector<FunctionScope*> closures;  // nested defs, in source order
 
-  std::vector<Symbol*> params;                 // in order
-  std::map<std::string, Symbol*> names;        // everything declared here (not loop vars)
-  std::vector<Symbol*> declared;               // the same, in declaration order
-  std::map<std::string, Symbol*> nonlocals;    // `nonlocal x` -> the outer symbol
+  std::vector<Symbol*> params;               // in order
+  std::map<std::string, Symbol*> names;      // everything declared here (not loop vars)
+  std::vector<Symbol*> declared;             // the same, in declaration order
+  std::map<std::string, Symbol*> nonlocals;  // `nonlocal x` -> the outer symbol
   std::vector<Symbol*> loopVars;
 
   // Outer symbols this function's own body names (not through callees), in
@@ -165,8 +165,8 @@ std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine
 
 // Layer 2: types every expression of `kernel` (and the defs and closures it
 // reaches) with the type parameters bound as given. Returns false on errors.
-bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel,
-                     const std::map<std::string, ScalarType>& typeArgs, DiagnosticEngine& diags);
+bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel, const std::map<std::string, ScalarType>& typeArgs,
+                     DiagnosticEngine& diags);
 // A literal, or an expression of literals and unannotated consts, is "weak":
 // it takes the type of the other operand (LANGUAGE.md §3).
 bool isWeak(const Expr& e);

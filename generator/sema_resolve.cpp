@@ -60,9 +60,8 @@ const Expr* firstRunTimePart(const Expr& e) {
     case ExprKind::Call: {
       const auto& c = *e.as<CallExpr>();
       const BuiltinInfo* b = findBuiltin(c.callee);
-      bool allowed = scalarFromName(c.callee) ||
-                     (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min || b->id == BuiltinId::Max ||
-                            b->id == BuiltinId::Dim));
+      bool allowed = scalarFromName(c.callee) || (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min ||
+                                                        b->id == BuiltinId::Max || b->id == BuiltinId::Dim));
       if (!allowed || c.symbol) return &e;
       // dim(x, k): the tensor is named, not read.
       size_t first = b && b->id == BuiltinId::Dim ? 1 : 0;
@@ -289,8 +288,8 @@ class Resolver {
       bool tensor = p.type.isTensor;
       // Reported, but kept a tensor so the body's uses raise no follow-on errors.
       if (tensor && !allowTensors) error(DiagId::sema_def_tensor_param, p.type.range, p.name);
-      auto* sym = sema_.newSymbol(tensor ? SymbolKind::TensorParam : SymbolKind::ScalarParam, p.name,
-                                  p.nameRange, scope);
+      auto* sym =
+          sema_.newSymbol(tensor ? SymbolKind::TensorParam : SymbolKind::ScalarParam, p.name, p.nameRange, scope);
       sym->paramIndex = index++;
       p.symbol = sym;
       resolveElemType(scope, p.type, sym);
@@ -426,8 +425,7 @@ class Resolver {
             if (decorator != "grid") error(DiagId::sema_launch_query_in_block, c.range, c.callee, decorator);
             else if (!c.args.empty() || !c.kwargs.empty())
               error(DiagId::sema_call_arity, c.range, c.callee, 0, c.args.size() + c.kwargs.size());
-            else
-              kernel->gridUsesResidentBlocks = true;
+            else kernel->gridUsesResidentBlocks = true;
             return;
           }
           if (c.callee != "cdiv" && c.callee != "min" && c.callee != "max") {
@@ -515,8 +513,8 @@ class Resolver {
   static bool alwaysReturns(const Block& b) {
     for (const auto& s : b) {
       if (s->as<ReturnStmt>()) return true;
-      if (auto* i = s->as<IfStmt>(); i && !i->elseBody.empty() && alwaysReturns(i->thenBody) &&
-                                      alwaysReturns(i->elseBody))
+      if (auto* i = s->as<IfStmt>();
+          i && !i->elseBody.empty() && alwaysReturns(i->thenBody) && alwaysReturns(i->elseBody))
         return true;
     }
     return false;
@@ -569,8 +567,8 @@ class Resolver {
       auto* name = target ? target->as<NameExpr>() : nullptr;
       if (!name || scope->nonlocals.count(name->name)) return;
       if (auto it = scope->names.find(name->name); it != scope->names.end()) return;  // param, or seen
-      if (isTypeName(name->name) || sema_.globals.count(name->name)) return;  // reported in pass 2
-      if (lookupEnclosingKernelName(scope, name->name)) return;  // dim symbol / type param: pass 2
+      if (isTypeName(name->name) || sema_.globals.count(name->name)) return;          // reported in pass 2
+      if (lookupEnclosingKernelName(scope, name->name)) return;                       // dim symbol / type param: pass 2
       const CallExpr* scratch = scratchCall(value);
       SymbolKind kind = SymbolKind::Local;
       if (scratch) kind = scratch->callee == "shared" ? SymbolKind::SharedBuffer : SymbolKind::LocalBuffer;
@@ -695,7 +693,8 @@ class Resolver {
       case StmtKind::For: resolveFor(*s.as<ForStmt>()); return;
       case StmtKind::Break:
       case StmtKind::Continue:
-        if (state().loopDepth == 0) error(DiagId::sema_outside_loop, s.range, s.kind == StmtKind::Break ? "break" : "continue");
+        if (state().loopDepth == 0)
+          error(DiagId::sema_outside_loop, s.range, s.kind == StmtKind::Break ? "break" : "continue");
         return;
       case StmtKind::Pass: return;
       case StmtKind::Return: resolveReturn(*s.as<ReturnStmt>()); return;
@@ -703,7 +702,8 @@ class Resolver {
         auto& nl = *s.as<NonlocalStmt>();
         if (state().scope->kind != FunctionScope::Kind::Closure) return;  // already reported
         for (size_t i = 0; i < nl.names.size(); ++i)
-          if (state().referenced.count(nl.names[i])) error(DiagId::sema_nonlocal_after_use, nl.nameRanges[i], nl.names[i]);
+          if (state().referenced.count(nl.names[i]))
+            error(DiagId::sema_nonlocal_after_use, nl.nameRanges[i], nl.names[i]);
         return;
       }
       case StmtKind::FuncDef: {
@@ -929,8 +929,8 @@ class Resolver {
       case SymbolKind::TypeParam: error(DiagId::sema_not_a_value, n.range, n.name); return;
       default: break;
     }
-    bool declaredByAssignment = sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer ||
-                                sym->kind == SymbolKind::LocalBuffer;
+    bool declaredByAssignment =
+        sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer;
     if (declaredByAssignment && sym->owner == state().scope && !state().assigned.count(sym)) {
       reportReadBeforeAssign(n, sym);
       return;  // left unresolved: no follow-on errors about what it is
@@ -1057,9 +1057,7 @@ class Resolver {
         resolveExpr(*c.args[1]);
         return;
       }
-      case BuiltinCategory::BlockReduce:
-        state().scope->usesBlockCollective = true;
-        break;
+      case BuiltinCategory::BlockReduce: state().scope->usesBlockCollective = true; break;
       default: break;
     }
     for (auto& a : c.args) resolveExpr(*a);

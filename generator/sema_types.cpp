@@ -173,8 +173,8 @@ class TypeChecker {
   }
 
   void checkAssign(AssignStmt& a) {
-    if (auto* n = a.target->as<NameExpr>(); n && n->symbol &&
-        (n->symbol->kind == SymbolKind::SharedBuffer || n->symbol->kind == SymbolKind::LocalBuffer)) {
+    if (auto* n = a.target->as<NameExpr>();
+        n && n->symbol && (n->symbol->kind == SymbolKind::SharedBuffer || n->symbol->kind == SymbolKind::LocalBuffer)) {
       checkScratch(*n->symbol, *a.value->as<CallExpr>());
       return;
     }
@@ -193,8 +193,8 @@ class TypeChecker {
         // The declaring assignment: the local's type comes from the
         // annotation, else from the value (f16/bf16 values compute in f32).
         sym->type = sym->declaredType != ScalarType::Invalid ? sym->declaredType
-                    : isWeak(*a.value)                     ? value
-                                                           : computeType(value);
+                    : isWeak(*a.value)                       ? value
+                                                             : computeType(value);
       }
       n->type = sym->type;
       checkConvertible(*a.value, value, sym->type);
@@ -470,8 +470,7 @@ class TypeChecker {
   ScalarType typeCall(CallExpr& c, bool allowVoid) {
     if (c.symbol) return typeUserCall(c, allowVoid);
     if (auto cast = scalarFromName(c.callee)) return typeCast(c, *cast);
-    if (current_->kernelRoot && current_->kernelRoot->typeParams.count(c.callee))
-      return typeCast(c, bound(c.callee));
+    if (current_->kernelRoot && current_->kernelRoot->typeParams.count(c.callee)) return typeCast(c, bound(c.callee));
     const BuiltinInfo* b = findBuiltin(c.callee);
     if (!b) return ScalarType::Invalid;
     return typeBuiltin(c, *b, allowVoid);
@@ -542,8 +541,8 @@ class TypeChecker {
         return t;
       }
       case BuiltinCategory::IntMath: {
-        ScalarType t = arithmetic(BinaryOp::FloorDiv, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])},
-                                  c.range);
+        ScalarType t =
+            arithmetic(BinaryOp::FloorDiv, {args[0], isWeak(*c.args[0])}, {args[1], isWeak(*c.args[1])}, c.range);
         for (auto& a : c.args) coerceWeak(*a, t);
         return t;
       }

@@ -6,8 +6,7 @@
 
 namespace spindle {
 
-SourceFile::SourceFile(std::string path, std::string text)
-    : path_(std::move(path)), text_(std::move(text)) {
+SourceFile::SourceFile(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
   lineStarts_.push_back(0);
   for (uint32_t i = 0; i < text_.size(); ++i) {
     if (text_[i] == '\n') lineStarts_.push_back(i + 1);

@@ -11,10 +11,9 @@ struct ScalarInfo {
   bool isFloat;
   bool isSigned;
 };
-constexpr ScalarInfo kScalars[] = {
-    {ScalarType::Invalid, "<invalid>", "<invalid>", 0, false, false},
+constexpr ScalarInfo kScalars[] = {{ScalarType::Invalid, "<invalid>", "<invalid>", 0, false, false},
 #define X(E, N, C, B, F, S) {ScalarType::E, N, C, B, F, S},
-    SPINDLE_SCALAR_TYPES(X)
+                                   SPINDLE_SCALAR_TYPES(X)
 #undef X
 };
 const ScalarInfo& info(ScalarType t) { return kScalars[static_cast<size_t>(t)]; }

@@ -10,6 +10,7 @@ PACKAGES=(
   hipcc libamdhip64-dev # AMD: hipcc and hiprtc (ROCm 5.2), compile-only here
   libclang-cpp15-dev llvm-15-dev libclang-15-dev  # spindle-verify (LibTooling)
   clang libclang-rt-14-dev                         # libFuzzer and sanitizers
+  clang-format-14                                  # the pinned formatter (scripts/check_format.sh)
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # The whole test suite on a fresh Debian 12 machine: set-up, build, tests.
 # This is the README's test command and exactly what CI runs (.ci/run).
 #
-#   1. set-up (scripts/setup.sh: Debian packages, idempotent)
+#   1. set-up (scripts/setup.sh: Debian packages, idempotent), and the
+#      format check of every C++ file (scripts/check_format.sh)
 #   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (scripts/sanitize.sh; the vendor-compiler checks of the goldens are
 #      left to step 4, they run no Spindle code)
@@ -20,6 +21,8 @@ jobs=${JOBS:-$(nproc)}
 export JOBS=$jobs
 
 bash "$root/scripts/setup.sh"
+echo "== format (clang-format-14, .clang-format)"
+bash "$root/scripts/check_format.sh"
 if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
   echo "== sanitizers (ASan + UBSan)"
   bash "$root/scripts/sanitize.sh" -E "golden_compile"

@@ -60,10 +60,8 @@ int cmdCompile(const Args& args) {
   fmt::print("key: {}\n", r.keyHex);
   fmt::print("cache: {}\n", r.outcome == CacheOutcome::Miss ? "miss" : "hit");
   fmt::print("binary size: {} bytes\n", r.binaryBytes);
-  if (r.outcome == CacheOutcome::Miss)
-    fmt::print("compile time: {:.1f} ms\n", r.compileSeconds * 1e3);
-  else
-    fmt::print("compile time: 0 ms (cached in {})\n", runtime.cacheDir());
+  if (r.outcome == CacheOutcome::Miss) fmt::print("compile time: {:.1f} ms\n", r.compileSeconds * 1e3);
+  else fmt::print("compile time: 0 ms (cached in {})\n", runtime.cacheDir());
   return 0;
 }
 

@@ -28,7 +28,8 @@ std::string verifierPath() {
 int runVerifier(const std::string& hipPath) {
   std::string tool = verifierPath();
   if (access(tool.c_str(), X_OK) != 0) {
-    fmt::print(stderr, "spindle: error: --verify needs spindle-verify, which was not built (Clang LibTooling 15 missing)\n");
+    fmt::print(stderr,
+               "spindle: error: --verify needs spindle-verify, which was not built (Clang LibTooling 15 missing)\n");
     return 1;
   }
   std::string command = fmt::format("'{}' '{}'", tool, hipPath);

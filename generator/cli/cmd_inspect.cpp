@@ -64,8 +64,7 @@ int cmdInspect(const Args& args) {
   if (path.empty()) return usageError("inspect: expected a FILE");
   if (stageName.empty()) return usageError(fmt::format("inspect: expected --stage ({})", stageNames()));
   const Stage* stage = findStage(stageName);
-  if (!stage)
-    return usageError(fmt::format("inspect: unknown stage '{}' (expected {})", stageName, stageNames()));
+  if (!stage) return usageError(fmt::format("inspect: unknown stage '{}' (expected {})", stageName, stageNames()));
   if (!stage->takesOptions && !options.empty())
     return usageError(fmt::format("inspect: unknown option '{}' for stage '{}'", options.front(), stage->name));
 

@@ -16,4 +16,3 @@ int cmdCompile(const Args&) { return noRuntime("compile"); }
 int cmdRun(const Args&) { return noRuntime("run"); }
 
 }  // namespace spindle::cli
-

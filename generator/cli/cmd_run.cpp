@@ -89,8 +89,9 @@ int cmdRun(const Args& args) {
   }
   if (path.empty()) return usageError("run: expected a FILE");
   if (!sel.spec.contiguousTensors.empty() || !sel.spec.alignedTensors.empty() || !sel.spec.divisibleDims.empty())
-    return usageError("run: --contiguous, --aligned and --divisible follow from the arguments, and run allocates "
-                      "them itself (contiguous, 16-byte aligned); drop them");
+    return usageError(
+        "run: --contiguous, --aligned and --divisible follow from the arguments, and run allocates "
+        "them itself (contiguous, 16-byte aligned); drop them");
 
   RuntimeOptions options;
   options.target = target;

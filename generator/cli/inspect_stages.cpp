@@ -37,7 +37,9 @@ std::string captureText(const Capture& c) {
 
 void printScope(std::string& out, const FunctionScope& f, int depth) {
   std::string pad(static_cast<size_t>(depth) * 2, ' ');
-  const char* kind = f.kind == FunctionScope::Kind::Kernel ? "kernel" : f.kind == FunctionScope::Kind::Function ? "def" : "closure";
+  const char* kind = f.kind == FunctionScope::Kind::Kernel     ? "kernel"
+                     : f.kind == FunctionScope::Kind::Function ? "def"
+                                                               : "closure";
   SourceRange where = f.kernel ? f.kernel->nameRange : f.function->nameRange;
   out += fmt::format("{}{} {} {}", pad, kind, f.name, at(where));
   if (f.returnType != ScalarType::Invalid) out += fmt::format(" -> {}", scalarName(f.returnType));
@@ -48,7 +50,8 @@ void printScope(std::string& out, const FunctionScope& f, int depth) {
   for (const Symbol* d : f.dimSymbols)
     out += fmt::format("{}  dim {}: {}\n", pad, d->name, d->staticDeclared ? "static (@static)" : "dynamic");
   for (const Symbol* s : f.declared) {
-    if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::ScalarParam || s->kind == SymbolKind::Closure) continue;
+    if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::ScalarParam || s->kind == SymbolKind::Closure)
+      continue;
     out += fmt::format("{}  {} {}: {} {}\n", pad, symbolKindName(s->kind), s->name, typeText(*s), at(s->declRange));
   }
   for (const Symbol* s : f.loopVars)
@@ -69,9 +72,9 @@ std::string inspectScopes(const FrontendResult& result) {
   SemaModule& sema = *result.sema;
   std::string out;
   for (const Symbol* c : sema.consts)
-    out += fmt::format("const {}: {}{} = {} {}\n", c->name, scalarName(c->type), c->weakType ? " (weak)" : "",
-                       c->value.isFloat ? fmt::format("{}", c->value.f) : fmt::format("{}", c->value.i),
-                       at(c->declRange));
+    out +=
+        fmt::format("const {}: {}{} = {} {}\n", c->name, scalarName(c->type), c->weakType ? " (weak)" : "",
+                    c->value.isFloat ? fmt::format("{}", c->value.f) : fmt::format("{}", c->value.i), at(c->declRange));
   // Captures are shown for the kernel's @static dims only; dims a caller
   // marks static at generation time drop out of closure signatures too.
   analyzeModuleDefs(sema);
@@ -102,21 +105,29 @@ std::string inspectKey(const FrontendResult& result, const Args& options) {
   }
   FunctionScope* k = sema.findKernel(sel.kernel);
   if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
-  PrintRequest request{sel.kernel, sel.spec.staticDims, sel.spec.typeArgs, sel.spec.contiguousTensors,
-                       sel.spec.alignedTensors, sel.spec.divisibleDims, sel.spec.lineDirectives};
+  PrintRequest request{sel.kernel,
+                       sel.spec.staticDims,
+                       sel.spec.typeArgs,
+                       sel.spec.contiguousTensors,
+                       sel.spec.alignedTensors,
+                       sel.spec.divisibleDims,
+                       sel.spec.lineDirectives};
   std::string out = fmt::format("kernel: {}\n", sel.kernel);
   std::vector<Symbol*> rowDims = runRowDimSymbols(*k);
   auto isRowDim = [&](const Symbol* d) { return std::find(rowDims.begin(), rowDims.end(), d) != rowDims.end(); };
   for (const Symbol* d : k->dimSymbols) {
     auto it = request.staticDims.find(d->name);
     if (it != request.staticDims.end()) out += fmt::format("  {} = {}: static, in the key\n", d->name, it->second);
-    else if (d->staticDeclared) out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
+    else if (d->staticDeclared)
+      out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
     else if (isRowDim(d))
-      out += fmt::format("  {}: dynamic, passed at launch; whether it is a multiple of 16 is in the key ({})\n", d->name,
-                         request.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
+      out +=
+          fmt::format("  {}: dynamic, passed at launch; whether it is a multiple of 16 is in the key ({})\n", d->name,
+                      request.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
     else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
   }
-  for (const auto& [name, type] : request.typeArgs) out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
+  for (const auto& [name, type] : request.typeArgs)
+    out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
   // The layout facts the runtime checks at every launch (one key bit each).
   for (const Symbol* p : k->params) {
     if (p->kind != SymbolKind::TensorParam) continue;
@@ -128,8 +139,9 @@ std::string inspectKey(const FrontendResult& result, const Args& options) {
                          request.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
   }
   if (k->gridUsesResidentBlocks)
-    out += "  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at launch, "
-           "not in the key\n";
+    out +=
+        "  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at launch, "
+        "not in the key\n";
   out += fmt::format("key: {}\n", specializationKey(sema, request));
   return out;
 }

@@ -51,8 +51,7 @@ void printHelp() {
 
 int main(int argc, char** argv) {
   using namespace spindle::cli;
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
-      !std::strcmp(argv[1], "help")) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     printHelp();
     return argc < 2 ? 1 : 0;
   }
@@ -62,8 +61,7 @@ int main(int argc, char** argv) {
     try {
       return c.run(args);
     } catch (const spindle::InternalError& e) {
-      std::fprintf(stderr, "spindle: internal error: %s\nThis is a bug in Spindle; please report it.\n",
-                   e.what());
+      std::fprintf(stderr, "spindle: internal error: %s\nThis is a bug in Spindle; please report it.\n", e.what());
       return 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "spindle: error: %s\n", e.what());

@@ -11,8 +11,7 @@ void collectDimSymbols(const Expr& e, std::vector<Symbol*>& out) {
   switch (e.kind) {
     case ExprKind::Name: {
       Symbol* s = e.as<NameExpr>()->symbol;
-      if (s && s->kind == SymbolKind::DimSymbol && std::find(out.begin(), out.end(), s) == out.end())
-        out.push_back(s);
+      if (s && s->kind == SymbolKind::DimSymbol && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
       return;
     }
     case ExprKind::Unary: collectDimSymbols(*e.as<UnaryExpr>()->operand, out); return;

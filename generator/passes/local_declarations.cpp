@@ -128,8 +128,7 @@ class Planner {
     const Stmt* at = (*block)[index].get();
     const auto* assign = at->as<AssignStmt>();
     bool firstUseIsThisAssignment = uses[0].path.size() == level + 1 && assign && assign->declares &&
-                                    assign->target->as<NameExpr>() &&
-                                    assign->target->as<NameExpr>()->symbol == sym;
+                                    assign->target->as<NameExpr>() && assign->target->as<NameExpr>()->symbol == sym;
     if (firstUseIsThisAssignment) plan.declaringAssignments.insert(assign);
     else plan.declareBefore[at].push_back(sym);
   }
@@ -143,8 +142,6 @@ class Planner {
 
 }  // namespace
 
-LocalDeclarationPlan planLocalDeclarations(const FunctionScope& fn, const Block& body) {
-  return Planner(fn).run(body);
-}
+LocalDeclarationPlan planLocalDeclarations(const FunctionScope& fn, const Block& body) { return Planner(fn).run(body); }
 
 }  // namespace spindle

@@ -57,8 +57,7 @@ const char* cppOperator(BinaryOp op) {
 int operandMinPrec(int parentPrec, int childPrec) {
   if (parentPrec == kLogicalOr && childPrec == kLogicalAnd) return kLogicalAnd + 1;
   if (parentPrec == kShift && (childPrec == kAdditive || childPrec == kMultiplicative)) return kPrimary;
-  if (parentPrec >= kBitOr && parentPrec <= kBitAnd && childPrec != parentPrec && childPrec < kUnary)
-    return kPrimary;
+  if (parentPrec >= kBitOr && parentPrec <= kBitAnd && childPrec != parentPrec && childPrec < kUnary) return kPrimary;
   return parentPrec;
 }
 
@@ -88,9 +87,9 @@ CppExpr FunctionPrinter::expr(const Expr& e) const {
     case ExprKind::Binary: return binary(*e.as<BinaryExpr>());
     case ExprKind::Ternary: {
       const auto& t = *e.as<TernaryExpr>();
-      return {value(*t.cond, kLogicalOr) + " ? " + value(*t.thenValue, kTernary) + " : " +
-                  value(*t.elseValue, kTernary),
-              kTernary};
+      return {
+          value(*t.cond, kLogicalOr) + " ? " + value(*t.thenValue, kTernary) + " : " + value(*t.elseValue, kTernary),
+          kTernary};
     }
     case ExprKind::Call: return call(*e.as<CallExpr>());
     case ExprKind::Index: return index(*e.as<IndexExpr>());
@@ -128,8 +127,8 @@ CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t) {
     bool isDouble = t == ScalarType::F64;
     double d = v.asDouble();
     if (std::isnan(d)) return {isDouble ? "__spn_nan()" : "__spn_nanf()", kPostfix};
-    if (std::isinf(d)) return {std::string(d < 0 ? "-" : "") + (isDouble ? "__spn_inf()" : "__spn_inff()"),
-                               d < 0 ? kUnary : kPostfix};
+    if (std::isinf(d))
+      return {std::string(d < 0 ? "-" : "") + (isDouble ? "__spn_inf()" : "__spn_inff()"), d < 0 ? kUnary : kPostfix};
     // The shortest text that reads back as exactly this double.
     std::string text = fmt::format("{}", d);
     if (text.find_first_of(".e") == std::string::npos) text += ".0";
@@ -140,8 +139,7 @@ CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t) {
   // digits, with a suffix only where they do not fit an int.
   if (v.i == INT64_MIN) return {"(-9223372036854775807ll - 1)", kPrimary};  // no literal of its own
   std::string text = fmt::format("{}", v.i);
-  if (v.i > INT32_MAX || v.i < INT32_MIN)
-    text += t == ScalarType::U64 ? "ull" : t == ScalarType::U32 ? "u" : "ll";
+  if (v.i > INT32_MAX || v.i < INT32_MIN) text += t == ScalarType::U64 ? "ull" : t == ScalarType::U32 ? "u" : "ll";
   return {text, v.i < 0 ? kUnary : kPrimary};
 }
 
@@ -200,8 +198,8 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
   // compute it in 32 bits. Converting the left literal makes it compute in
   // the typed width; a weak left operand that is itself an operation did
   // the same inside.
-  bool leftLeaf = printsAsLiteral(*b.lhs) ||
-                  (b.lhs->kind == ExprKind::Unary && printsAsLiteral(*b.lhs->as<UnaryExpr>()->operand));
+  bool leftLeaf =
+      printsAsLiteral(*b.lhs) || (b.lhs->kind == ExprKind::Unary && printsAsLiteral(*b.lhs->as<UnaryExpr>()->operand));
   if (isInteger(b.type) && b.type != ScalarType::I32 && leftLeaf && isWeak(*b.rhs))
     lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));

@@ -122,13 +122,14 @@ void FunctionPrinter::declareKernelParams() {
     const std::string& n = names_.declare(p);
     if (p->kind == SymbolKind::TensorParam) {
       std::string what = "tensor " + shapeText(*p) + (p->strided ? " strided" : "") + (p->written ? "" : ", read-only");
-      kernelParams_.push_back({pointerDecl(*p, n), n, what,
-                               AbiArg{AbiArgKind::TensorPointer, p->paramIndex, -1, "", p->type, n}});
+      kernelParams_.push_back(
+          {pointerDecl(*p, n), n, what, AbiArg{AbiArgKind::TensorPointer, p->paramIndex, -1, "", p->type, n}});
       if (p->strided) {
         for (int axis = 0; axis < static_cast<int>(p->shape.size()); ++axis) {
           std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
           strides_[{p, axis}] = sn;
-          kernelParams_.push_back({"int64_t " + sn, sn, fmt::format("stride of {} along axis {}, in elements", p->name, axis),
+          kernelParams_.push_back({"int64_t " + sn, sn,
+                                   fmt::format("stride of {} along axis {}, in elements", p->name, axis),
                                    AbiArg{AbiArgKind::Stride, p->paramIndex, axis, "", ScalarType::I64, sn}});
         }
       }
@@ -140,8 +141,8 @@ void FunctionPrinter::declareKernelParams() {
   for (Symbol* d : fn_.dimSymbols) {
     if (ctx_.isStaticDim(d)) continue;
     const std::string& n = names_.declare(d);
-    kernelParams_.push_back({"int64_t " + n, n, "dynamic dim " + d->name,
-                             AbiArg{AbiArgKind::Dim, -1, -1, d->name, ScalarType::I64, n}});
+    kernelParams_.push_back(
+        {"int64_t " + n, n, "dynamic dim " + d->name, AbiArg{AbiArgKind::Dim, -1, -1, d->name, ScalarType::I64, n}});
   }
 }
 
@@ -156,9 +157,9 @@ void FunctionPrinter::printKernel(const std::string& launchBounds) {
   for (const auto& p : kernelParams_) params.push_back(p.decl);
   plan_ = planLocalDeclarations(fn_, fn_.kernel->body);
   out_.mapToSource(fn_.kernel->range.begin.line, ctx_.sourcePath);
-  out_.openScope(signature(fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds,
-                                       ctx_.functionNames.at(&fn_)),
-                           params));
+  out_.openScope(signature(
+      fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds, ctx_.functionNames.at(&fn_)),
+      params));
   if (fn_.capturesBlockScratch) {
     // Block collectives need one slot per warp plus one for the result;
     // 8-byte slots fit every type they accept.
@@ -254,9 +255,8 @@ void FunctionPrinter::printDeviceFunction() {
   FunctionDecl& f = *fn_.function;
   plan_ = planLocalDeclarations(fn_, f.body);
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
-  out_.openScope(signature(fmt::format("__device__ __forceinline__ {} {}", cppType(fn_.returnType),
-                                       ctx_.functionNames.at(&fn_)),
-                           params));
+  out_.openScope(signature(
+      fmt::format("__device__ __forceinline__ {} {}", cppType(fn_.returnType), ctx_.functionNames.at(&fn_)), params));
   printBody(f.body);
   out_.closeScope();
 }
@@ -416,8 +416,9 @@ void FunctionPrinter::checkStaticRangeBounds(const ForStmt& f) {
   for (const auto& a : f.rangeArgs) {
     ConstEvalFailure failure;
     auto v = evaluateConst(*a, constsAndDims(ctx_.staticValues), &failure);
-    if (!v) throwSpecializationError(ctx_.sema, DiagId::spec_static_range_dynamic,
-                                     (failure.where ? failure.where : a.get())->range, failure.reason);
+    if (!v)
+      throwSpecializationError(ctx_.sema, DiagId::spec_static_range_dynamic,
+                               (failure.where ? failure.where : a.get())->range, failure.reason);
   }
 }
 
@@ -426,8 +427,7 @@ void FunctionPrinter::printFor(const ForStmt& f) {
   // Sibling loops may reuse a name; a nested loop that reuses its parent's
   // name gets a suffix so no declaration shadows another.
   auto inUse = [&](const std::string& n) {
-    return std::find(activeLoopNames_.begin(), activeLoopNames_.end(), n) != activeLoopNames_.end() ||
-           names_.taken(n);
+    return std::find(activeLoopNames_.begin(), activeLoopNames_.end(), n) != activeLoopNames_.end() || names_.taken(n);
   };
   std::string varName = var->name;
   for (int suffix = 1; inUse(varName); ++suffix) varName = var->name + "_" + std::to_string(suffix);

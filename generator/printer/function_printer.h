@@ -11,9 +11,9 @@
 
 #include "../passes/local_declarations.h"
 #include "../sema.h"
-#include "spindle/generator.h"
 #include "emitter.h"
 #include "name_supply.h"
+#include "spindle/generator.h"
 
 namespace spindle {
 
@@ -21,12 +21,12 @@ namespace spindle {
 struct PrintContext {
   SemaModule& sema;
   FunctionScope& kernel;
-  std::set<std::string> staticDims;  // names of dims baked in as constexpr
-  std::map<std::string, int64_t> staticValues;  // and their values
-  std::set<std::string> alignedTensors;  // tensor params 16-byte aligned at launch
-  std::set<std::string> divisibleDims;   // dynamic dims that are multiples of 16 at launch
-  std::string sourcePath;            // for #line directives: a placeholder (kernel_source.cpp)
-  NameSupply globals;                // consts, static dims, functions
+  std::set<std::string> staticDims;                           // names of dims baked in as constexpr
+  std::map<std::string, int64_t> staticValues;                // and their values
+  std::set<std::string> alignedTensors;                       // tensor params 16-byte aligned at launch
+  std::set<std::string> divisibleDims;                        // dynamic dims that are multiples of 16 at launch
+  std::string sourcePath;                                     // for #line directives: a placeholder (kernel_source.cpp)
+  NameSupply globals;                                         // consts, static dims, functions
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
 
   bool isStaticDim(const Symbol* s) const { return staticDims.count(s->name) > 0; }
@@ -40,9 +40,9 @@ struct CppExpr {
 };
 
 namespace cpp_prec {
-constexpr int kTernary = 2, kLogicalOr = 3, kLogicalAnd = 4, kBitOr = 5, kBitXor = 6, kBitAnd = 7,
-              kEquality = 8, kRelational = 9, kShift = 10, kAdditive = 11, kMultiplicative = 12,
-              kUnary = 13, kPostfix = 14, kPrimary = 15;
+constexpr int kTernary = 2, kLogicalOr = 3, kLogicalAnd = 4, kBitOr = 5, kBitXor = 6, kBitAnd = 7, kEquality = 8,
+              kRelational = 9, kShift = 10, kAdditive = 11, kMultiplicative = 12, kUnary = 13, kPostfix = 14,
+              kPrimary = 15;
 }
 
 // The C++ spelling of a Spindle scalar type.
@@ -137,7 +137,7 @@ class FunctionPrinter {
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
-  bool compileTimeValuesInline_ = false;  // consts as values (launcherValue)
+  bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
 };
 
 // A specialization the source cannot be generated for (a local buffer or

@@ -44,8 +44,8 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
     if (!dims.count(name)) {
       std::string known;
       for (auto* d : k.dimSymbols) known += (known.empty() ? "" : ", ") + d->name;
-      throw GeneratorError(fmt::format("kernel '{}' has no dim symbol '{}' to specialize (its dims: {})", k.name,
-                                       name, known.empty() ? "none" : known));
+      throw GeneratorError(fmt::format("kernel '{}' has no dim symbol '{}' to specialize (its dims: {})", k.name, name,
+                                       known.empty() ? "none" : known));
     }
     if (value < 1)
       throw GeneratorError(fmt::format("kernel '{}': static dim {} = {} must be at least 1", k.name, name, value));
@@ -57,30 +57,30 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
     if (!k.typeParams.count(name))
       throw GeneratorError(fmt::format("kernel '{}' has no type parameter '{}'", k.name, name));
     if (type == ScalarType::Invalid || type == ScalarType::Bool)
-      throw GeneratorError(fmt::format("kernel '{}': type parameter {} cannot be {}", k.name, name,
-                                       scalarName(type)));
+      throw GeneratorError(fmt::format("kernel '{}': type parameter {} cannot be {}", k.name, name, scalarName(type)));
   }
   for (const auto& name : req.contiguousTensors) {
     bool strided = false;
     for (const Symbol* p : k.params) strided |= p->name == name && p->kind == SymbolKind::TensorParam && p->strided;
     if (!strided)
-      throw GeneratorError(fmt::format("kernel '{}' has no strided tensor parameter '{}' to treat as contiguous", k.name,
-                                       name));
+      throw GeneratorError(
+          fmt::format("kernel '{}' has no strided tensor parameter '{}' to treat as contiguous", k.name, name));
   }
   for (const auto& name : req.alignedTensors) {
     const Symbol* tensor = nullptr;
     for (const Symbol* p : k.params)
       if (p->name == name && p->kind == SymbolKind::TensorParam) tensor = p;
     if (!tensor)
-      throw GeneratorError(fmt::format("kernel '{}' has no tensor parameter '{}' to treat as 16-byte aligned", k.name,
-                                       name));
+      throw GeneratorError(
+          fmt::format("kernel '{}' has no tensor parameter '{}' to treat as 16-byte aligned", k.name, name));
     // An alignment assumption costs something on NVIDIA (nvcc stops using the
     // read-only load path for the pointer), so only where it can pay off.
     if (!tensor->accessedInRuns)
-      throw GeneratorError(fmt::format("kernel '{}': tensor '{}' is never indexed in runs of consecutive elements "
-                                       "(a last index `e + k`, k a static_range variable), so its alignment "
-                                       "cannot matter; drop --aligned {}",
-                                       k.name, name, name));
+      throw GeneratorError(
+          fmt::format("kernel '{}': tensor '{}' is never indexed in runs of consecutive elements "
+                      "(a last index `e + k`, k a static_range variable), so its alignment "
+                      "cannot matter; drop --aligned {}",
+                      k.name, name, name));
   }
   std::vector<Symbol*> rowDims = runRowDimSymbols(k);
   for (const auto& name : req.divisibleDims) {
@@ -89,14 +89,16 @@ void validateRequest(const SemaModule& sema, const FunctionScope& k, const Print
     if (!candidate) {
       std::string names;
       for (const Symbol* d : rowDims) names += (names.empty() ? "" : ", ") + d->name;
-      throw GeneratorError(fmt::format("kernel '{}': '{}' is not a dim that places the rows of a tensor indexed in "
-                                       "runs, so its divisibility cannot matter (such dims: {})",
-                                       k.name, name, names.empty() ? "none" : names));
+      throw GeneratorError(
+          fmt::format("kernel '{}': '{}' is not a dim that places the rows of a tensor indexed in "
+                      "runs, so its divisibility cannot matter (such dims: {})",
+                      k.name, name, names.empty() ? "none" : names));
     }
     if (req.staticDims.count(name))
-      throw GeneratorError(fmt::format("kernel '{}': dim {} is static, so the compiler already knows its value; drop "
-                                       "--divisible {}",
-                                       k.name, name, name));
+      throw GeneratorError(
+          fmt::format("kernel '{}': dim {} is static, so the compiler already knows its value; drop "
+                      "--divisible {}",
+                      k.name, name, name));
   }
   for (const auto& [name, sym] : k.typeParams)
     if (!req.typeArgs.count(name))
@@ -120,7 +122,8 @@ std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& 
   }
   int64_t total = 1;
   for (auto b : block) total *= b;
-  if (total > 1024) throw GeneratorError(fmt::format("kernel '{}': @block has {} threads, more than 1024", k.name, total));
+  if (total > 1024)
+    throw GeneratorError(fmt::format("kernel '{}': @block has {} threads, more than 1024", k.name, total));
   return block;
 }
 
@@ -354,14 +357,15 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   std::vector<std::string> gridComment, blockParts;
   // The comment quotes @grid as the author wrote it.
   for (auto& g : kernel.kernel->findDecorator("grid")->args)
-    gridComment.push_back(sema.file ? sema.file->text().substr(g->range.begin.offset,
-                                                               g->range.end.offset - g->range.begin.offset)
-                                    : kernelPrinter.expr(*g).text);
+    gridComment.push_back(
+        sema.file ? sema.file->text().substr(g->range.begin.offset, g->range.end.offset - g->range.begin.offset)
+                  : kernelPrinter.expr(*g).text);
   for (auto b : block) blockParts.push_back(std::to_string(b));
 
   std::vector<std::string> regen;
   for (const auto& [name, value] : request.staticDims) regen.push_back(fmt::format(" --static {}={}", name, value));
-  for (const auto& [name, type] : request.typeArgs) regen.push_back(fmt::format(" --dtype {}={}", name, scalarName(type)));
+  for (const auto& [name, type] : request.typeArgs)
+    regen.push_back(fmt::format(" --dtype {}={}", name, scalarName(type)));
   for (const auto& name : request.contiguousTensors) regen.push_back(" --contiguous " + name);
   for (const auto& name : request.alignedTensors) regen.push_back(" --aligned " + name);
   for (const auto& name : request.divisibleDims) regen.push_back(" --divisible " + name);
@@ -370,8 +374,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
   std::string sharedBytes = kernelPrinter.launcherDynamicSharedBytes();
   std::string sharedComment = sharedBytes == "0" ? std::string("none") : sharedBytes + " bytes";
   std::string source = fmt::format(
-      fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION), fmt::arg("source", ctx.sourcePath),
-      fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", joined(regen, "")),
+      fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION),
+      fmt::arg("source", ctx.sourcePath), fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", joined(regen, "")),
       fmt::arg("specialization", specParts.empty() ? std::string("none") : joined(specParts)),
       fmt::arg("grid", joined(gridComment)), fmt::arg("block", joined(blockParts)),
       fmt::arg("shared_bytes", sharedComment), fmt::arg("parameter_lines", paramLines));
@@ -390,13 +394,12 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
         "dynamic_shared_bytes);\n",
         ctx.functionNames[&kernel]);
   }
-  source += fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
-                        fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
-                        fmt::arg("kernel_params", joined(kernelParamDecls)),
-                        fmt::arg("host_params", joined(hostParams)), fmt::arg("grid", joined(gridParts)),
-                        fmt::arg("block", joined(blockParts)),
-                        fmt::arg("shared_bytes", sharedBytes),
-                        fmt::arg("call_args", joined(callArgs)));
+  source +=
+      fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
+                  fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
+                  fmt::arg("kernel_params", joined(kernelParamDecls)), fmt::arg("host_params", joined(hostParams)),
+                  fmt::arg("grid", joined(gridParts)), fmt::arg("block", joined(blockParts)),
+                  fmt::arg("shared_bytes", sharedBytes), fmt::arg("call_args", joined(callArgs)));
   auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
   source += body.text();
 

@@ -16,17 +16,16 @@
 namespace spindle::verify {
 
 struct Violation {
-  std::string file;        // the .hip file as given on the command line
+  std::string file;  // the .hip file as given on the command line
   unsigned line = 0, col = 0;
-  std::string presumed;    // "kernel.spn:12:5" when #line maps it elsewhere
+  std::string presumed;  // "kernel.spn:12:5" when #line maps it elsewhere
   std::string message;
-  std::string checkId;     // "shadow", printed as [verify-shadow]
+  std::string checkId;  // "shadow", printed as [verify-shadow]
 };
 
 class Reporter {
  public:
-  void report(const clang::SourceManager& sm, clang::SourceLocation loc, const char* checkId,
-              std::string message);
+  void report(const clang::SourceManager& sm, clang::SourceLocation loc, const char* checkId, std::string message);
   const std::vector<Violation>& violations() const { return violations_; }
   // Sorted by file, line, column, id; one "file:line:col: error: msg [id]" line
   // each, plus a note line pointing at the .spn source when #line says so.
@@ -57,8 +56,8 @@ class Check : public clang::ast_matchers::MatchFinder::MatchCallback {
 std::vector<std::unique_ptr<Check>> makeAllChecks(Reporter& reporter);
 
 // Shared helpers.
-bool isKernel(const clang::FunctionDecl* fn);        // __global__
-bool isDeviceOnly(const clang::FunctionDecl* fn);    // __device__, not __global__
+bool isKernel(const clang::FunctionDecl* fn);      // __global__
+bool isDeviceOnly(const clang::FunctionDecl* fn);  // __device__, not __global__
 // Prelude helpers are named __spn_*; the checks about outlined closures skip them.
 bool isPreludeHelper(const clang::FunctionDecl* fn);
 

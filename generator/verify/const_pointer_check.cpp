@@ -114,7 +114,8 @@ class WriteFinder {
     bool VisitUnaryOperator(clang::UnaryOperator* op) {
       if (changed || !op->isIncrementDecrementOp()) return true;
       const clang::Expr* sub = op->getSubExpr()->IgnoreParenImpCasts();
-      if (llvm::isa<clang::DeclRefExpr>(sub) && !llvm::cast<clang::DeclRefExpr>(sub)->getDecl()->getType()->isReferenceType())
+      if (llvm::isa<clang::DeclRefExpr>(sub) &&
+          !llvm::cast<clang::DeclRefExpr>(sub)->getDecl()->getType()->isReferenceType())
         return true;  // p++ moves the pointer
       if (based(sub)) found = true;
       return true;
@@ -129,10 +130,8 @@ class WriteFinder {
         case clang::AtomicExpr::AO__atomic_load_n:
         case clang::AtomicExpr::AO__c11_atomic_load:
         case clang::AtomicExpr::AO__hip_atomic_load:
-        case clang::AtomicExpr::AO__opencl_atomic_load:
-          return true;
-        default:
-          break;
+        case clang::AtomicExpr::AO__opencl_atomic_load: return true;
+        default: break;
       }
       if (based(atomic->getPtr())) found = true;
       return true;
@@ -173,8 +172,8 @@ class WriteFinder {
         // custom type checking declares no parameters), extern functions,
         // variadic tails. Trust the types: a non-const pointer or reference
         // handed over may be written through.
-        clang::QualType t = i < callee->getNumParams() ? callee->getParamDecl(i)->getType()
-                                                       : arg->IgnoreParenImpCasts()->getType();
+        clang::QualType t =
+            i < callee->getNumParams() ? callee->getParamDecl(i)->getType() : arg->IgnoreParenImpCasts()->getType();
         if (t->isReferenceType()) {
           if (!pointsToConst(t)) found = true;
         } else if (t->isPointerType() && !pointsToConst(t)) {

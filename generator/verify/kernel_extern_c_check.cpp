@@ -18,15 +18,14 @@ class KernelExternCCheck : public Check {
   const char* name() const override { return "kernel-extern-c"; }
   const char* description() const override { return "every __global__ function is extern \"C\""; }
   void registerMatchers(MatchFinder& finder) override {
-    finder.addMatcher(functionDecl(isExpansionInMainFile(), hasAttr(clang::attr::CUDAGlobal)).bind("fn"),
-                      this);
+    finder.addMatcher(functionDecl(isExpansionInMainFile(), hasAttr(clang::attr::CUDAGlobal)).bind("fn"), this);
   }
   void run(const MatchFinder::MatchResult& result) override {
     const auto* fn = result.Nodes.getNodeAs<clang::FunctionDecl>("fn");
     if (fn->isExternC()) return;
-    report(*result.SourceManager, fn->getLocation(),
-           "kernel '" + fn->getNameAsString() +
-               "' must have C linkage (extern \"C\") so the runtime can find it by name");
+    report(
+        *result.SourceManager, fn->getLocation(),
+        "kernel '" + fn->getNameAsString() + "' must have C linkage (extern \"C\") so the runtime can find it by name");
   }
 };
 

@@ -28,8 +28,7 @@ class LaunchBoundsCheck : public Check {
   }
   void run(const MatchFinder::MatchResult& result) override {
     const auto* fn = result.Nodes.getNodeAs<clang::FunctionDecl>("fn");
-    if (fn->hasAttr<clang::CUDALaunchBoundsAttr>() || fn->hasAttr<clang::AMDGPUFlatWorkGroupSizeAttr>())
-      return;
+    if (fn->hasAttr<clang::CUDALaunchBoundsAttr>() || fn->hasAttr<clang::AMDGPUFlatWorkGroupSizeAttr>()) return;
     report(*result.SourceManager, fn->getLocation(),
            "kernel '" + fn->getNameAsString() + "' has no __launch_bounds__(<block size>)");
   }

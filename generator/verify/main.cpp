@@ -81,8 +81,15 @@ class VerifyActionFactory : public clang::tooling::FrontendActionFactory {
 
 std::vector<std::string> clangArgs(const std::string& arch, const std::vector<std::string>& extra) {
   std::vector<std::string> args = {
-      "-x", "hip", "--cuda-device-only", "--offload-arch=" + arch, "-nogpuinc", "-nogpulib",
-      "-std=c++17", "-include", "hip/hip_runtime.h",
+      "-x",
+      "hip",
+      "--cuda-device-only",
+      "--offload-arch=" + arch,
+      "-nogpuinc",
+      "-nogpulib",
+      "-std=c++17",
+      "-include",
+      "hip/hip_runtime.h",
       "-resource-dir=" SPINDLE_CLANG_RESOURCE_DIR,
       "-w",  // warnings are not this tool's business; errors still stop it
   };

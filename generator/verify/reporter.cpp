@@ -22,8 +22,8 @@ void Reporter::report(const clang::SourceManager& sm, clang::SourceLocation loc,
     v.col = sm.getColumnNumber(fid, offset);
     clang::PresumedLoc presumed = sm.getPresumedLoc(loc);
     if (presumed.isValid() && v.file != presumed.getFilename())
-      v.presumed = std::string(presumed.getFilename()) + ":" + std::to_string(presumed.getLine()) +
-                   ":" + std::to_string(presumed.getColumn());
+      v.presumed = std::string(presumed.getFilename()) + ":" + std::to_string(presumed.getLine()) + ":" +
+                   std::to_string(presumed.getColumn());
   }
   violations_.push_back(std::move(v));
 }
@@ -35,8 +35,7 @@ void Reporter::print(std::ostream& os) const {
     return std::tie(a->file, a->line, a->col, a->checkId) < std::tie(b->file, b->line, b->col, b->checkId);
   });
   for (const Violation* v : sorted) {
-    os << v->file << ':' << v->line << ':' << v->col << ": error: " << v->message << " [verify-"
-       << v->checkId << "]\n";
+    os << v->file << ':' << v->line << ':' << v->col << ": error: " << v->message << " [verify-" << v->checkId << "]\n";
     if (!v->presumed.empty()) os << v->presumed << ": note: generated from here\n";
   }
 }

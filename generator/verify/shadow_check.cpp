@@ -39,8 +39,8 @@ class ScopeWalker : public clang::RecursiveASTVisitor<ScopeWalker> {
 
   bool TraverseStmt(clang::Stmt* s) {
     if (!s) return true;
-    bool opens = llvm::isa<clang::CompoundStmt, clang::ForStmt, clang::IfStmt, clang::WhileStmt,
-                           clang::SwitchStmt, clang::CXXForRangeStmt, clang::CXXCatchStmt>(s);
+    bool opens = llvm::isa<clang::CompoundStmt, clang::ForStmt, clang::IfStmt, clang::WhileStmt, clang::SwitchStmt,
+                           clang::CXXForRangeStmt, clang::CXXCatchStmt>(s);
     if (opens) scopes_.emplace_back();
     bool ok = RecursiveASTVisitor::TraverseStmt(s);
     if (opens) scopes_.pop_back();
@@ -84,9 +84,7 @@ class ShadowCheck : public Check {
   const char* description() const override {
     return "no local variable shadows a parameter, an outer local or a file-scope variable";
   }
-  void registerMatchers(MatchFinder& finder) override {
-    finder.addMatcher(translationUnitDecl().bind("tu"), this);
-  }
+  void registerMatchers(MatchFinder& finder) override { finder.addMatcher(translationUnitDecl().bind("tu"), this); }
   void run(const MatchFinder::MatchResult& result) override {
     const auto* tu = result.Nodes.getNodeAs<clang::TranslationUnitDecl>("tu");
     const clang::SourceManager& sm = *result.SourceManager;
@@ -95,13 +93,13 @@ class ShadowCheck : public Check {
     collect(tu, sm, globals, functions);
     for (const clang::FunctionDecl* fn : functions) {
       ScopeWalker walker(globals, [&](const clang::VarDecl* inner, const clang::NamedDecl* outer) {
-        const char* what = llvm::isa<clang::ParmVarDecl>(outer) ? "parameter"
+        const char* what = llvm::isa<clang::ParmVarDecl>(outer)                  ? "parameter"
                            : llvm::cast<clang::VarDecl>(outer)->isLocalVarDecl() ? "local variable"
-                                                                                   : "file-scope variable";
-        std::string at = " declared on line " + std::to_string(sm.getSpellingLineNumber(sm.getFileLoc(outer->getLocation())));
+                                                                                 : "file-scope variable";
+        std::string at =
+            " declared on line " + std::to_string(sm.getSpellingLineNumber(sm.getFileLoc(outer->getLocation())));
         report(sm, inner->getLocation(),
-               "'" + inner->getNameAsString() + "' in function '" + fn->getNameAsString() + "' shadows " + what +
-                   at);
+               "'" + inner->getNameAsString() + "' in function '" + fn->getNameAsString() + "' shadows " + what + at);
       });
       walker.walk(fn);
     }

@@ -18,15 +18,13 @@ class UnusedParamCheck : public Check {
  public:
   using Check::Check;
   const char* name() const override { return "unused-param"; }
-  const char* description() const override {
-    return "every parameter of a non-prelude __device__ function is used";
-  }
+  const char* description() const override { return "every parameter of a non-prelude __device__ function is used"; }
   void registerMatchers(MatchFinder& finder) override {
-    finder.addMatcher(functionDecl(isExpansionInMainFile(), isDefinition(), hasAttr(clang::attr::CUDADevice),
-                                   unless(hasAttr(clang::attr::CUDAGlobal)),
-                                   unless(isImplicit()), unless(isTemplateInstantiation()))
-                          .bind("fn"),
-                      this);
+    finder.addMatcher(
+        functionDecl(isExpansionInMainFile(), isDefinition(), hasAttr(clang::attr::CUDADevice),
+                     unless(hasAttr(clang::attr::CUDAGlobal)), unless(isImplicit()), unless(isTemplateInstantiation()))
+            .bind("fn"),
+        this);
   }
   void run(const MatchFinder::MatchResult& result) override {
     const auto* fn = result.Nodes.getNodeAs<clang::FunctionDecl>("fn");

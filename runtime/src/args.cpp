@@ -86,24 +86,18 @@ I exactInteger(ScalarType type, double v) {
 
 const char* backendName(BackendKind kind) {
   switch (kind) {
-    case BackendKind::Hip:
-      return "hip";
-    case BackendKind::Cuda:
-      return "cuda";
-    case BackendKind::Auto:
-      break;
+    case BackendKind::Hip: return "hip";
+    case BackendKind::Cuda: return "cuda";
+    case BackendKind::Auto: break;
   }
   return "auto";
 }
 
 const char* cacheOutcomeName(CacheOutcome o) {
   switch (o) {
-    case CacheOutcome::MemoryHit:
-      return "hit (memory)";
-    case CacheOutcome::DiskHit:
-      return "hit (disk)";
-    case CacheOutcome::Miss:
-      break;
+    case CacheOutcome::MemoryHit: return "hit (memory)";
+    case CacheOutcome::DiskHit: return "hit (disk)";
+    case CacheOutcome::Miss: break;
   }
   return "miss";
 }
@@ -130,34 +124,20 @@ Arg scalar(uint64_t v) { return makeScalar(ScalarType::U64, v); }
 
 Arg scalar(ScalarType type, double v) {
   switch (type) {
-    case ScalarType::Bool:
-      return makeScalar(type, uint8_t(v != 0));
-    case ScalarType::I8:
-      return makeScalar(type, exactInteger<int8_t>(type, v));
-    case ScalarType::I16:
-      return makeScalar(type, exactInteger<int16_t>(type, v));
-    case ScalarType::I32:
-      return makeScalar(type, exactInteger<int32_t>(type, v));
-    case ScalarType::I64:
-      return makeScalar(type, exactInteger<int64_t>(type, v));
-    case ScalarType::U8:
-      return makeScalar(type, exactInteger<uint8_t>(type, v));
-    case ScalarType::U16:
-      return makeScalar(type, exactInteger<uint16_t>(type, v));
-    case ScalarType::U32:
-      return makeScalar(type, exactInteger<uint32_t>(type, v));
-    case ScalarType::U64:
-      return makeScalar(type, exactInteger<uint64_t>(type, v));
-    case ScalarType::F16:
-      return makeScalar(type, toHalf(float(v)));
-    case ScalarType::BF16:
-      return makeScalar(type, toBf16(float(v)));
-    case ScalarType::F32:
-      return makeScalar(type, float(v));
-    case ScalarType::F64:
-      return makeScalar(type, v);
-    case ScalarType::Invalid:
-      break;
+    case ScalarType::Bool: return makeScalar(type, uint8_t(v != 0));
+    case ScalarType::I8: return makeScalar(type, exactInteger<int8_t>(type, v));
+    case ScalarType::I16: return makeScalar(type, exactInteger<int16_t>(type, v));
+    case ScalarType::I32: return makeScalar(type, exactInteger<int32_t>(type, v));
+    case ScalarType::I64: return makeScalar(type, exactInteger<int64_t>(type, v));
+    case ScalarType::U8: return makeScalar(type, exactInteger<uint8_t>(type, v));
+    case ScalarType::U16: return makeScalar(type, exactInteger<uint16_t>(type, v));
+    case ScalarType::U32: return makeScalar(type, exactInteger<uint32_t>(type, v));
+    case ScalarType::U64: return makeScalar(type, exactInteger<uint64_t>(type, v));
+    case ScalarType::F16: return makeScalar(type, toHalf(float(v)));
+    case ScalarType::BF16: return makeScalar(type, toBf16(float(v)));
+    case ScalarType::F32: return makeScalar(type, float(v));
+    case ScalarType::F64: return makeScalar(type, v);
+    case ScalarType::Invalid: break;
   }
   throw Error("spindle::scalar: invalid scalar type");
 }

@@ -4,11 +4,11 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
-#include <sys/stat.h>
 
 #include "backend.h"
 #include "dynlib.h"
@@ -21,8 +21,8 @@ using nvrtcResult = int;
 using nvrtcProgram = void*;
 using PFN_nvrtcVersion = nvrtcResult (*)(int*, int*);
 using PFN_nvrtcGetErrorString = const char* (*)(nvrtcResult);
-using PFN_nvrtcCreateProgram = nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int,
-                                               const char* const*, const char* const*);
+using PFN_nvrtcCreateProgram = nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                                               const char* const*);
 using PFN_nvrtcCompileProgram = nvrtcResult (*)(nvrtcProgram, int, const char* const*);
 using PFN_nvrtcGetSize = nvrtcResult (*)(nvrtcProgram, size_t*);
 using PFN_nvrtcGetBytes = nvrtcResult (*)(nvrtcProgram, char*);
@@ -71,8 +71,8 @@ struct Driver {
   CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*funcSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*occupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) = nullptr;
-  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                           void**, void**) = nullptr;
   CUresult (*memAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*memFree)(CUdeviceptr) = nullptr;
   CUresult (*memcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
@@ -201,9 +201,9 @@ class CudaBackend final : public Backend {
                                     unsigned(g.dynamicSharedBytes), stream, args, nullptr);
     // The message is formatted only on failure: this is the launch hot path.
     if (rc != CUDA_SUCCESS)
-      checkCu(rc, fmt::format("cuLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared memory)",
-                              g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2],
-                              g.dynamicSharedBytes));
+      checkCu(rc,
+              fmt::format("cuLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared memory)",
+                          g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
   }
 
   int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
@@ -213,7 +213,7 @@ class CudaBackend final : public Backend {
     checkCu(drv_.deviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
             "cuDeviceGetAttribute(multiprocessor count)");
     checkCu(drv_.occupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, function, int(blockThreads),
-                                                          size_t(dynamicSharedBytes)),
+                                                           size_t(dynamicSharedBytes)),
             fmt::format("cuOccupancyMaxActiveBlocksPerMultiprocessor(block of {} threads, {} bytes dynamic shared)",
                         blockThreads, dynamicSharedBytes));
     return int64_t(multiprocessors) * perMultiprocessor;
@@ -288,8 +288,8 @@ class CudaBackend final : public Backend {
               nv_.lib.sym(nv_.cubinSize, "nvrtcGetCUBINSize") && nv_.lib.sym(nv_.cubin, "nvrtcGetCUBIN") &&
               nv_.lib.sym(nv_.destroy, "nvrtcDestroyProgram");
     if (!ok) {
-      nvrtcError_ = fmt::format("{} lacks the nvrtc functions Spindle needs (nvrtcGetCUBIN needs CUDA 11.1+)",
-                                nv_.lib.path());
+      nvrtcError_ =
+          fmt::format("{} lacks the nvrtc functions Spindle needs (nvrtcGetCUBIN needs CUDA 11.1+)", nv_.lib.path());
       return;
     }
     int major = 0, minor = 0;
@@ -326,28 +326,26 @@ class CudaBackend final : public Backend {
       driverError_ = "no CUDA driver (libcuda.so.1): " + drv_.lib.error();
       return;
     }
-    bool ok = drv_.lib.sym(drv_.init, "cuInit") && drv_.lib.sym(drv_.getErrorName, "cuGetErrorName") &&
-              drv_.lib.sym(drv_.getErrorString, "cuGetErrorString") &&
-              drv_.lib.sym(drv_.deviceGetCount, "cuDeviceGetCount") && drv_.lib.sym(drv_.deviceGet, "cuDeviceGet") &&
-              drv_.lib.sym(drv_.deviceGetName, "cuDeviceGetName") &&
-              drv_.lib.sym(drv_.deviceGetAttribute, "cuDeviceGetAttribute") &&
-              drv_.lib.sym(drv_.primaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-              drv_.lib.sym(drv_.ctxSetCurrent, "cuCtxSetCurrent") &&
-              drv_.lib.sym(drv_.moduleLoadData, "cuModuleLoadData") &&
-              drv_.lib.sym(drv_.moduleGetFunction, "cuModuleGetFunction") &&
-              drv_.lib.sym(drv_.funcSetAttribute, "cuFuncSetAttribute") &&
-              drv_.lib.sym(drv_.occupancyMaxActiveBlocksPerMultiprocessor,
-                           "cuOccupancyMaxActiveBlocksPerMultiprocessor") &&
-              drv_.lib.sym(drv_.launchKernel, "cuLaunchKernel") && drv_.lib.sym(drv_.memAlloc, "cuMemAlloc_v2") &&
-              drv_.lib.sym(drv_.memFree, "cuMemFree_v2") && drv_.lib.sym(drv_.memcpyHtoD, "cuMemcpyHtoD_v2") &&
-              drv_.lib.sym(drv_.memcpyDtoH, "cuMemcpyDtoH_v2") &&
-              drv_.lib.sym(drv_.streamSynchronize, "cuStreamSynchronize") &&
-              drv_.lib.sym(drv_.eventCreate, "cuEventCreate") && drv_.lib.sym(drv_.eventRecord, "cuEventRecord") &&
-              drv_.lib.sym(drv_.eventSynchronize, "cuEventSynchronize") &&
-              (drv_.lib.sym(drv_.eventElapsedTime, "cuEventElapsedTime_v2") ||
-               drv_.lib.sym(drv_.eventElapsedTime, "cuEventElapsedTime")) &&
-              (drv_.lib.sym(drv_.eventDestroy, "cuEventDestroy_v2") ||
-               drv_.lib.sym(drv_.eventDestroy, "cuEventDestroy"));
+    bool ok =
+        drv_.lib.sym(drv_.init, "cuInit") && drv_.lib.sym(drv_.getErrorName, "cuGetErrorName") &&
+        drv_.lib.sym(drv_.getErrorString, "cuGetErrorString") &&
+        drv_.lib.sym(drv_.deviceGetCount, "cuDeviceGetCount") && drv_.lib.sym(drv_.deviceGet, "cuDeviceGet") &&
+        drv_.lib.sym(drv_.deviceGetName, "cuDeviceGetName") &&
+        drv_.lib.sym(drv_.deviceGetAttribute, "cuDeviceGetAttribute") &&
+        drv_.lib.sym(drv_.primaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+        drv_.lib.sym(drv_.ctxSetCurrent, "cuCtxSetCurrent") && drv_.lib.sym(drv_.moduleLoadData, "cuModuleLoadData") &&
+        drv_.lib.sym(drv_.moduleGetFunction, "cuModuleGetFunction") &&
+        drv_.lib.sym(drv_.funcSetAttribute, "cuFuncSetAttribute") &&
+        drv_.lib.sym(drv_.occupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor") &&
+        drv_.lib.sym(drv_.launchKernel, "cuLaunchKernel") && drv_.lib.sym(drv_.memAlloc, "cuMemAlloc_v2") &&
+        drv_.lib.sym(drv_.memFree, "cuMemFree_v2") && drv_.lib.sym(drv_.memcpyHtoD, "cuMemcpyHtoD_v2") &&
+        drv_.lib.sym(drv_.memcpyDtoH, "cuMemcpyDtoH_v2") &&
+        drv_.lib.sym(drv_.streamSynchronize, "cuStreamSynchronize") &&
+        drv_.lib.sym(drv_.eventCreate, "cuEventCreate") && drv_.lib.sym(drv_.eventRecord, "cuEventRecord") &&
+        drv_.lib.sym(drv_.eventSynchronize, "cuEventSynchronize") &&
+        (drv_.lib.sym(drv_.eventElapsedTime, "cuEventElapsedTime_v2") ||
+         drv_.lib.sym(drv_.eventElapsedTime, "cuEventElapsedTime")) &&
+        (drv_.lib.sym(drv_.eventDestroy, "cuEventDestroy_v2") || drv_.lib.sym(drv_.eventDestroy, "cuEventDestroy"));
     if (!ok) {
       driverError_ = drv_.lib.path() + " lacks driver API functions Spindle needs (driver too old?)";
       return;

@@ -52,8 +52,8 @@ struct Hip {
   hipError_t (*moduleOccupancyMaxActiveBlocksPerMultiprocessor)(int*, hipFunction_t, int, size_t) = nullptr;
   hipError_t (*moduleLoadData)(hipModule_t*, const void*) = nullptr;
   hipError_t (*moduleGetFunction)(hipFunction_t*, hipModule_t, const char*) = nullptr;
-  hipError_t (*moduleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                   unsigned, hipStream_t, void**, void**) = nullptr;
+  hipError_t (*moduleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   hipStream_t, void**, void**) = nullptr;
   hipError_t (*malloc)(void**, size_t) = nullptr;
   hipError_t (*free)(void*) = nullptr;
   hipError_t (*memcpyHtoD)(void*, void*, size_t) = nullptr;
@@ -72,8 +72,7 @@ struct Hip {
 std::string findArchName(const char* props, size_t size) {
   std::string best;
   for (size_t i = 0; i + 4 < size; ++i) {
-    if (std::strncmp(props + i, "gfx", 3) != 0 || !std::isxdigit(static_cast<unsigned char>(props[i + 3])))
-      continue;
+    if (std::strncmp(props + i, "gfx", 3) != 0 || !std::isxdigit(static_cast<unsigned char>(props[i + 3]))) continue;
     if (i > 0 && props[i - 1] != 0) continue;  // must start a field
     size_t n = strnlen(props + i, size - i);
     std::string s(props + i, n);
@@ -193,9 +192,9 @@ class HipBackend final : public Backend {
                                             unsigned(g.dynamicSharedBytes), stream, args, nullptr);
     // The message is formatted only on failure: this is the launch hot path.
     if (rc != 0)
-      checkHip(rc, fmt::format("hipModuleLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared)",
-                               g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2],
-                               g.dynamicSharedBytes));
+      checkHip(rc,
+               fmt::format("hipModuleLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared)",
+                           g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
   }
 
   int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
@@ -204,9 +203,10 @@ class HipBackend final : public Backend {
     checkHip(hip_.deviceGetAttribute(&multiprocessors, kHipDeviceAttributeMultiprocessorCount, device_),
              "hipDeviceGetAttribute(multiprocessor count)");
     checkHip(hip_.moduleOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, function, int(blockThreads),
-                                                                 size_t(dynamicSharedBytes)),
+                                                                  size_t(dynamicSharedBytes)),
              fmt::format("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(block of {} threads, {} bytes "
-                         "dynamic shared)", blockThreads, dynamicSharedBytes));
+                         "dynamic shared)",
+                         blockThreads, dynamicSharedBytes));
     return int64_t(multiprocessors) * perMultiprocessor;
   }
 
@@ -329,8 +329,8 @@ class HipBackend final : public Backend {
       std::string known;
       for (const auto& i : isas_)
         if (known.find(i) == std::string::npos) known += (known.empty() ? "" : " ") + i;
-      throw Error(fmt::format("{} cannot compile for {}: its code object manager ({}) knows only: {}", identity_, target,
-                              baseName(comgr_.realPath()), known));
+      throw Error(fmt::format("{} cannot compile for {}: its code object manager ({}) knows only: {}", identity_,
+                              target, baseName(comgr_.realPath()), known));
     }
   }
 
@@ -357,9 +357,9 @@ class HipBackend final : public Backend {
                            "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor") &&
               hip_.lib.sym(hip_.moduleLoadData, "hipModuleLoadData") &&
               hip_.lib.sym(hip_.moduleGetFunction, "hipModuleGetFunction") &&
-              hip_.lib.sym(hip_.moduleLaunchKernel, "hipModuleLaunchKernel") && hip_.lib.sym(hip_.malloc, "hipMalloc") &&
-              hip_.lib.sym(hip_.free, "hipFree") && hip_.lib.sym(hip_.memcpyHtoD, "hipMemcpyHtoD") &&
-              hip_.lib.sym(hip_.memcpyDtoH, "hipMemcpyDtoH") &&
+              hip_.lib.sym(hip_.moduleLaunchKernel, "hipModuleLaunchKernel") &&
+              hip_.lib.sym(hip_.malloc, "hipMalloc") && hip_.lib.sym(hip_.free, "hipFree") &&
+              hip_.lib.sym(hip_.memcpyHtoD, "hipMemcpyHtoD") && hip_.lib.sym(hip_.memcpyDtoH, "hipMemcpyDtoH") &&
               hip_.lib.sym(hip_.streamSynchronize, "hipStreamSynchronize") &&
               hip_.lib.sym(hip_.eventCreate, "hipEventCreate") && hip_.lib.sym(hip_.eventRecord, "hipEventRecord") &&
               hip_.lib.sym(hip_.eventSynchronize, "hipEventSynchronize") &&

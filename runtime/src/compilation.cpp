@@ -15,9 +15,9 @@ namespace spindle::rt {
 std::string cacheKeyText(BackendKind backend, const std::string& compilerIdentity, const std::string& target,
                          const std::vector<std::string>& options, const std::string& symbol,
                          const std::string& source) {
-  std::string text = fmt::format("spindle-binary-cache {}\nspindle {}\nbackend {}\ncompiler {}\ntarget {}\nsymbol {}\n",
-                                 DiskCache::kFormatVersion, SPINDLE_VERSION, backendName(backend), compilerIdentity,
-                                 target, symbol);
+  std::string text =
+      fmt::format("spindle-binary-cache {}\nspindle {}\nbackend {}\ncompiler {}\ntarget {}\nsymbol {}\n",
+                  DiskCache::kFormatVersion, SPINDLE_VERSION, backendName(backend), compilerIdentity, target, symbol);
   for (const auto& o : options) text += fmt::format("option {}\n", o);
   text += fmt::format("source {}\n", source.size());
   text += source;
@@ -32,8 +32,7 @@ std::string BinaryCompiler::keyHex(const std::string& source, const std::string&
 
 bool optionsEmbedSourcePaths(const std::vector<std::string>& options) {
   for (const auto& o : options)
-    if (o == "-G" || o == "--device-debug" || o == "-lineinfo" || o == "--generate-line-info" ||
-        o.rfind("-g", 0) == 0)
+    if (o == "-G" || o == "--device-debug" || o == "-lineinfo" || o == "--generate-line-info" || o.rfind("-g", 0) == 0)
       return true;
   return false;
 }

@@ -30,8 +30,7 @@ struct CompiledBinary {
 // The canonical text that is hashed into the disk key: everything the
 // compiler's output depends on, and nothing that varies between runs.
 std::string cacheKeyText(BackendKind backend, const std::string& compilerIdentity, const std::string& target,
-                         const std::vector<std::string>& options, const std::string& symbol,
-                         const std::string& source);
+                         const std::vector<std::string>& options, const std::string& symbol, const std::string& source);
 
 // Whether compiling with `options` writes the source's file names into the
 // binary (line tables, debug info).

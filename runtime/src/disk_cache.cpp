@@ -211,9 +211,10 @@ bool DiskCache::store(const std::string& keyHex, const std::vector<char>& payloa
 void DiskCache::disable(const std::string& why) {
   ++writeFailures_;
   if (enabled_.exchange(false) && warn_)
-    warn_(fmt::format("spindle: warning: disk cache disabled for this process ({}); "
-                      "compiled kernels are cached in memory only",
-                      why));
+    warn_(
+        fmt::format("spindle: warning: disk cache disabled for this process ({}); "
+                    "compiled kernels are cached in memory only",
+                    why));
 }
 
 void DiskCache::evict() {

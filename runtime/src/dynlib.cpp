@@ -1,11 +1,11 @@
 #include "dynlib.h"
 
 #include <dlfcn.h>
-#include <link.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
 #include <limits.h>
+#include <link.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 namespace spindle::rt {
 

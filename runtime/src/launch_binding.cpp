@@ -49,14 +49,13 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
   };
   if (plan.dimSymbols.size() > size_t(kMaxDimSymbols) || plan.typeParams.size() > size_t(kMaxTypeParams))
     throw Error(fmt::format("{}: {} dim symbols and {} type parameters; the runtime supports at most {} and {}",
-                            info.name, plan.dimSymbols.size(), plan.typeParams.size(), kMaxDimSymbols,
-                            kMaxTypeParams));
+                            info.name, plan.dimSymbols.size(), plan.typeParams.size(), kMaxDimSymbols, kMaxTypeParams));
   plan.isStatic.assign(plan.dimSymbols.size(), false);
   auto markStatic = [&](const std::string& s, const char* who) {
     int i = symbolIndex(s);
     if (i < 0)
-      throw Error(fmt::format("{}: {} names '{}' static, but the kernel has no such dim symbol (it has: {})",
-                              info.name, who, s, fmt::join(plan.dimSymbols, ", ")));
+      throw Error(fmt::format("{}: {} names '{}' static, but the kernel has no such dim symbol (it has: {})", info.name,
+                              who, s, fmt::join(plan.dimSymbols, ", ")));
     plan.isStatic[size_t(i)] = true;
   };
   for (const auto& s : info.staticDims) markStatic(s, "@static");
@@ -81,8 +80,7 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     if (!p.typeParam.empty()) {
       auto it = std::find(plan.typeParams.begin(), plan.typeParams.end(), p.typeParam);
       if (it == plan.typeParams.end())
-        throw Error(fmt::format("{}: parameter '{}' uses unknown type parameter '{}'", info.name, p.name,
-                                p.typeParam));
+        throw Error(fmt::format("{}: parameter '{}' uses unknown type parameter '{}'", info.name, p.name, p.typeParam));
       pp.typeParam = int(it - plan.typeParams.begin());
     }
     std::string elem = p.typeParam.empty() ? std::string(scalarName(p.dtype)) : p.typeParam;
@@ -165,10 +163,10 @@ void checkNoOverlap(const KernelPlan& plan, const Arg* args) {
       if (j == i || !plan.params[j].isTensor) continue;
       auto [lo2, hi2] = byteExtent(args[j]);
       if (lo < hi2 && lo2 < hi)
-        throw Error(fmt::format("{}: parameters '{}' and '{}' overlap in memory ([{:#x}, {:#x}) and [{:#x}, {:#x})); "
-                                "'{}' is written and tensors are __restrict__: pass separate buffers",
-                                plan.kernel, plan.params[i].name, plan.params[j].name, lo, hi, lo2, hi2,
-                                plan.params[i].name));
+        throw Error(
+            fmt::format("{}: parameters '{}' and '{}' overlap in memory ([{:#x}, {:#x}) and [{:#x}, {:#x})); "
+                        "'{}' is written and tensors are __restrict__: pass separate buffers",
+                        plan.kernel, plan.params[i].name, plan.params[j].name, lo, hi, lo2, hi2, plan.params[i].name));
     }
   }
 }
@@ -226,8 +224,8 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
       int sym = p.dimSymbol[ax];
       // Messages are formatted only on failure: this runs on every launch.
       auto failDim = [&](const std::string& what) {
-        std::string dimName = sym >= 0 ? fmt::format("dim {} ({})", ax, plan.dimSymbols[size_t(sym)])
-                                       : fmt::format("dim {}", ax);
+        std::string dimName =
+            sym >= 0 ? fmt::format("dim {} ({})", ax, plan.dimSymbols[size_t(sym)]) : fmt::format("dim {}", ax);
         throw Error(fmt::format("{}: parameter '{}' {}: {}", k, p.name, dimName, what));
       };
       if (v <= 0)
@@ -261,10 +259,10 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
       int64_t expect = 1;
       for (int ax = p.rank - 1; ax >= 0; --ax) {
         if (a.shape[ax] != 1 && a.strides[ax] != expect)
-          fail(fmt::format("non-contiguous view: strides [{}] for shape [{}] (contiguous would be stride {} at "
-                           "dim {}); declare the parameter 'strided' or pass a contiguous copy",
-                           fmt::join(a.strides, a.strides + p.rank, ", "), fmt::join(a.shape, a.shape + p.rank, ", "),
-                           expect, ax));
+          fail(fmt::format(
+              "non-contiguous view: strides [{}] for shape [{}] (contiguous would be stride {} at "
+              "dim {}); declare the parameter 'strided' or pass a contiguous copy",
+              fmt::join(a.strides, a.strides + p.rank, ", "), fmt::join(a.shape, a.shape + p.rank, ", "), expect, ax));
         expect *= a.shape[ax];
       }
     }
@@ -321,33 +319,28 @@ void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometr
 
 std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg>& abi) {
   if (abi.size() > size_t(kMaxAbiArgs))
-    throw Error(fmt::format("{}: {} kernel arguments; the runtime supports at most {}", plan.kernel, abi.size(),
-                            kMaxAbiArgs));
+    throw Error(
+        fmt::format("{}: {} kernel arguments; the runtime supports at most {}", plan.kernel, abi.size(), kMaxAbiArgs));
   std::vector<PackOp> ops;
   for (const auto& a : abi) {
     PackOp op{a.kind, a.paramIndex, -1, 8};
     switch (a.kind) {
-      case AbiArgKind::TensorPointer:
-        break;
-      case AbiArgKind::Scalar:
-        op.bytes = int(scalarBytes(a.type));
-        break;
-      case AbiArgKind::Stride:
-        op.index = a.axis;
-        break;
+      case AbiArgKind::TensorPointer: break;
+      case AbiArgKind::Scalar: op.bytes = int(scalarBytes(a.type)); break;
+      case AbiArgKind::Stride: op.index = a.axis; break;
       case AbiArgKind::Dim: {
         auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), a.dimSymbol);
         if (it == plan.dimSymbols.end())
-          throw Error(fmt::format("{}: generated kernel expects dim '{}', unknown to the kernel", plan.kernel,
-                                  a.dimSymbol));
+          throw Error(
+              fmt::format("{}: generated kernel expects dim '{}', unknown to the kernel", plan.kernel, a.dimSymbol));
         op.index = int(it - plan.dimSymbols.begin());
         break;
       }
     }
     bool needsParam = a.kind != AbiArgKind::Dim;
     if (needsParam && (a.paramIndex < 0 || size_t(a.paramIndex) >= plan.params.size()))
-      throw Error(fmt::format("{}: generated kernel argument '{}' refers to parameter {} of {}", plan.kernel,
-                              a.cppName, a.paramIndex, plan.params.size()));
+      throw Error(fmt::format("{}: generated kernel argument '{}' refers to parameter {} of {}", plan.kernel, a.cppName,
+                              a.paramIndex, plan.params.size()));
     if (a.kind == AbiArgKind::Stride && (a.axis < 0 || a.axis >= plan.params[size_t(a.paramIndex)].rank))
       throw Error(fmt::format("{}: generated kernel argument '{}' is the stride of axis {} of a rank-{} tensor",
                               plan.kernel, a.cppName, a.axis, plan.params[size_t(a.paramIndex)].rank));
@@ -382,9 +375,7 @@ void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Bindin
         std::memcpy(&slot, &s, sizeof s);
         break;
       }
-      case AbiArgKind::Dim:
-        std::memcpy(&slot, &b.dims[op.index], sizeof(int64_t));
-        break;
+      case AbiArgKind::Dim: std::memcpy(&slot, &b.dims[op.index], sizeof(int64_t)); break;
     }
     out.pointers[i] = &slot;
   }

@@ -31,12 +31,12 @@ struct ParamPlan {
   ScalarType dtype = ScalarType::Invalid;  // when typeParam < 0
   int typeParam = -1;
   int rank = 0;
-  int dimSymbol[kMaxRank] = {};   // -1: a literal size
+  int dimSymbol[kMaxRank] = {};  // -1: a literal size
   int64_t dimLiteral[kMaxRank] = {};
   bool strided = false;
-  bool accessedInRuns = false;     // its alignment is specialized on
-  bool writes = false;             // the kernel stores into it
-  std::string typeText;            // "f32[M, N]", "T[N] strided", "f32"
+  bool accessedInRuns = false;  // its alignment is specialized on
+  bool writes = false;          // the kernel stores into it
+  std::string typeText;         // "f32[M, N]", "T[N] strided", "f32"
 };
 
 struct KernelPlan {
@@ -44,10 +44,10 @@ struct KernelPlan {
   std::vector<ParamPlan> params;
   std::vector<std::string> typeParams;
   std::vector<std::string> dimSymbols;
-  std::vector<bool> isStatic;       // per dim symbol
-  std::vector<int> staticSymbols;   // indices of static symbols, in key order
-  bool anyStrided = false;          // a strided parameter: its contiguity enters the key
-  bool anyRunTensor = false;        // a tensor accessed in runs: its alignment enters the key
+  std::vector<bool> isStatic;      // per dim symbol
+  std::vector<int> staticSymbols;  // indices of static symbols, in key order
+  bool anyStrided = false;         // a strided parameter: its contiguity enters the key
+  bool anyRunTensor = false;       // a tensor accessed in runs: its alignment enters the key
   // Dynamic dims that place rows of tensors accessed in runs: whether each
   // is a multiple of 16 enters the key.
   std::vector<int> divisibilitySymbols;
@@ -99,9 +99,9 @@ void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometr
 // One ABI argument, resolved against the plan.
 struct PackOp {
   AbiArgKind kind;
-  int param = -1;   // TensorPointer, Scalar, Stride
-  int index = -1;   // Stride: axis; Dim: dim symbol index
-  int bytes = 8;    // Scalar: its size
+  int param = -1;  // TensorPointer, Scalar, Stride
+  int index = -1;  // Stride: axis; Dim: dim symbol index
+  int bytes = 8;   // Scalar: its size
 };
 std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg>& abi);
 

@@ -1,9 +1,9 @@
 // The public API: Runtime (backend, device, caches), Module, Kernel.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -33,17 +33,16 @@ struct Runtime::Impl {
   std::unique_ptr<rt::BinaryCompiler> compiler;
 
   void warn(const std::string& message) const {
-    if (opts.warn)
-      opts.warn(message);
-    else
-      std::fprintf(stderr, "%s\n", message.c_str());
+    if (opts.warn) opts.warn(message);
+    else std::fprintf(stderr, "%s\n", message.c_str());
   }
 
   rt::BinaryCompiler& binaries() {
     if (!compiler)
-      throw Error(fmt::format("spindle: nothing to compile for: no {} device ({}) and no target given "
-                              "(RuntimeOptions::target, or --target)",
-                              backendName(backend->kind()), deviceStatus));
+      throw Error(
+          fmt::format("spindle: nothing to compile for: no {} device ({}) and no target given "
+                      "(RuntimeOptions::target, or --target)",
+                      backendName(backend->kind()), deviceStatus));
     return *compiler;
   }
 
@@ -89,8 +88,8 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
     for (BackendKind k : {BackendKind::Cuda, BackendKind::Hip})
       if (makeBackend(k)->acceptsTarget(im.opts.target)) kind = k;
     if (kind == BackendKind::Auto)
-      throw Error(fmt::format("spindle: unknown target '{}' (expected sm_XX for NVIDIA or gfxNNN for AMD)",
-                              im.opts.target));
+      throw Error(
+          fmt::format("spindle: unknown target '{}' (expected sm_XX for NVIDIA or gfxNNN for AMD)", im.opts.target));
   }
   std::string why;
   if (kind == BackendKind::Auto) {
@@ -157,8 +156,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   }
   if (!im.target.empty()) {
     std::string compilerWhy;
-    if (!be.hasCompiler(&compilerWhy) && im.hasDevice)
-      im.deviceStatus += "; no compiler: " + compilerWhy;
+    if (!be.hasCompiler(&compilerWhy) && im.hasDevice) im.deviceStatus += "; no compiler: " + compilerWhy;
     im.compiler = std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters);
   }
 }
@@ -304,7 +302,7 @@ namespace {
 struct Loaded {
   std::string symbol;
   std::vector<rt::PackOp> ops;
-  std::vector<char> binary;   // kept until loaded
+  std::vector<char> binary;  // kept until loaded
   void* function = nullptr;
   CompileReport report;
   // resident_blocks() for the last dynamic shared size asked (< 0: none yet):
@@ -367,9 +365,10 @@ struct Kernel::State {
       auto loaded = std::make_unique<Loaded>();
       loaded->symbol = g.kernelSymbol;
       loaded->ops = rt::makePackOps(plan, g.abi);
-      rt::CompiledBinary bin = r.binaries().get(g.source, g.pathFreeSource, g.kernelSymbol, info->name + ".hip", info->name);
-      loaded->report = CompileReport{g.kernelSymbol, r.target, bin.keyHex, bin.outcome, bin.binary.size(),
-                                     bin.compileSeconds, std::move(g.source)};
+      rt::CompiledBinary bin =
+          r.binaries().get(g.source, g.pathFreeSource, g.kernelSymbol, info->name + ".hip", info->name);
+      loaded->report = CompileReport{g.kernelSymbol,    r.target,           bin.keyHex,         bin.outcome,
+                                     bin.binary.size(), bin.compileSeconds, std::move(g.source)};
       loaded->binary = std::move(bin.binary);
       e = cache.insert(key, std::move(loaded));
     }
@@ -453,8 +452,7 @@ LaunchPlan Kernel::bind(const Arg* args, size_t count) const {
   // device, get it (compiling if needed); without one it cannot be known,
   // and launchGeometry says so.
   Loaded* loaded = nullptr;
-  if (s.info->gridUsesResidentBlocks && s.rt().hasDevice)
-    loaded = &s.get(b.key, spec, /*load=*/true);
+  if (s.info->gridUsesResidentBlocks && s.rt().hasDevice) loaded = &s.get(b.key, spec, /*load=*/true);
   p.geometry = s.geometry(b, loaded);
   return p;
 }
@@ -471,10 +469,8 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     Loaded* e = s.cache.find(b.key);
-    if (e && e->function)
-      ++r.counters.memoryHits;  // the hit path: no generator, no hashing of source, no allocation
-    else
-      e = &s.get(b.key, s.specialization(b), /*load=*/true);
+    if (e && e->function) ++r.counters.memoryHits;  // the hit path: no generator, no hashing of source, no allocation
+    else e = &s.get(b.key, s.specialization(b), /*load=*/true);
     function = e->function;
     ops = &e->ops;
     g = s.geometry(b, e);
@@ -511,7 +507,8 @@ CompileReport Kernel::compile(const Specialization& spec) const {
     if (!plan.isStatic[size_t(it - plan.dimSymbols.begin())])
       throw Error(fmt::format("{}: dim '{}' is dynamic; mark it static (KernelOptions::staticDims) to give it a value",
                               plan.kernel, sym));
-    if (value <= 0) throw Error(fmt::format("{}: static dim {} = {}: sizes must be at least 1", plan.kernel, sym, value));
+    if (value <= 0)
+      throw Error(fmt::format("{}: static dim {} = {}: sizes must be at least 1", plan.kernel, sym, value));
     b.dims[it - plan.dimSymbols.begin()] = value;
   }
   for (int sIdx : plan.staticSymbols)
@@ -535,17 +532,18 @@ CompileReport Kernel::compile(const Specialization& spec) const {
     throw Error(fmt::format("{}: no {} named '{}'", plan.kernel, what, name));
   };
   for (const auto& name : spec.contiguousTensors)
-    b.contiguousStrided |= uint64_t(1) << paramIndex(name, [](const rt::ParamPlan& p) { return p.strided; },
-                                                     "strided tensor parameter");
+    b.contiguousStrided |= uint64_t(1) << paramIndex(
+                               name, [](const rt::ParamPlan& p) { return p.strided; }, "strided tensor parameter");
   for (const auto& name : spec.alignedTensors)
-    b.alignedTensors |= uint64_t(1) << paramIndex(name, [](const rt::ParamPlan& p) { return p.accessedInRuns; },
-                                                  "tensor parameter indexed in runs");
+    b.alignedTensors |=
+        uint64_t(1) << paramIndex(
+            name, [](const rt::ParamPlan& p) { return p.accessedInRuns; }, "tensor parameter indexed in runs");
   for (const auto& name : spec.divisibleDims) {
     auto it = std::find_if(plan.divisibilitySymbols.begin(), plan.divisibilitySymbols.end(),
                            [&](int sym) { return plan.dimSymbols[size_t(sym)] == name; });
     if (it == plan.divisibilitySymbols.end())
-      throw Error(fmt::format("{}: '{}' is not a dynamic dim that places rows of a tensor indexed in runs",
-                              plan.kernel, name));
+      throw Error(
+          fmt::format("{}: '{}' is not a dynamic dim that places rows of a tensor indexed in runs", plan.kernel, name));
     b.divisibleDims |= uint64_t(1) << *it;
   }
   rt::makeSpecKey(plan, b);

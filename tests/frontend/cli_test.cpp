@@ -103,25 +103,26 @@ TEST_F(CliTest, GenWritesTheGoldenAndRejectsBadRequests) {
                          "' gen tests/golden/kernels/control_flow.spn --kernel collatz_stats -o '" + out.string() + "'")
                             .c_str()),
             0);
-  EXPECT_EQ(readAll(out), readAll(fs::path(SPINDLE_SOURCE_DIR) / "tests/golden/expected/control_flow.collatz_stats.hip"));
+  EXPECT_EQ(readAll(out),
+            readAll(fs::path(SPINDLE_SOURCE_DIR) / "tests/golden/expected/control_flow.collatz_stats.hip"));
   fs::remove(out);
 
   const std::string samples = SPINDLE_SOURCE_DIR "/samples/";
-  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn'"), 1);                      // generic, no --dtype
-  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f99"), 1);        // unknown type
-  EXPECT_EQ(runSpindle("gen '" + samples + "matmul.spn'"), 1);                    // @static(K) without a value
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn'"), 1);                // generic, no --dtype
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f99"), 1);  // unknown type
+  EXPECT_EQ(runSpindle("gen '" + samples + "matmul.spn'"), 1);              // @static(K) without a value
   EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=abc"), 1);
-  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static Q=4"), 1);      // not a dim of softmax
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static Q=4"), 1);  // not a dim of softmax
   EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --kernel nope"), 1);
   EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --frobnicate"), 1);
   EXPECT_EQ(runSpindle("gen '" SPINDLE_SOURCE_DIR "/tests/golden/kernels/collectives.spn'"), 1);  // two kernels
   EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --no-line-directives"), 0);
   // Layout flags name what the kernel can use: tensors indexed in runs, their row dims.
   EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned x --aligned y"), 0);
-  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned a"), 1);            // no such tensor
-  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --aligned x"), 1);       // x has no runs
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned a"), 1);       // no such tensor
+  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --aligned x"), 1);  // x has no runs
   EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible N"), 0);
-  EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible M"), 1);               // not a row dim
+  EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible M"), 1);                 // not a row dim
   EXPECT_EQ(runSpindle("run '" + samples + "scale_strided.spn' --dims M=64,N=64 --aligned x"), 1);  // run decides
 }
 
@@ -191,7 +192,8 @@ TEST_F(CliTest, CompileKeyIgnoresWhereTheModuleLives) {
   // The generated file still points compilers at the path the user named,
   // escaped inside the directive's string literal.
   std::string gen = spindleOutput("gen '" + (root / "we\"ird\\dir" / "axpy.spn").string() + "' --dtype T=f32");
-  EXPECT_NE(gen.find("\"" + root.string() + "/we\\\"ird\\\\dir/axpy.spn\"\n"), std::string::npos) << gen.substr(0, 2000);
+  EXPECT_NE(gen.find("\"" + root.string() + "/we\\\"ird\\\\dir/axpy.spn\"\n"), std::string::npos)
+      << gen.substr(0, 2000);
   fs::remove_all(root);
 }
 

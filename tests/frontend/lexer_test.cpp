@@ -50,9 +50,8 @@ const Token& only(const Lexed& l) {
 }
 
 TEST(Lexer, SimpleStatement) {
-  EXPECT_EQ(kinds("x = a ** 2 // 3\n"),
-            (std::vector<Tok>{Tok::Name, Tok::Assign, Tok::Name, Tok::StarStar, Tok::Int, Tok::SlashSlash,
-                              Tok::Int, Tok::Newline, Tok::Eof}));
+  EXPECT_EQ(kinds("x = a ** 2 // 3\n"), (std::vector<Tok>{Tok::Name, Tok::Assign, Tok::Name, Tok::StarStar, Tok::Int,
+                                                          Tok::SlashSlash, Tok::Int, Tok::Newline, Tok::Eof}));
 }
 
 TEST(Lexer, EmptyAndBlankFiles) {
@@ -62,11 +61,11 @@ TEST(Lexer, EmptyAndBlankFiles) {
 
 TEST(Lexer, EveryKeyword) {
   const std::pair<const char*, Tok> cases[] = {
-      {"const", Tok::KwConst},   {"def", Tok::KwDef},     {"kernel", Tok::KwKernel}, {"return", Tok::KwReturn},
-      {"if", Tok::KwIf},         {"elif", Tok::KwElif},   {"else", Tok::KwElse},     {"for", Tok::KwFor},
-      {"in", Tok::KwIn},         {"while", Tok::KwWhile}, {"break", Tok::KwBreak},   {"continue", Tok::KwContinue},
-      {"pass", Tok::KwPass},     {"nonlocal", Tok::KwNonlocal}, {"and", Tok::KwAnd}, {"or", Tok::KwOr},
-      {"not", Tok::KwNot},       {"True", Tok::KwTrue},   {"False", Tok::KwFalse},
+      {"const", Tok::KwConst}, {"def", Tok::KwDef},           {"kernel", Tok::KwKernel}, {"return", Tok::KwReturn},
+      {"if", Tok::KwIf},       {"elif", Tok::KwElif},         {"else", Tok::KwElse},     {"for", Tok::KwFor},
+      {"in", Tok::KwIn},       {"while", Tok::KwWhile},       {"break", Tok::KwBreak},   {"continue", Tok::KwContinue},
+      {"pass", Tok::KwPass},   {"nonlocal", Tok::KwNonlocal}, {"and", Tok::KwAnd},       {"or", Tok::KwOr},
+      {"not", Tok::KwNot},     {"True", Tok::KwTrue},         {"False", Tok::KwFalse},
   };
   for (const auto& [word, kind] : cases) {
     auto l = lex(std::string(word) + "\n");
@@ -78,9 +77,9 @@ TEST(Lexer, EveryKeyword) {
 }
 
 TEST(Lexer, EveryOperatorIsOneToken) {
-  const char* ops[] = {"(", ")", "[", "]", ",", ":", "@", "->", "=", "+", "-", "*", "/", "//", "%", "**",
-                       "&", "|", "^", "~", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "+=", "-=", "*=",
-                       "/=", "//=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+  const char* ops[] = {"(",  ")",  "[",  "]",  ",",  ":",  "@",   "->", "=",  "+",  "-",  "*",   "/",
+                       "//", "%",  "**", "&",  "|",  "^",  "~",   "<<", ">>", "<",  "<=", ">",   ">=",
+                       "==", "!=", "+=", "-=", "*=", "/=", "//=", "%=", "&=", "|=", "^=", "<<=", ">>="};
   for (const char* op : ops) {
     // Brackets alone would be unbalanced; pair them so the lexer is happy.
     std::string text = op;
@@ -182,9 +181,7 @@ TEST(Lexer, NewlinesInsideBrackets) {
   EXPECT_EQ(kindText("f(a,\n      b,\n  [c,\n d])\ne\n"), "f ( a , b , [ c , d ] ) NL e NL EOF");
 }
 
-TEST(Lexer, CrLfLineEndings) {
-  EXPECT_EQ(kindText("a\r\n  b\r\n"), "a NL IN b NL DE EOF");
-}
+TEST(Lexer, CrLfLineEndings) { EXPECT_EQ(kindText("a\r\n  b\r\n"), "a NL IN b NL DE EOF"); }
 
 TEST(Lexer, TabInIndentationIsReportedOnce) {
   auto l = lex("kernel k():\n\tx = 1\n\ty = 2\n");
@@ -222,10 +219,10 @@ TEST(Lexer, InvalidUtf8) {
   EXPECT_EQ(findInvalidUtf8("plain ascii"), std::nullopt);
   EXPECT_EQ(findInvalidUtf8("caf\xC3\xA9 \xE6\x9D\xB1 \xF0\x9F\x98\x80"), std::nullopt);
   EXPECT_EQ(findInvalidUtf8("ab\xFF"), 2u);
-  EXPECT_EQ(findInvalidUtf8("a\xC3"), 1u);           // truncated
-  EXPECT_EQ(findInvalidUtf8("a\xC3x"), 1u);          // bad continuation
-  EXPECT_EQ(findInvalidUtf8("\xC0\x80"), 0u);        // overlong NUL
-  EXPECT_EQ(findInvalidUtf8("\xED\xA0\x80"), 0u);    // surrogate
+  EXPECT_EQ(findInvalidUtf8("a\xC3"), 1u);             // truncated
+  EXPECT_EQ(findInvalidUtf8("a\xC3x"), 1u);            // bad continuation
+  EXPECT_EQ(findInvalidUtf8("\xC0\x80"), 0u);          // overlong NUL
+  EXPECT_EQ(findInvalidUtf8("\xED\xA0\x80"), 0u);      // surrogate
   EXPECT_EQ(findInvalidUtf8("\xF4\x90\x80\x80"), 0u);  // past U+10FFFF
   auto l = lex("x = 1\n# comment \xFE here\n");
   EXPECT_EQ(diagList(l->diags), std::vector<std::string>{"2:11 lex-invalid-utf8"});
@@ -233,13 +230,12 @@ TEST(Lexer, InvalidUtf8) {
   EXPECT_EQ(l->tokens.size(), 1u);  // nothing else is lexed
 }
 
-TEST(Lexer, ByteOrderMarkIsSkipped) {
-  EXPECT_EQ(kindText("\xEF\xBB\xBFx = 1\n"), "x = 1 NL EOF");
-}
+TEST(Lexer, ByteOrderMarkIsSkipped) { EXPECT_EQ(kindText("\xEF\xBB\xBFx = 1\n"), "x = 1 NL EOF"); }
 
 TEST(Lexer, Brackets) {
   auto unmatched = lex("x = 1)\ny = a[1]]\n");
-  EXPECT_EQ(diagList(unmatched->diags), (std::vector<std::string>{"1:6 lex-unmatched-bracket", "2:9 lex-unmatched-bracket"}));
+  EXPECT_EQ(diagList(unmatched->diags),
+            (std::vector<std::string>{"1:6 lex-unmatched-bracket", "2:9 lex-unmatched-bracket"}));
   auto unclosed = lex("x = 1\ny = f(a, [b]\nz = 2\n");
   EXPECT_EQ(diagList(unclosed->diags), std::vector<std::string>{"2:6 lex-unclosed-bracket"});
   // Only the outermost of several unclosed brackets is reported.

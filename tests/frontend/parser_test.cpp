@@ -89,8 +89,9 @@ TEST(ParserErrors, ChainedComparisons) {
 // Literals
 
 TEST(ParserLiterals, Values) {
-  auto p = parseOk("const A = 0x1F\nconst B = 1e-5\nconst C = .5\nconst D = 1.\nconst E = True\n"
-                   "const F = False\nconst G = inf\nconst H = nan\nconst I = 18446744073709551615\n");
+  auto p = parseOk(
+      "const A = 0x1F\nconst B = 1e-5\nconst C = .5\nconst D = 1.\nconst E = True\n"
+      "const F = False\nconst G = inf\nconst H = nan\nconst I = 18446744073709551615\n");
   const auto& d = p->module->decls;
   ASSERT_EQ(d.size(), 9u);
   EXPECT_EQ(d[0].constDecl->value->as<IntLitExpr>()->value, 31u);
@@ -144,8 +145,7 @@ TEST(ParserDecls, ModuleDef) {
   ASSERT_EQ(gelu.body.size(), 1u);
   auto* ret = gelu.body[0]->as<ReturnStmt>();
   ASSERT_NE(ret, nullptr);
-  EXPECT_EQ(sexpr(*ret->value),
-            "(* (* 0.5 v) (+ 1.0 (call tanh (* 0.7978845608 (+ v (* (* (* 0.044715 v) v) v))))))");
+  EXPECT_EQ(sexpr(*ret->value), "(* (* 0.5 v) (+ 1.0 (call tanh (* 0.7978845608 (+ v (* (* (* 0.044715 v) v) v))))))");
   EXPECT_EQ(d[1].function->params.size(), 2u);
   EXPECT_EQ(d[1].function->params[1].type.elemName, "i64");
   EXPECT_EQ(d[2].function->returnType, nullptr);
@@ -190,7 +190,8 @@ TEST(ParserDecls, KernelWithDecorators) {
 }
 
 TEST(ParserDecls, DecoratorArgumentCounts) {
-  auto p = parseOk("@grid(cdiv(N, 256), B, 1)\n@block(16, 16)\n@static(M, N, K)\nkernel k(x: f32[M, N, K]):\n    pass\n");
+  auto p =
+      parseOk("@grid(cdiv(N, 256), B, 1)\n@block(16, 16)\n@static(M, N, K)\nkernel k(x: f32[M, N, K]):\n    pass\n");
   const KernelDecl& k = *p->module->decls[0].kernel;
   EXPECT_EQ(k.decorators[0].args.size(), 3u);
   EXPECT_EQ(sexpr(*k.decorators[0].args[0]), "(call cdiv N 256)");
@@ -252,9 +253,9 @@ TEST(ParserStmts, Assignments) {
 
 TEST(ParserStmts, EveryAugmentedAssignment) {
   const std::pair<const char*, BinaryOp> ops[] = {
-      {"+=", BinaryOp::Add},    {"-=", BinaryOp::Sub},      {"*=", BinaryOp::Mul},    {"/=", BinaryOp::Div},
-      {"//=", BinaryOp::FloorDiv}, {"%=", BinaryOp::Mod},   {"&=", BinaryOp::BitAnd}, {"|=", BinaryOp::BitOr},
-      {"^=", BinaryOp::BitXor}, {"<<=", BinaryOp::Shl},     {">>=", BinaryOp::Shr},
+      {"+=", BinaryOp::Add},       {"-=", BinaryOp::Sub},  {"*=", BinaryOp::Mul},    {"/=", BinaryOp::Div},
+      {"//=", BinaryOp::FloorDiv}, {"%=", BinaryOp::Mod},  {"&=", BinaryOp::BitAnd}, {"|=", BinaryOp::BitOr},
+      {"^=", BinaryOp::BitXor},    {"<<=", BinaryOp::Shl}, {">>=", BinaryOp::Shr},
   };
   for (const auto& [spelling, op] : ops) {
     auto p = parseOk(inKernel(fmt::format("x[i, j] {} v + 1", spelling)));
@@ -276,10 +277,10 @@ TEST(ParserStmts, CallStatements) {
 }
 
 TEST(ParserStmts, ScratchAndBuiltins) {
-  auto p = parseOk(inKernel(
-      "buf = shared(f32, [BLOCK, 4])\nacc = local(f32, [4], 0.0)\nt = thread_id(a=0)\n"
-      "g = grid_dim(a = 2) * block_dim()\nw = lane_id() + warp_size()\ny = f32(v) + T(w) + i64(3)\n"
-      "m = shfl_xor(v, 16)\nd = dim(x, 1)\nz = []"));
+  auto p =
+      parseOk(inKernel("buf = shared(f32, [BLOCK, 4])\nacc = local(f32, [4], 0.0)\nt = thread_id(a=0)\n"
+                       "g = grid_dim(a = 2) * block_dim()\nw = lane_id() + warp_size()\ny = f32(v) + T(w) + i64(3)\n"
+                       "m = shfl_xor(v, 16)\nd = dim(x, 1)\nz = []"));
   const Block& b = kernelBody(*p);
   auto value = [&](size_t i) { return sexpr(*b[i]->as<AssignStmt>()->value); };
   EXPECT_EQ(value(0), "(call shared f32 [BLOCK 4])");
@@ -302,8 +303,8 @@ TEST(ParserStmts, ScratchAndBuiltins) {
 }
 
 TEST(ParserStmts, IfElifElse) {
-  auto p = parseOk(inKernel(
-      "if a:\n    x = 1\nelif b:\n    x = 2\nelif c:\n    x = 3\nelse:\n    x = 4\nif d:\n    pass"));
+  auto p =
+      parseOk(inKernel("if a:\n    x = 1\nelif b:\n    x = 2\nelif c:\n    x = 3\nelse:\n    x = 4\nif d:\n    pass"));
   const Block& b = kernelBody(*p);
   ASSERT_EQ(b.size(), 2u);
   auto* top = b[0]->as<IfStmt>();
@@ -327,10 +328,10 @@ TEST(ParserStmts, IfElifElse) {
 }
 
 TEST(ParserStmts, LoopsAndJumps) {
-  auto p = parseOk(inKernel(
-      "for i in range(n):\n    continue\nfor i in range(1, n):\n    break\n"
-      "for i in range(n - 1, -1, -1):\n    pass\nfor k in static_range(4):\n    acc[k] = 0.0\n"
-      "while i < n and not done:\n    i += 1\n    if i > 3:\n        break\nreturn\n"));
+  auto p =
+      parseOk(inKernel("for i in range(n):\n    continue\nfor i in range(1, n):\n    break\n"
+                       "for i in range(n - 1, -1, -1):\n    pass\nfor k in static_range(4):\n    acc[k] = 0.0\n"
+                       "while i < n and not done:\n    i += 1\n    if i > 3:\n        break\nreturn\n"));
   const Block& b = kernelBody(*p);
   ASSERT_EQ(b.size(), 6u);
   auto* f1 = b[0]->as<ForStmt>();
@@ -357,10 +358,10 @@ TEST(ParserStmts, LoopsAndJumps) {
 }
 
 TEST(ParserStmts, NestedClosuresWithNonlocal) {
-  auto p = parseOk(inKernel(
-      "total = 0.0\ncount = 0\ndef add(v: f32):\n    nonlocal total, count\n    total += v\n"
-      "    def bump():\n        nonlocal count\n        count += 1\n    bump()\n"
-      "def get(j: i64) -> f32:\n    return x[j] * 2.0\nadd(get(i))"));
+  auto p =
+      parseOk(inKernel("total = 0.0\ncount = 0\ndef add(v: f32):\n    nonlocal total, count\n    total += v\n"
+                       "    def bump():\n        nonlocal count\n        count += 1\n    bump()\n"
+                       "def get(j: i64) -> f32:\n    return x[j] * 2.0\nadd(get(i))"));
   const Block& b = kernelBody(*p);
   ASSERT_EQ(b.size(), 5u);
   auto* add = b[2]->as<FuncDefStmt>();
@@ -623,9 +624,9 @@ TEST(ParserErrors, ExpressionStatementMustBeACall) {
 
 TEST(ParserErrors, Keywords) {
   auto p = parse("const X = f(a=1, a=2)\nconst Y = f(a=1, 2)\nconst Z = f(1=2)\nconst W = x[0](1)\n");
-  EXPECT_EQ(diagList(p->diags), (std::vector<std::string>{"1:18 parse-duplicate-keyword",
-                                                          "2:18 parse-positional-after-keyword",
-                                                          "3:13 parse-keyword-arg", "4:11 parse-bad-callee"}));
+  EXPECT_EQ(diagList(p->diags),
+            (std::vector<std::string>{"1:18 parse-duplicate-keyword", "2:18 parse-positional-after-keyword",
+                                      "3:13 parse-keyword-arg", "4:11 parse-bad-callee"}));
 }
 
 TEST(ParserErrors, MisplacedThings) {
@@ -638,32 +639,34 @@ TEST(ParserErrors, MisplacedThings) {
 }
 
 TEST(ParserErrors, ForLoops) {
-  auto p = parse(inKernel("for i in n:\n    pass\nfor i in range():\n    pass\nfor i in range(1, 2, 3, 4):\n    pass\n"
-                          "for i in range(stop=3):\n    pass\nfor i, j in range(3):\n    pass"));
-  EXPECT_EQ(diagList(p->diags), (std::vector<std::string>{"2:14 parse-bad-for", "4:14 parse-range-arity",
-                                                          "6:14 parse-range-arity", "8:20 parse-no-keyword-args",
-                                                          "10:10 parse-expected"}));
+  auto p =
+      parse(inKernel("for i in n:\n    pass\nfor i in range():\n    pass\nfor i in range(1, 2, 3, 4):\n    pass\n"
+                     "for i in range(stop=3):\n    pass\nfor i, j in range(3):\n    pass"));
+  EXPECT_EQ(diagList(p->diags),
+            (std::vector<std::string>{"2:14 parse-bad-for", "4:14 parse-range-arity", "6:14 parse-range-arity",
+                                      "8:20 parse-no-keyword-args", "10:10 parse-expected"}));
 }
 
 TEST(ParserErrors, Types) {
-  auto p = parse("kernel a(x: f32[]):\n    pass\nkernel b(x: f32[N + 1]):\n    pass\nkernel c(x):\n    pass\n"
-                 "kernel d(x: f32 = 1):\n    pass\ndef e(a: i32) -> 3:\n    pass\n");
-  EXPECT_EQ(diagList(p->diags), (std::vector<std::string>{"1:13 parse-tensor-rank", "3:19 parse-expected",
-                                                          "5:11 parse-expected", "7:17 parse-expected",
-                                                          "9:18 parse-bad-type"}));
+  auto p = parse(
+      "kernel a(x: f32[]):\n    pass\nkernel b(x: f32[N + 1]):\n    pass\nkernel c(x):\n    pass\n"
+      "kernel d(x: f32 = 1):\n    pass\ndef e(a: i32) -> 3:\n    pass\n");
+  EXPECT_EQ(diagList(p->diags),
+            (std::vector<std::string>{"1:13 parse-tensor-rank", "3:19 parse-expected", "5:11 parse-expected",
+                                      "7:17 parse-expected", "9:18 parse-bad-type"}));
 }
 
 TEST(ParserErrors, AnnotatedTargetMustBeAName) {
   auto p = parse(inKernel("x[0]: f32 = 1.0\n1 = 2\nf() += 1\nTrue = 1"));
-  EXPECT_EQ(diagList(p->diags), (std::vector<std::string>{"2:5 parse-annotated-target", "3:5 parse-bad-assign-target",
-                                                          "4:5 parse-bad-assign-target",
-                                                          "5:5 parse-bad-assign-target"}));
+  EXPECT_EQ(diagList(p->diags),
+            (std::vector<std::string>{"2:5 parse-annotated-target", "3:5 parse-bad-assign-target",
+                                      "4:5 parse-bad-assign-target", "5:5 parse-bad-assign-target"}));
 }
 
 TEST(ParserErrors, ModuleLevelStatements) {
   auto p = parse("x = 1\nif x:\n    pass\n  y = 2\nconst C = 1\n");
-  EXPECT_EQ(diagList(p->diags), (std::vector<std::string>{"1:1 parse-expected", "2:1 parse-expected",
-                                                          "4:3 lex-inconsistent-dedent"}));
+  EXPECT_EQ(diagList(p->diags),
+            (std::vector<std::string>{"1:1 parse-expected", "2:1 parse-expected", "4:3 lex-inconsistent-dedent"}));
   ASSERT_EQ(p->module->decls.size(), 1u);
 }
 
@@ -720,8 +723,8 @@ INSTANTIATE_TEST_SUITE_P(
                       DeepCase{"index", "const X = x" + repeat("[0]", 100000) + "\n"},
                       DeepCase{"power", "const X = 2" + repeat("**2", 100000) + "\n"},
                       DeepCase{"ternary", "const X = 1" + repeat(" if 1 else 1", 100000) + "\n"},
-                      DeepCase{"sum_of_parens", "const X = " + repeat("(1+", 150) + "1" + repeat(")", 150) +
-                                                    repeat("+1", 150) + "\n"},
+                      DeepCase{"sum_of_parens",
+                               "const X = " + repeat("(1+", 150) + "1" + repeat(")", 150) + repeat("+1", 150) + "\n"},
                       DeepCase{"blocks", deepBlocks(1000)},
                       DeepCase{"elifs", inKernel("if x:\n    pass\n" + repeat("elif x:\n    pass\n", 1000))}),
     [](const ::testing::TestParamInfo<DeepCase>& info) { return std::string(info.param.name); });

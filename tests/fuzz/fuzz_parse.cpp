@@ -17,8 +17,7 @@
 #include "source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto file = std::make_shared<spindle::SourceFile>("fuzz.spn",
-                                                    std::string(reinterpret_cast<const char*>(data), size));
+  auto file = std::make_shared<spindle::SourceFile>("fuzz.spn", std::string(reinterpret_cast<const char*>(data), size));
   spindle::DiagnosticEngine diags;
   try {
     std::unique_ptr<spindle::SourceModule> module = spindle::parseModule(file, diags);

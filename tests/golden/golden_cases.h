@@ -18,8 +18,8 @@ namespace spindle::golden {
 namespace fs = std::filesystem;
 
 struct GoldenCase {
-  std::string name;        // golden file stem, also the test name
-  std::string spnPath;     // relative to the source root, as it appears in #line
+  std::string name;     // golden file stem, also the test name
+  std::string spnPath;  // relative to the source root, as it appears in #line
   std::vector<std::string> flags;
 };
 

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* const kHeaderNames[] = {
-#include "printer/reserved_macros.inc"
 #include "printer/reserved_declarations.inc"
+#include "printer/reserved_macros.inc"
 };
 
 // Names the language itself refuses as a const or a local (its keywords,
@@ -41,8 +41,9 @@ std::vector<std::string> usableNames(bool asLocal) {
   // A name may be both a macro and a declaration (an enumerator #defined to
   // itself): once.
   for (const std::string& name : std::set<std::string>(std::begin(kHeaderNames), std::end(kHeaderNames))) {
-    std::string probe = asLocal ? "@grid(1)\n@block(1)\nkernel k(y: i32[1]):\n    " + name + " = 1\n    y[0] = " + name + "\n"
-                                : "const " + name + ": i32 = 1\n";
+    std::string probe =
+        asLocal ? "@grid(1)\n@block(1)\nkernel k(y: i32[1]):\n    " + name + " = 1\n    y[0] = " + name + "\n"
+                : "const " + name + ": i32 = 1\n";
     if (usableAs(probe)) names.push_back(name);
   }
   return names;
@@ -68,7 +69,8 @@ void compileWithVendors(const std::string& source, const std::string& what) {
     vendors.push_back({hipcc, hipcc + " --offload-arch=gfx90a -c '" + (dir / "k.hip").string() + "' -o '" +
                                   (dir / "hip.o").string() + "'"});
   if (fs::exists(nvcc))
-    vendors.push_back({nvcc, nvcc + " -arch=sm_90 -c '" + (dir / "k.cu").string() + "' -o '" + (dir / "cu.o").string() + "'"});
+    vendors.push_back(
+        {nvcc, nvcc + " -arch=sm_90 -c '" + (dir / "k.cu").string() + "' -o '" + (dir / "cu.o").string() + "'"});
   if (vendors.empty()) {
     fs::remove_all(dir);
     GTEST_SKIP() << "neither hipcc nor nvcc is installed";

@@ -67,8 +67,7 @@ TEST(WeakConsts, ComputeInTheTypeOfTheirUse) {
   for (size_t at = source.find("\nconstexpr "); at != std::string::npos; at = source.find("\nconstexpr ", at + 1))
     declarations += source.substr(at + 1, source.find('\n', at + 1) - at);
   std::ofstream(file) << "#include <cstdint>\n"
-                      << declarations
-                      << "constexpr int64_t a() { return " << a << "; }\n"
+                      << declarations << "constexpr int64_t a() { return " << a << "; }\n"
                       << "constexpr double b(double x) { return " << b << "; }\n"
                       << "constexpr int64_t c(int32_t n) { return " << c << "; }\n"
                       << "constexpr uint64_t d() { return " << d << "; }\n"

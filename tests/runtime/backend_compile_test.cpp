@@ -29,16 +29,18 @@ std::unique_ptr<rt::Backend> backendFor(BackendKind k) {
 
 const char* targetFor(BackendKind k) { return k == BackendKind::Cuda ? "sm_90" : "gfx90a"; }
 
-#define SKIP_WITHOUT_COMPILER(backend)                                                               \
-  do {                                                                                               \
-    std::string why_;                                                                                \
+#define SKIP_WITHOUT_COMPILER(backend)                                                             \
+  do {                                                                                             \
+    std::string why_;                                                                              \
     if (!(backend).hasCompiler(&why_)) GTEST_SKIP() << "compiler library not installed: " << why_; \
   } while (0)
 
 class Compile : public ::testing::TestWithParam<BackendKind> {};
 
 bool looksLikeCodeObject(const std::vector<char>& bin) {
-  static const char kElf[] = "\x7f" "ELF";
+  static const char kElf[] =
+      "\x7f"
+      "ELF";
   static const char kBundle[] = "__CLANG_OFFLOAD_BUNDLE__";
   return (bin.size() > 4 && std::memcmp(bin.data(), kElf, 4) == 0) ||
          (bin.size() > 24 && std::memcmp(bin.data(), kBundle, 24) == 0);
@@ -54,7 +56,8 @@ TEST_P(Compile, ColdCompileThenDiskHit) {
   rt::BinaryCompiler compiler(*backend, target, &disk, counters);
 
   auto t0 = std::chrono::steady_clock::now();
-  rt::CompiledBinary cold = compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
+  rt::CompiledBinary cold =
+      compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
   auto t1 = std::chrono::steady_clock::now();
   EXPECT_EQ(cold.outcome, CacheOutcome::Miss);
   EXPECT_TRUE(looksLikeCodeObject(cold.binary)) << "size " << cold.binary.size();
@@ -67,7 +70,8 @@ TEST_P(Compile, ColdCompileThenDiskHit) {
   rt::DiskCache disk2(dir.path(), 1 << 30, nullptr);
   rt::BinaryCompiler again(*backend, target, &disk2, counters2);
   auto t2 = std::chrono::steady_clock::now();
-  rt::CompiledBinary warm = again.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
+  rt::CompiledBinary warm =
+      again.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "axpy.hip", "axpy");
   auto t3 = std::chrono::steady_clock::now();
   EXPECT_EQ(warm.outcome, CacheOutcome::DiskHit);
   EXPECT_EQ(warm.keyHex, cold.keyHex);
@@ -115,7 +119,8 @@ TEST_P(Compile, ErrorsCarryTheLogWithSpnLines) {
   SKIP_WITHOUT_COMPILER(*backend);
   rt::Counters c;
   rt::BinaryCompiler compiler(*backend, targetFor(GetParam()), nullptr, c);
-  std::string src = "#line 7 \"kernels/bad.spn\"\nextern \"C\" __global__ void k(float* y) { y[0] = undefined_name; }\n";
+  std::string src =
+      "#line 7 \"kernels/bad.spn\"\nextern \"C\" __global__ void k(float* y) { y[0] = undefined_name; }\n";
   try {
     compiler.get(src, src, "k", "k.hip", "bad");
     FAIL() << "compiled";
@@ -199,7 +204,8 @@ TEST(CompileConcurrency, ProcessesCompilingTheSameKernelLeaveOneValidEntry) {
   rt::Counters c;
   rt::DiskCache disk(dir.path(), 1 << 30, nullptr);
   rt::BinaryCompiler compiler(*backend, "sm_90", &disk, c);
-  EXPECT_EQ(compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy").outcome, CacheOutcome::DiskHit);
+  EXPECT_EQ(compiler.get(test::handWrittenSource(), test::handWrittenSource(), "spn_axpy", "a.hip", "axpy").outcome,
+            CacheOutcome::DiskHit);
   EXPECT_EQ(disk.corruptEntries(), 0u);
 }
 
@@ -231,7 +237,8 @@ TEST(HipTargets, UnknownToTheCompilerIsAnErrorNotACrash) {
 TEST(CacheKey, OptionsThatEmbedPathsAreRecognized) {
   EXPECT_FALSE(rt::optionsEmbedSourcePaths({"--std=c++17", "-arch=sm_90", "-I/usr/local/cuda/include"}));
   EXPECT_FALSE(rt::optionsEmbedSourcePaths({"-std=c++17", "-O3", "--offload-arch=gfx90a"}));
-  for (const char* o : {"-lineinfo", "--generate-line-info", "-G", "--device-debug", "-g", "-ggdb", "-gline-tables-only"})
+  for (const char* o :
+       {"-lineinfo", "--generate-line-info", "-G", "--device-debug", "-g", "-ggdb", "-gline-tables-only"})
     EXPECT_TRUE(rt::optionsEmbedSourcePaths({"-O3", o})) << o;
 }
 

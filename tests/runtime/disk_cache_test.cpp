@@ -80,14 +80,35 @@ TEST(DiskCache, DamagedEntriesAreMisses) {
   };
   std::string otherKey = keyOf("other");
   std::vector<Case> cases = {
-      {"truncated payload", [](std::vector<char> b) { b.resize(b.size() - 10); return b; }, "size does not match"},
-      {"truncated header", [](std::vector<char> b) { b.resize(20); return b; }, "truncated header"},
+      {"truncated payload",
+       [](std::vector<char> b) {
+         b.resize(b.size() - 10);
+         return b;
+       },
+       "size does not match"},
+      {"truncated header",
+       [](std::vector<char> b) {
+         b.resize(20);
+         return b;
+       },
+       "truncated header"},
       {"empty file", [](std::vector<char>) { return std::vector<char>(); }, "truncated header"},
-      {"flipped payload byte", [](std::vector<char> b) { b[b.size() - 5] ^= 0x40; return b; }, "checksum mismatch"},
-      {"foreign file", [](std::vector<char> b) { return std::vector<char>(b.size(), 'x'); }, "not a Spindle cache entry"},
-      {"other format version", [](std::vector<char> b) { b[8] = 9; return b; }, "another format version"},
-      {"entry of another key",
-       [otherKey](std::vector<char>) { return DiskCache::encode(otherKey, payload(500)); }, "entry of another key"},
+      {"flipped payload byte",
+       [](std::vector<char> b) {
+         b[b.size() - 5] ^= 0x40;
+         return b;
+       },
+       "checksum mismatch"},
+      {"foreign file", [](std::vector<char> b) { return std::vector<char>(b.size(), 'x'); },
+       "not a Spindle cache entry"},
+      {"other format version",
+       [](std::vector<char> b) {
+         b[8] = 9;
+         return b;
+       },
+       "another format version"},
+      {"entry of another key", [otherKey](std::vector<char>) { return DiskCache::encode(otherKey, payload(500)); },
+       "entry of another key"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -186,8 +207,9 @@ TEST(DiskCache, UnwritableDirectoryDegradesToMemoryWithAWarning) {
 }
 
 TEST(DiskCache, ReadOnlyDirectoryDegradesToMemoryWithAWarning) {
-  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permission bits do not stop root (the EROFS path is "
-                                         "covered by ReadOnlyFileSystemFault)";
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "running as root: permission bits do not stop root (the EROFS path is "
+                    "covered by ReadOnlyFileSystemFault)";
   test::TempDir dir;
   std::string ro = dir.path() + "/ro";
   ASSERT_EQ(::mkdir(ro.c_str(), 0555), 0);
@@ -284,10 +306,8 @@ TEST(DiskCache, DefaultDirectoryFollowsTheEnvironment) {
   ::setenv("HOME", "/x/home", 1);
   EXPECT_EQ(rt::defaultCacheDir(), "/x/home/.cache/spindle");
   for (int i = 0; i < 3; ++i) {
-    if (saved[i].empty())
-      ::unsetenv(vars[i]);
-    else
-      ::setenv(vars[i], saved[i].c_str(), 1);
+    if (saved[i].empty()) ::unsetenv(vars[i]);
+    else ::setenv(vars[i], saved[i].c_str(), 1);
   }
 }
 

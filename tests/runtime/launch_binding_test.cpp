@@ -106,8 +106,7 @@ TEST(LaunchBinding, StaticDimsEnterTheKeyAndDynamicDoNot) {
 TEST(LaunchBinding, TooFewAndTooManyArguments) {
   std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128})});
   EXPECT_CONTAINS(e, "softmax: expected 3 arguments (x: f32[M, N], y: f32[M, N], scale: f32), got 2");
-  e = bindError(softmaxInfo(),
-                {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f), scalar(2.0f)});
+  e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f), scalar(2.0f)});
   EXPECT_CONTAINS(e, "expected 3 arguments");
   EXPECT_CONTAINS(e, "got 4");
 }
@@ -135,8 +134,9 @@ TEST(LaunchBinding, TypeParameterDisagreement) {
 
 TEST(LaunchBinding, RankMismatch) {
   std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {2, 3, 4}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
-  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): rank mismatch: expected rank 2, got rank 3 "
-                           "(f32[2, 3, 4])");
+  EXPECT_CONTAINS(e,
+                  "softmax: parameter 'x' (f32[M, N]): rank mismatch: expected rank 2, got rank 3 "
+                  "(f32[2, 3, 4])");
   int64_t shape[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   e = bindError(softmaxInfo(), {tensor(dev, F32, shape, 9), tensor(dev, F32, {8, 128}), scalar(1.0f)});
   EXPECT_CONTAINS(e, "got rank 9");
@@ -146,14 +146,13 @@ TEST(LaunchBinding, DisagreeingDims) {
   std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}), tensor(dev, F32, {8, 64}), scalar(1.0f)});
   EXPECT_CONTAINS(e, "softmax: parameter 'y' dim 1 (N): bound to 128 by 'x' dim 1 but 64 by 'y'");
   // transpose: y is [N, M], so its dim 0 must equal x's dim 1.
-  e = bindError(transposeInfo(),
-                {tensor(dev, F32, {8, 16}), tensor(dev, F32, {8, 16}), tensor(dev, F32, {4, 4})});
+  e = bindError(transposeInfo(), {tensor(dev, F32, {8, 16}), tensor(dev, F32, {8, 16}), tensor(dev, F32, {4, 4})});
   EXPECT_CONTAINS(e, "transpose: parameter 'y' dim 0 (N): bound to 16 by 'x' dim 1 but 8 by 'y'");
 }
 
 TEST(LaunchBinding, LiteralDims) {
-  std::string e = bindError(transposeInfo(),
-                            {tensor(dev, F32, {8, 16}), tensor(dev, F32, {16, 8}), tensor(dev, F32, {4, 5})});
+  std::string e =
+      bindError(transposeInfo(), {tensor(dev, F32, {8, 16}), tensor(dev, F32, {16, 8}), tensor(dev, F32, {4, 5})});
   EXPECT_CONTAINS(e, "transpose: parameter 'tile' dim 1: expected 4, got 5");
 }
 
@@ -167,8 +166,9 @@ TEST(LaunchBinding, ZeroAndNegativeSizes) {
 TEST(LaunchBinding, HugeSizes) {
   int64_t big = int64_t(1) << 40;
   std::string e = bindError(softmaxInfo(), {tensor(dev, F32, {big, big}), tensor(dev, F32, {big, big}), scalar(1.0f)});
-  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): f32[1099511627776, 1099511627776] has more elements "
-                           "than an int64_t can count");
+  EXPECT_CONTAINS(e,
+                  "softmax: parameter 'x' (f32[M, N]): f32[1099511627776, 1099511627776] has more elements "
+                  "than an int64_t can count");
   int64_t n = std::numeric_limits<int64_t>::max() / 2;  // elements fit, bytes do not
   e = bindError(softmaxInfo(), {tensor(dev, F32, {1, n}), tensor(dev, F32, {1, n}), scalar(1.0f)});
   EXPECT_CONTAINS(e, "is more bytes than an int64_t can count");
@@ -176,10 +176,11 @@ TEST(LaunchBinding, HugeSizes) {
 
 TEST(LaunchBinding, NonContiguousViewForContiguousParameter) {
   // A transposed view of a 128x8 buffer passed where f32[M, N] (contiguous) is declared.
-  std::string e = bindError(softmaxInfo(),
-                            {tensor(dev, F32, {8, 128}, {1, 8}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
-  EXPECT_CONTAINS(e, "softmax: parameter 'x' (f32[M, N]): non-contiguous view: strides [1, 8] for shape "
-                           "[8, 128]");
+  std::string e =
+      bindError(softmaxInfo(), {tensor(dev, F32, {8, 128}, {1, 8}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  EXPECT_CONTAINS(e,
+                  "softmax: parameter 'x' (f32[M, N]): non-contiguous view: strides [1, 8] for shape "
+                  "[8, 128]");
   EXPECT_CONTAINS(e, "declare the parameter 'strided'");
   // Explicit strides that are contiguous are fine, and size-1 dims may have any stride.
   bindOk(softmaxInfo(), {tensor(dev, F32, {8, 128}, {128, 1}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
@@ -194,8 +195,8 @@ TEST(LaunchBinding, NullPointers) {
 }
 
 TEST(LaunchBinding, InvalidDtype) {
-  std::string e = bindError(softmaxInfo(),
-                            {tensor(dev, ScalarType::Invalid, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
+  std::string e =
+      bindError(softmaxInfo(), {tensor(dev, ScalarType::Invalid, {8, 128}), tensor(dev, F32, {8, 128}), scalar(1.0f)});
   EXPECT_CONTAINS(e, "parameter 'x' (f32[M, N]): the argument has no valid dtype");
 }
 
@@ -204,8 +205,9 @@ TEST(LaunchBinding, UnknownCallerStaticDim) {
     KernelPlan::make(softmaxInfo(), {"K"});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_CONTAINS(e.what(), "softmax: the caller names 'K' static, but the kernel has no such dim symbol "
-                                    "(it has: M, N)");
+    EXPECT_CONTAINS(e.what(),
+                    "softmax: the caller names 'K' static, but the kernel has no such dim symbol "
+                    "(it has: M, N)");
   }
 }
 
@@ -253,8 +255,9 @@ TEST(LaunchBinding, GeometryLimits) {
   auto geometryError = [&](LaunchGeometry bad) { return errorFrom([&] { rt::checkGeometry(plan, b, bad); }); };
   LaunchGeometry zero = g;
   zero.grid[0] = 0;
-  EXPECT_CONTAINS(geometryError(zero), "softmax: launch grid x is 0; it must be in [1, 2147483647] "
-                                             "(grid [0, 1, 1], block [256, 1, 1], with M=8, N=128)");
+  EXPECT_CONTAINS(geometryError(zero),
+                  "softmax: launch grid x is 0; it must be in [1, 2147483647] "
+                  "(grid [0, 1, 1], block [256, 1, 1], with M=8, N=128)");
   LaunchGeometry huge = g;
   huge.grid[1] = 70000;
   EXPECT_CONTAINS(geometryError(huge), "launch grid y is 70000; it must be in [1, 65535]");
@@ -399,7 +402,8 @@ namespace {
 TEST(LaunchBinding, ContiguousViewsOfStridedParametersGetTheirOwnKey) {
   KernelInfo info;
   info.name = "copy_view";
-  info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}, true), test::tensorParam("y", ScalarType::F32, {"M", "N"})};
+  info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}, true),
+                 test::tensorParam("y", ScalarType::F32, {"M", "N"})};
   info.params[1].writes = true;
   info.dimSymbols = {"M", "N"};
   KernelPlan plan = KernelPlan::make(info, {});
@@ -461,7 +465,8 @@ TEST(LaunchBinding, AlignmentOfTensorsAccessedInRunsIsPartOfTheKey) {
 TEST(LaunchBinding, DivisibilityOfRowDimsIsPartOfTheKey) {
   KernelInfo info;
   info.name = "rows";
-  info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}), test::tensorParam("y", ScalarType::F32, {"M", "N"})};
+  info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}),
+                 test::tensorParam("y", ScalarType::F32, {"M", "N"})};
   info.params[0].accessedInRuns = info.params[1].accessedInRuns = true;
   info.params[1].writes = true;
   info.dimSymbols = {"M", "N"};
@@ -475,7 +480,7 @@ TEST(LaunchBinding, DivisibilityOfRowDimsIsPartOfTheKey) {
     return b;
   };
   EXPECT_EQ(bind(4, 64).divisibleDims, uint64_t(1) << 1);  // N is dim symbol 1
-  EXPECT_EQ(bind(4, 72).divisibleDims, 0u);                 // 72 = 16 * 4.5
+  EXPECT_EQ(bind(4, 72).divisibleDims, 0u);                // 72 = 16 * 4.5
   EXPECT_TRUE(bind(4, 64).key == bind(3, 128).key);        // M is not a row dim; both N divisible
   EXPECT_FALSE(bind(4, 64).key == bind(4, 72).key);
   EXPECT_TRUE(bind(4, 72).key == bind(4, 100).key);

@@ -115,8 +115,10 @@ TEST(Runtime, DynamicDimsDoNotEnterTheKeyAndCallerStaticOnesDo) {
   // does refuse overlapping tensors.
   const void* xs = reinterpret_cast<const void*>(uintptr_t(1) << 24);
   const void* ys = reinterpret_cast<const void*>(uintptr_t(1) << 25);
-  LaunchPlan p1 = dynamicN.bind({tensor(xs, ScalarType::F32, {1000}), tensor(ys, ScalarType::F32, {1000}), scalar(2.0f)});
-  LaunchPlan p2 = dynamicN.bind({tensor(xs, ScalarType::F32, {5000}), tensor(ys, ScalarType::F32, {5000}), scalar(2.0f)});
+  LaunchPlan p1 =
+      dynamicN.bind({tensor(xs, ScalarType::F32, {1000}), tensor(ys, ScalarType::F32, {1000}), scalar(2.0f)});
+  LaunchPlan p2 =
+      dynamicN.bind({tensor(xs, ScalarType::F32, {5000}), tensor(ys, ScalarType::F32, {5000}), scalar(2.0f)});
   EXPECT_TRUE(p1.staticDims.empty());
   EXPECT_EQ(p1.typeArgs, p2.typeArgs);
   EXPECT_EQ(p1.dims.at("N"), 1000);
@@ -152,7 +154,8 @@ kernel staged[T](x: T[N], y: T[N]):
     buf[i] = x[i]
     sync()
     y[i] = buf[N - 1 - i]
-)").kernel("staged");
+)")
+                 .kernel("staged");
   const void* xs = reinterpret_cast<const void*>(uintptr_t(1) << 24);
   const void* ys = reinterpret_cast<const void*>(uintptr_t(1) << 25);
   auto bindAs = [&](ScalarType t) { return k.bind({tensor(xs, t, {1000}), tensor(ys, t, {1000})}); };

@@ -5,18 +5,18 @@
 #include <gtest/gtest.h>
 #include <spindle/runtime.hpp>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 // EXPECT_CONTAINS(text, part): the failure shows both strings.
-#define EXPECT_CONTAINS(text, part)                                                        \
-  do {                                                                                     \
-    const std::string spnText_ = (text);                                                   \
-    const std::string spnPart_ = (part);                                                   \
-    EXPECT_NE(spnText_.find(spnPart_), std::string::npos)                                  \
-        << "expected to find:\n  " << spnPart_ << "\nin:\n  " << spnText_;             \
+#define EXPECT_CONTAINS(text, part)                                        \
+  do {                                                                     \
+    const std::string spnText_ = (text);                                   \
+    const std::string spnPart_ = (part);                                   \
+    EXPECT_NE(spnText_.find(spnPart_), std::string::npos)                  \
+        << "expected to find:\n  " << spnPart_ << "\nin:\n  " << spnText_; \
   } while (0)
 
 namespace spindle::test {

@@ -202,8 +202,7 @@ TEST(Specialization, ContiguousViewsOfStridedParameters) {
   EXPECT_NE(fast.source.find("y[int(blockIdx.x) * N + j] = x[int(blockIdx.x) * N + j];"), std::string::npos)
       << fast.source;
   EXPECT_EQ(fast.source.find("x_stride"), std::string::npos) << fast.source;
-  EXPECT_NE(general.source.find("x[int(blockIdx.x) * x_stride0 + j * x_stride1]"), std::string::npos)
-      << general.source;
+  EXPECT_NE(general.source.find("x[int(blockIdx.x) * x_stride0 + j * x_stride1]"), std::string::npos) << general.source;
   EXPECT_EQ(fast.abi.size(), 4u);     // x, y, M, N
   EXPECT_EQ(general.abi.size(), 6u);  // x, x_stride0, x_stride1, y, M, N
   EXPECT_NE(fast.key, general.key);
@@ -300,18 +299,23 @@ kernel k(x: f32[M, N, B]):
     expectGeneratorError([&] { m->generate("k", spec); }, needle);
   };
   Specialization spec;
-  expectError(spec, "test.spn:3:8: error: @block must be a compile-time integer from 1 to 1024 ('B' has no "
-                    "compile-time value; a dim used in @block must be static) [spec-block-not-constant]");
+  expectError(spec,
+              "test.spn:3:8: error: @block must be a compile-time integer from 1 to 1024 ('B' has no "
+              "compile-time value; a dim used in @block must be static) [spec-block-not-constant]");
   spec.staticDims["B"] = 2048;
   expectError(spec, "@block must be a compile-time integer from 1 to 1024, got 2048");
   spec.staticDims["B"] = 64;
-  expectError(spec, "test.spn:5:11: error: local buffer 'acc' needs a compile-time size, but dim 'N' is dynamic in "
-                    "this specialization; add it to @static or specialize it (--static N=VALUE) [spec-local-dynamic-size]");
+  expectError(spec,
+              "test.spn:5:11: error: local buffer 'acc' needs a compile-time size, but dim 'N' is dynamic in "
+              "this specialization; add it to @static or specialize it (--static N=VALUE) [spec-local-dynamic-size]");
   spec.staticDims["N"] = 4;
   EXPECT_NO_THROW(m->generate("k", spec));
   // Launch geometry needs every dim @grid uses.
-  expectGeneratorError([&] { m->launchGeometry("k", spec, {{"N", 4}, {"B", 64}}); },
-                       "test.spn:2:7: error: cannot evaluate @grid: 'M' has no compile-time value [spec-grid-eval]");
+  expectGeneratorError(
+      [&] {
+        m->launchGeometry("k", spec, {{"N", 4}, {"B", 64}});
+      },
+      "test.spn:2:7: error: cannot evaluate @grid: 'M' has no compile-time value [spec-grid-eval]");
   // A float const makes the grid a float: refused at launch, with the reason.
   const char* floatGridText = R"(
 const HALF = 1.5
@@ -322,8 +326,11 @@ kernel f(x: f32[N]):
 )";
   auto f = CompiledModule::fromString("test.spn", floatGridText, diags);
   ASSERT_TRUE(f) << diags.renderAll();
-  expectGeneratorError([&] { f->launchGeometry("f", {}, {{"N", 128}}); },
-                       "test.spn:3:7: error: cannot evaluate @grid: the grid must be an integer [spec-grid-eval]");
+  expectGeneratorError(
+      [&] {
+        f->launchGeometry("f", {}, {{"N", 128}});
+      },
+      "test.spn:3:7: error: cannot evaluate @grid: the grid must be an integer [spec-grid-eval]");
   // static_range over a dynamic bound, with the buffer sized statically.
   const char* rangeText = R"(
 @grid(M)
@@ -336,8 +343,9 @@ kernel r(x: f32[M, N]):
 )";
   auto r = CompiledModule::fromString("test.spn", rangeText, diags);
   ASSERT_TRUE(r) << diags.renderAll();
-  expectGeneratorError([&] { r->generate("r", {}); },
-                       "test.spn:6:27: error: static_range needs compile-time bounds, but 'N' has no compile-time value");
+  expectGeneratorError(
+      [&] { r->generate("r", {}); },
+      "test.spn:6:27: error: static_range needs compile-time bounds, but 'N' has no compile-time value");
 }
 
 // resident_blocks() in @grid: asked once, after the block and the dynamic
@@ -378,9 +386,12 @@ kernel k(x: f32[N], h: i32[B]):
   EXPECT_EQ(large.grid[0], 528);
   EXPECT_EQ(seenBytes, 4000u);
   // Without a device there is no answer, and the error says so.
-  expectGeneratorError([&] { m->launchGeometry("k", {}, {{"N", 1024}, {"B", 4}}); },
-                       "test.spn:2:26: error: cannot evaluate @grid: resident_blocks() is known only when launching "
-                       "on a device [spec-grid-eval]");
+  expectGeneratorError(
+      [&] {
+        m->launchGeometry("k", {}, {{"N", 1024}, {"B", 4}});
+      },
+      "test.spn:2:26: error: cannot evaluate @grid: resident_blocks() is known only when launching "
+      "on a device [spec-grid-eval]");
   // The host launcher asks the HIP (or CUDA) occupancy API the same question.
   std::string hip = m->generate("k", {}).source;
   EXPECT_NE(hip.find("const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&k), "
@@ -392,11 +403,14 @@ kernel k(x: f32[N], h: i32[B]):
                      "dynamic_shared_bytes);"),
             std::string::npos);
   // A kernel whose grid does not ask gets no helper.
-  EXPECT_EQ(compileTestModule()->generate("scale", [] {
-    Specialization s;
-    s.typeArgs["T"] = ScalarType::F32;
-    return s;
-  }()).source.find("__spn_resident_blocks"),
+  EXPECT_EQ(compileTestModule()
+                ->generate("scale",
+                           [] {
+                             Specialization s;
+                             s.typeArgs["T"] = ScalarType::F32;
+                             return s;
+                           }())
+                .source.find("__spn_resident_blocks"),
             std::string::npos);
 }
 

@@ -36,8 +36,8 @@ TEST(Types, WeakLiteralsTakeTheOtherOperandsType) {
   EXPECT_EQ(lineWith(hip, "b = "), "double b = d[0] * 0.5;");  // no f: a double context
   EXPECT_EQ(lineWith(hip, "c = "), "float c = x[0] * 0.5f;");
   EXPECT_EQ(lineWith(hip, "e = "), "int64_t e = n[0] + 1;");
-  EXPECT_EQ(lineWith(hip, "f = "), "float f = 1.5f;");     // alone: f32, not f64
-  EXPECT_EQ(lineWith(hip, "g = "), "int32_t g = 7;");      // alone: i32
+  EXPECT_EQ(lineWith(hip, "f = "), "float f = 1.5f;");  // alone: f32, not f64
+  EXPECT_EQ(lineWith(hip, "g = "), "int32_t g = 7;");   // alone: i32
 }
 
 TEST(Types, HalfPrecisionIsStorageArithmeticIsFloat) {
@@ -114,14 +114,12 @@ TEST(Types, AFailedDeclarationReportsOnce) {
       "    w = x[0] + u[0]\n",
   };
   for (const char* decl : declarations) {
-    auto a = analyze(kernelWith("x: i32[4], u: u32[4], y: f32[4]",
-                                std::string(decl) +
-                                    "    y[w] = f32(w) * 2.0\n"
-                                    "    w += 1\n"
-                                    "    def c() -> i32:\n"
-                                    "        return w + 1\n"
-                                    "    if w > c():\n"
-                                    "        y[0] = f32(w)\n"));
+    auto a = analyze(kernelWith("x: i32[4], u: u32[4], y: f32[4]", std::string(decl) + "    y[w] = f32(w) * 2.0\n"
+                                                                                       "    w += 1\n"
+                                                                                       "    def c() -> i32:\n"
+                                                                                       "        return w + 1\n"
+                                                                                       "    if w > c():\n"
+                                                                                       "        y[0] = f32(w)\n"));
     EXPECT_EQ(a->diags.errorCount(), 1u) << decl << a->diags.renderAll();
   }
   // A loop whose range failed: its variable is silent, its body still checked.

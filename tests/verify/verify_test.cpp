@@ -2,6 +2,7 @@
 // reports with the file's own `// expect:` comments (LLVM lit style).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -11,7 +12,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <utility>
 #include <vector>
 
@@ -100,14 +100,17 @@ TEST_P(VerifyFile, ReportsExactlyTheExpectedErrors) {
   RunResult r = runVerify("'" + file.string() + "'");
   EXPECT_EQ(r.exitCode, want.exitCode) << r.out;
   Expectation got = parseReported(r.out);
-  EXPECT_EQ(got, want.errors) << "expected:\n" << describe(want.errors) << "reported:\n" << describe(got)
-                              << "output:\n" << r.out;
+  EXPECT_EQ(got, want.errors) << "expected:\n"
+                              << describe(want.errors) << "reported:\n"
+                              << describe(got) << "output:\n"
+                              << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, VerifyFile, ::testing::ValuesIn(hipFiles()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = fs::path(info.param).stem().string();
-                           std::replace_if(name.begin(), name.end(), [](char c) { return !isalnum(c); }, '_');
+                           std::replace_if(
+                               name.begin(), name.end(), [](char c) { return !isalnum(c); }, '_');
                            return name;
                          });
 

@@ -46,8 +46,8 @@ struct KernelInfo {
   std::string name;
   std::vector<std::string> typeParams;
   std::vector<KernelParamInfo> params;
-  std::vector<std::string> dimSymbols;   // every dim symbol, in order of first appearance
-  std::vector<std::string> staticDims;   // those named in @static
+  std::vector<std::string> dimSymbols;  // every dim symbol, in order of first appearance
+  std::vector<std::string> staticDims;  // those named in @static
   // Dims that place the rows of tensors accessed in runs: whether each is a
   // multiple of 16 is specialized on (Specialization::divisibleDims).
   std::vector<std::string> runRowDims;
@@ -59,8 +59,8 @@ struct KernelInfo {
 // What the caller fixes for one compiled binary. Everything here, and nothing
 // else, changes the generated source (see specializationKey).
 struct Specialization {
-  std::map<std::string, int64_t> staticDims;      // dim symbol -> value (must cover @static)
-  std::map<std::string, ScalarType> typeArgs;     // type parameter -> dtype
+  std::map<std::string, int64_t> staticDims;   // dim symbol -> value (must cover @static)
+  std::map<std::string, ScalarType> typeArgs;  // type parameter -> dtype
   // `strided` tensor parameters known to be row-major contiguous at launch:
   // they are addressed through their dims, like a contiguous parameter, and
   // their strides leave the ABI (as PyTorch's contiguous fast paths do).
@@ -86,15 +86,15 @@ struct Specialization {
 enum class AbiArgKind { TensorPointer, Scalar, Stride, Dim };
 struct AbiArg {
   AbiArgKind kind;
-  int paramIndex = -1;        // TensorPointer, Scalar, Stride
-  int axis = -1;              // Stride
-  std::string dimSymbol;      // Dim
+  int paramIndex = -1;                // TensorPointer, Scalar, Stride
+  int axis = -1;                      // Stride
+  std::string dimSymbol;              // Dim
   ScalarType type = ScalarType::I64;  // Scalar: its type; pointer: element type
-  std::string cppName;        // the parameter's name in the generated source
+  std::string cppName;                // the parameter's name in the generated source
 };
 
 struct GeneratedKernel {
-  std::string source;        // one self-contained HIP file
+  std::string source;  // one self-contained HIP file
   // `source` with the module's path (in #line directives and the header)
   // replaced by a fixed placeholder: what cache keys hash, so that one
   // source text gives one key wherever its file lives and however its path
@@ -102,7 +102,7 @@ struct GeneratedKernel {
   std::string pathFreeSource;
   std::string kernelSymbol;  // extern "C" name to look up in the binary
   std::vector<AbiArg> abi;
-  std::string key;           // canonical text of every input the source depends on (no path)
+  std::string key;  // canonical text of every input the source depends on (no path)
   // Where each statement, function and const was printed (1-based line of
   // `source`) and the .spn line its #line directives must make compilers
   // report there; empty without line directives.

@@ -10,19 +10,19 @@
 namespace spindle {
 
 //  X(enum, spn name, C++ type, bits, isFloat, isSigned)
-#define SPINDLE_SCALAR_TYPES(X)            \
-  X(Bool, "bool", "bool", 8, false, false) \
-  X(I8, "i8", "int8_t", 8, false, true)    \
-  X(I16, "i16", "int16_t", 16, false, true) \
-  X(I32, "i32", "int32_t", 32, false, true) \
-  X(I64, "i64", "int64_t", 64, false, true) \
-  X(U8, "u8", "uint8_t", 8, false, false)   \
-  X(U16, "u16", "uint16_t", 16, false, false) \
-  X(U32, "u32", "uint32_t", 32, false, false) \
-  X(U64, "u64", "uint64_t", 64, false, false) \
-  X(F16, "f16", "__half", 16, true, true)   \
+#define SPINDLE_SCALAR_TYPES(X)                 \
+  X(Bool, "bool", "bool", 8, false, false)      \
+  X(I8, "i8", "int8_t", 8, false, true)         \
+  X(I16, "i16", "int16_t", 16, false, true)     \
+  X(I32, "i32", "int32_t", 32, false, true)     \
+  X(I64, "i64", "int64_t", 64, false, true)     \
+  X(U8, "u8", "uint8_t", 8, false, false)       \
+  X(U16, "u16", "uint16_t", 16, false, false)   \
+  X(U32, "u32", "uint32_t", 32, false, false)   \
+  X(U64, "u64", "uint64_t", 64, false, false)   \
+  X(F16, "f16", "__half", 16, true, true)       \
   X(BF16, "bf16", "__spn_bf16", 16, true, true) \
-  X(F32, "f32", "float", 32, true, true)    \
+  X(F32, "f32", "float", 32, true, true)        \
   X(F64, "f64", "double", 64, true, true)
 
 enum class ScalarType : uint8_t {
@@ -32,7 +32,7 @@ enum class ScalarType : uint8_t {
 #undef X
 };
 
-std::string_view scalarName(ScalarType t);   // "f32"
+std::string_view scalarName(ScalarType t);     // "f32"
 std::string_view scalarCppName(ScalarType t);  // "float"
 int scalarBits(ScalarType t);
 bool isFloat(ScalarType t);

@@ -63,8 +63,7 @@ struct Arg {
 Arg tensor(const void* data, ScalarType dtype, std::initializer_list<int64_t> shape);
 Arg tensor(const void* data, ScalarType dtype, std::initializer_list<int64_t> shape,
            std::initializer_list<int64_t> strides);
-Arg tensor(const void* data, ScalarType dtype, const int64_t* shape, int rank,
-           const int64_t* strides = nullptr);
+Arg tensor(const void* data, ScalarType dtype, const int64_t* shape, int rank, const int64_t* strides = nullptr);
 
 Arg scalar(float v);
 Arg scalar(double v);
@@ -99,14 +98,14 @@ struct RuntimeOptions {
 };
 
 struct CacheStats {
-  uint64_t memoryHits = 0;   // launches/compiles served by the in-memory cache
-  uint64_t diskHits = 0;     // binaries read back from the disk cache
-  uint64_t misses = 0;       // neither cache had it
-  uint64_t compiles = 0;     // compiler invocations (successful or not)
+  uint64_t memoryHits = 0;  // launches/compiles served by the in-memory cache
+  uint64_t diskHits = 0;    // binaries read back from the disk cache
+  uint64_t misses = 0;      // neither cache had it
+  uint64_t compiles = 0;    // compiler invocations (successful or not)
   uint64_t compileFailures = 0;
-  double compileSeconds = 0; // total time inside the compiler
-  uint64_t corruptEntries = 0;    // disk entries rejected (bad magic, checksum, size, key)
-  uint64_t diskWriteFailures = 0; // entries that could not be published
+  double compileSeconds = 0;       // total time inside the compiler
+  uint64_t corruptEntries = 0;     // disk entries rejected (bad magic, checksum, size, key)
+  uint64_t diskWriteFailures = 0;  // entries that could not be published
 };
 
 enum class CacheOutcome { MemoryHit, DiskHit, Miss };
@@ -116,18 +115,18 @@ const char* cacheOutcomeName(CacheOutcome o);  // "hit (memory)", "hit (disk)", 
 struct CompileReport {
   std::string kernelSymbol;
   std::string target;
-  std::string keyHex;          // the disk cache key: SHA-256, 64 hex digits
+  std::string keyHex;  // the disk cache key: SHA-256, 64 hex digits
   CacheOutcome outcome = CacheOutcome::Miss;
   size_t binaryBytes = 0;
-  double compileSeconds = 0;   // 0 unless this call compiled
-  std::string source;          // the specialized HIP source
+  double compileSeconds = 0;  // 0 unless this call compiled
+  std::string source;         // the specialized HIP source
 };
 
 // A checked binding (Kernel::bind): what a launch with these arguments would
 // use. Nothing has been compiled or launched.
 struct LaunchPlan {
-  std::map<std::string, int64_t> dims;          // every dim symbol
-  std::map<std::string, int64_t> staticDims;    // those baked into the binary
+  std::map<std::string, int64_t> dims;        // every dim symbol
+  std::map<std::string, int64_t> staticDims;  // those baked into the binary
   std::map<std::string, ScalarType> typeArgs;
   LaunchGeometry geometry;
 };
@@ -223,13 +222,13 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   BackendKind backend() const;
-  const std::string& target() const;      // what binaries are compiled for
-  std::string compilerIdentity() const;   // "nvrtc 13.0", "hiprtc 5.2 (HIP 50221153)"
-  bool hasDevice() const;                 // false: compile-only
-  std::string deviceName() const;         // "" without a device
-  std::string deviceStatus() const;       // why there is no device, or the device
-  const std::string& cacheDir() const;    // "" when the disk cache is off
-  bool diskCacheEnabled() const;          // false after a failed write too
+  const std::string& target() const;     // what binaries are compiled for
+  std::string compilerIdentity() const;  // "nvrtc 13.0", "hiprtc 5.2 (HIP 50221153)"
+  bool hasDevice() const;                // false: compile-only
+  std::string deviceName() const;        // "" without a device
+  std::string deviceStatus() const;      // why there is no device, or the device
+  const std::string& cacheDir() const;   // "" when the disk cache is off
+  bool diskCacheEnabled() const;         // false after a failed write too
 
   // Errors in the .spn come back as spindle::Error carrying the diagnostics.
   Module loadModule(const std::string& path);
