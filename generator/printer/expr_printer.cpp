@@ -200,7 +200,11 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
   // the same inside.
   bool leftLeaf =
       printsAsLiteral(*b.lhs) || (b.lhs->kind == ExprKind::Unary && printsAsLiteral(*b.lhs->as<UnaryExpr>()->operand));
-  if (isInteger(b.type) && b.type != ScalarType::I32 && leftLeaf && isWeak(*b.rhs))
+  // A shift takes its type from the left operand alone in C++: 1 << n with
+  // n an i64 shifts an int, so there the left literal is converted whatever
+  // the right operand is.
+  bool shift = b.op == BinaryOp::Shl || b.op == BinaryOp::Shr;
+  if (isInteger(b.type) && b.type != ScalarType::I32 && leftLeaf && (shift || isWeak(*b.rhs)))
     lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);

@@ -26,15 +26,17 @@ const HALF = 1 / 2.0
 
 @grid(1)
 @block(1)
-kernel weak(out: i64[4], fout: f64[2], n: i32, x: f64):
+kernel weak(out: i64[4], fout: f64[2], n: i32, x: f64, s: i64):
     a = i64(K) * K
     b = x * C
     c = i64(BLOCK) * n
     d = u64(K) * K + NEG
     e = HALF * x
+    g = 1 << s
     out[0] = a
     out[1] = c
     out[2] = i64(d)
+    out[3] = g
     fout[0] = b
     fout[1] = e
 )";
@@ -55,8 +57,8 @@ TEST(WeakConsts, ComputeInTheTypeOfTheirUse) {
 
   std::string a = initializerOf(source, "int64_t a"), b = initializerOf(source, "double b"),
               c = initializerOf(source, "int64_t c"), d = initializerOf(source, "uint64_t d"),
-              e = initializerOf(source, "double e");
-  for (const auto* expr : {&a, &b, &c, &d, &e}) ASSERT_FALSE(expr->empty()) << source;
+              e = initializerOf(source, "double e"), g = initializerOf(source, "int64_t g");
+  for (const auto* expr : {&a, &b, &c, &d, &e, &g}) ASSERT_FALSE(expr->empty()) << source;
 
   fs::path dir = fs::temp_directory_path() / ("spindle-weak-consts-" + std::to_string(getpid()));
   fs::create_directories(dir);
@@ -72,11 +74,13 @@ TEST(WeakConsts, ComputeInTheTypeOfTheirUse) {
                       << "constexpr int64_t c(int32_t n) { return " << c << "; }\n"
                       << "constexpr uint64_t d() { return " << d << "; }\n"
                       << "constexpr double e(double x) { return " << e << "; }\n"
+                      << "constexpr int64_t g(int64_t s) { return " << g << "; }\n"
                       << "static_assert(a() == (int64_t(1) << 32), \"i64(K) * K is 2^32\");\n"
                       << "static_assert(b(1.0) == 0.1, \"x * C with x: f64 is the double 0.1\");\n"
                       << "static_assert(c(65536) == (int64_t(1) << 32), \"i64(BLOCK) * n is 64-bit\");\n"
                       << "static_assert(d() == (uint64_t(1) << 32) - 3, \"u64(K) * K + NEG\");\n"
-                      << "static_assert(e(3.0) == 1.5, \"HALF is 0.5 in double\");\n";
+                      << "static_assert(e(3.0) == 1.5, \"HALF is 0.5 in double\");\n"
+                      << "static_assert(g(40) == (int64_t(1) << 40), \"1 << s shifts an i64\");\n";
   const char* cxx = std::getenv("CXX");
   std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++17 -fsyntax-only '" + file.string() +
                         "' > '" + (dir / "log").string() + "' 2>&1";
@@ -85,7 +89,8 @@ TEST(WeakConsts, ComputeInTheTypeOfTheirUse) {
   std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   fs::remove_all(dir);
   EXPECT_EQ(status, 0) << "the host compiler rejected the generated expressions:\n"
-                       << output << "\na = " << a << "\nb = " << b << "\nc = " << c << "\nd = " << d << "\ne = " << e;
+                       << output << "\na = " << a << "\nb = " << b << "\nc = " << c << "\nd = " << d << "\ne = " << e
+                       << "\ng = " << g;
 }
 
 }  // namespace
