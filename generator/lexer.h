@@ -16,7 +16,7 @@
 
 namespace spindle {
 
-// Keywords (LANGUAGE.md §1). `inf` and `nan` are not keywords: they lex as
+// Keywords (docs/language.md 2.4). `inf` and `nan` are not keywords: they lex as
 // float literals.
 #define SPINDLE_KEYWORDS(X) \
   X(Const, "const")         \

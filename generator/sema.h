@@ -1,5 +1,5 @@
 // Semantic analysis: the symbols of a module, the function scopes they live
-// in, and the checks of LANGUAGE.md that need names, types or constants.
+// in, and the checks of docs/language.md that need names, types or constants.
 //
 // Analysis runs in two layers:
 //  1. Resolution (sema_resolve.cpp), once per module: Python's scoping rules,
@@ -168,7 +168,7 @@ std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine
 bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel, const std::map<std::string, ScalarType>& typeArgs,
                      DiagnosticEngine& diags);
 // A literal, or an expression of literals and unannotated consts, is "weak":
-// it takes the type of the other operand (LANGUAGE.md §3).
+// it takes the type of the other operand (docs/language.md 4.4).
 bool isWeak(const Expr& e);
 
 // Types a module-level def (no type parameters).

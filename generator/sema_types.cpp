@@ -1,5 +1,5 @@
 // Typing (layer 2 of sema.h): every expression gets its scalar type under
-// one binding of the type parameters; LANGUAGE.md §3's promotion rules, the
+// one binding of the type parameters; the promotion rules of docs/language.md 4.5, the
 // builtin signatures and assignment conversions are checked here.
 #include <functional>
 #include <set>
@@ -257,7 +257,7 @@ class TypeChecker {
   }
 
   // Assignment, argument and return conversions: numeric to numeric, bool
-  // to bool (LANGUAGE.md §5: later assignments convert).
+  // to bool (docs/language.md 4.6: later assignments convert).
   void checkConvertible(Expr& where, ScalarType from, ScalarType to) {
     if (from == ScalarType::Invalid || to == ScalarType::Invalid) return;
     coerceWeak(where, computeType(to));
@@ -272,7 +272,7 @@ class TypeChecker {
     bool weak;
   };
 
-  // The promotion rules of LANGUAGE.md §3 for an arithmetic operator.
+  // The promotion rules (docs/language.md 4.5) for an arithmetic operator.
   ScalarType arithmetic(BinaryOp op, Operand a, Operand b, SourceRange where) {
     ScalarType x = computeType(a.type), y = computeType(b.type);
     if (!isNumeric(x) || !isNumeric(y)) {
@@ -439,7 +439,7 @@ class TypeChecker {
     return unified;
   }
 
-  // x ** n: n a compile-time integer (LANGUAGE.md §6).
+  // x ** n: n a compile-time integer (docs/language.md 6.6).
   ScalarType typePow(BinaryExpr& b, ScalarType l) {
     auto n = evaluateConst(*b.rhs, constsOnly());
     if (!n || n->isFloat) {

@@ -45,7 +45,7 @@ int binaryPrec(BinaryOp op) {
 
 const char* cppOperator(BinaryOp op) {
   switch (op) {
-    case BinaryOp::FloorDiv: return "/";  // truncates like C++ (LANGUAGE.md §3)
+    case BinaryOp::FloorDiv: return "/";  // truncates like C++ (docs/language.md 4.7)
     case BinaryOp::And: return "&&";
     case BinaryOp::Or: return "||";
     default: return binaryOpSpelling(op);

@@ -1,7 +1,7 @@
 // verify-const-pointer: a kernel's pointer parameter that is never written
 // through is declared pointer-to-const.
 //
-// Why: LANGUAGE.md section 7 promises `const` on every tensor the kernel
+// Why: docs/language.md (section 10) promises `const` on every tensor the kernel
 // never writes. It documents the ABI (inputs vs outputs) for hand-written
 // hiprtc callers, and together with __restrict__ it lets the compiler use
 // read-only / scalar loads and reorder freely. The generator derives it from

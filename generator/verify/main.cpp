@@ -1,5 +1,5 @@
 // spindle-verify: checks generated HIP files against the rules of
-// LANGUAGE.md section 7 (see the *_check.cpp files, one rule each).
+// docs/language.md section 10 (see the *_check.cpp files, one rule each).
 //
 //   spindle-verify [--offload-arch=gfx90a] [--list-checks] FILE.hip... [-- CLANG-ARGS...]
 //

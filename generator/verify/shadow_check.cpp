@@ -1,7 +1,7 @@
 // verify-shadow: no local variable shadows a parameter, an outer local, or a
 // variable declared at namespace scope in the file.
 //
-// Why: the generated HIP keeps the kernel author's names (LANGUAGE.md section
+// Why: the generated HIP keeps the kernel author's names (docs/language.md section
 // 7), and Spindle scopes are not C++ scopes: a name that is one variable in
 // the .spn source must be one C++ variable, and two different variables must
 // get different names (the name supply adds a suffix). A shadowing

@@ -1,7 +1,7 @@
 // verify-unused-param: every parameter of an outlined closure (a __device__
 // function that is not a __spn_* prelude helper) is used.
 //
-// Why: LANGUAGE.md section 7 says a closure's parameters are *exactly* what
+// Why: docs/language.md (section 10) says a closure's parameters are *exactly* what
 // it captures. An unused parameter means the capture analysis over-approximated
 // (it threaded a name through that nobody reads), which costs registers and
 // makes the signature lie to the reader. Kernels are not checked: their ABI

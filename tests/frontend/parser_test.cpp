@@ -1,4 +1,4 @@
-// Parser: every construct of LANGUAGE.md, operator precedence and
+// Parser: every construct of docs/language.md, operator precedence and
 // associativity, source ranges, the AST dump, and error recovery.
 #include "ast_dump.h"
 #include "frontend_test_util.h"

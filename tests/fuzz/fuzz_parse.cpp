@@ -1,6 +1,6 @@
 // libFuzzer target: the lexer and parser on arbitrary bytes.
 //
-// Contract under test (LANGUAGE.md preamble, parser.h): any input gives
+// Contract under test (docs/language.md section 2.7, parser.h): any input gives
 // diagnostics, never a crash, a hang, a sanitizer report or an
 // InternalError; deep nesting is a parse-too-deep diagnostic, not a stack
 // overflow. Rendering every diagnostic is part of the target, since

@@ -1,4 +1,4 @@
-// LANGUAGE.md §3: literal typing, promotion, storage types, and the errors
+// docs/language.md, section 4: literal typing, promotion, storage types, and the errors
 // for mixing what must not mix. Checked on the types sema gives and on the
 // C++ the printer writes for them.
 #include "sema_test_util.h"

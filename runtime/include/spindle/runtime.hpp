@@ -41,7 +41,7 @@ class Error : public std::runtime_error {
 enum class BackendKind { Auto, Hip, Cuda };
 const char* backendName(BackendKind kind);  // "auto", "hip", "cuda"
 
-// The language's rank limit (LANGUAGE.md §3).
+// The language's rank limit (docs/language.md, 4.3).
 inline constexpr int kMaxRank = 8;
 
 // One launch argument: a device tensor or a scalar. Plain data, no
