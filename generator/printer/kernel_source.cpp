@@ -9,6 +9,7 @@
 #include "../const_eval.h"
 #include "../passes/capture_analysis.h"
 #include "function_printer.h"
+#include "prelude.h"
 #include "templates.h"
 
 namespace spindle {
@@ -380,9 +381,9 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
       fmt::arg("grid", joined(gridComment)), fmt::arg("block", joined(blockParts)),
       fmt::arg("shared_bytes", sharedComment), fmt::arg("parameter_lines", paramLines));
   source += "\n";
-  source += templateText("prelude");
-  source += "\n";
-  if (!globals.text().empty()) source += globals.text() + "\n";
+  // What follows the prelude; the prelude is cut to what it names.
+  std::string rest;
+  if (!globals.text().empty()) rest += globals.text() + "\n";
   std::vector<std::string> kernelParamDecls(hostParams.begin() + 1, hostParams.end());
   // resident_blocks() in @grid is the launcher's local, from the occupancy
   // query the resident_blocks template defines.
@@ -394,14 +395,17 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request)
         "dynamic_shared_bytes);\n",
         ctx.functionNames[&kernel]);
   }
-  source +=
-      fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
-                  fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
-                  fmt::arg("kernel_params", joined(kernelParamDecls)), fmt::arg("host_params", joined(hostParams)),
-                  fmt::arg("grid", joined(gridParts)), fmt::arg("block", joined(blockParts)),
-                  fmt::arg("shared_bytes", sharedBytes), fmt::arg("call_args", joined(callArgs)));
-  auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
-  source += body.text();
+  rest += fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
+                      fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
+                      fmt::arg("kernel_params", joined(kernelParamDecls)), fmt::arg("host_params", joined(hostParams)),
+                      fmt::arg("grid", joined(gridParts)), fmt::arg("block", joined(blockParts)),
+                      fmt::arg("shared_bytes", sharedBytes), fmt::arg("call_args", joined(callArgs)));
+  rest += body.text();
+  source += preludeFor(rest) + "\n";
+  auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n') +
+                                         std::count(rest.begin(), rest.end(), '\n') -
+                                         std::count(body.text().begin(), body.text().end(), '\n'));
+  source += rest;
 
   GeneratedKernel out;
   out.source = withSourcePath(source, sema.file ? sema.file->path() : "<input>");

@@ -10,6 +10,7 @@
 // such line produces one golden with no flags.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "diagnostics.h"
 #include "golden_cases.h"
+#include "printer/prelude.h"
 #include "spindle/generator.h"
 
 namespace fs = std::filesystem;
@@ -131,6 +133,37 @@ TEST_P(Golden, LineDirectivesMapEveryStatementToItsOwnLine) {
   }
 }
 
+// A prelude part's text as it stands in a file: the blank line that ends a
+// part is dropped when the part comes last.
+std::string partText(const spindle::PreludePart& part) {
+  std::string text = part.text;
+  while (text.size() >= 2 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n') text.pop_back();
+  return text;
+}
+
+// The prelude carries only what the file uses: every part of it in a golden
+// is named somewhere else in that file (by the kernel, the launcher or
+// another part that is there).
+TEST_P(Golden, PreludeCarriesNoUnusedHelper) {
+  const GoldenCase& c = GetParam();
+  std::string kernel;
+  spindle::Specialization spec = parseFlags(c.flags, kernel);
+  spindle::DiagnosticEngine diags;
+  auto module =
+      spindle::CompiledModule::fromString(c.spnPath, readFile(fs::path(SPINDLE_SOURCE_DIR) / c.spnPath), diags);
+  ASSERT_TRUE(module);
+  std::string golden = module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec).source;
+  for (const auto& part : spindle::preludeTemplate().parts) {
+    const std::string text = partText(part);
+    size_t at = golden.find(text);
+    if (at == std::string::npos) continue;
+    std::string others = golden.substr(0, at) + golden.substr(at + text.size());
+    std::vector<std::string> named = spindle::preludeNamesIn(others);
+    EXPECT_NE(std::find(named.begin(), named.end(), part.name), named.end())
+        << c.name << " carries the prelude part " << part.name << " but nothing in it uses " << part.name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Golden, ::testing::ValuesIn(discoverCases()),
                          [](const ::testing::TestParamInfo<GoldenCase>& info) {
                            std::string n = info.param.name;
@@ -138,6 +171,16 @@ INSTANTIATE_TEST_SUITE_P(All, Golden, ::testing::ValuesIn(discoverCases()),
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n;
                          });
+
+// Every part of the prelude is in some golden, so the vendor compilers and
+// spindle-verify check each part (golden_compile_*, golden_verify).
+TEST(GoldenFiles, EveryPreludePartIsCompiledSomewhere) {
+  std::string all;
+  for (const auto& e : fs::directory_iterator(fs::path(SPINDLE_SOURCE_DIR) / "tests/golden/expected"))
+    if (e.path().extension() == ".hip") all += readFile(e.path());
+  for (const auto& part : spindle::preludeTemplate().parts)
+    EXPECT_NE(all.find(partText(part)), std::string::npos) << "no golden uses the prelude part " << part.name;
+}
 
 // Every golden on disk belongs to a case: a renamed kernel must not leave a
 // stale golden behind.

@@ -13,322 +13,43 @@
 //    5  int64_t N                                dynamic dim N
 
 
-// ==== Spindle prelude v1 begin ====
-// Small portable helpers so that one file compiles with hipcc (AMD), hiprtc,
-// nvcc and nvrtc. Every name here starts with __spn_ (reserved by the
-// language), so none can clash with a kernel author's names.
+// ==== Spindle prelude v2 begin: the helpers this file uses, for hipcc, hiprtc, nvcc and nvrtc ====
+// Every name here starts with __spn_ or __SPN_ (reserved by the language).
 #if defined(__CUDACC__) && !defined(__HIP__) && !defined(__HIPCC_RTC__)
 #define __SPN_CUDA 1
 #endif
-
-#if defined(__HIPCC_RTC__)
-// hiprtc provides the HIP device API, __half included, without includes;
-// it defines the 32- and 64-bit integer types but not the narrow ones.
-typedef signed char int8_t;
-typedef short int16_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-#define __SPN_OWN_BF16 1
-#elif defined(__SPN_CUDA)
-#if !defined(__CUDACC_RTC__)
+#if defined(__CUDACC_RTC__)  // nvrtc has no C library
+typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
+typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#elif defined(__HIPCC_RTC__)  // hiprtc has the HIP device API and the 32- and 64-bit integers only
+typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t; typedef unsigned short uint16_t;
+#elif defined(__SPN_CUDA)  // nvcc: the launcher's HIP names on the CUDA runtime
 #include <cstdint>
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t;
 typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
 #else
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-#endif
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-typedef __nv_bfloat16 __spn_bf16;
-#else
 #include <hip/hip_runtime.h>
-#include <hip/hip_fp16.h>
-#define __SPN_OWN_BF16 1
-#endif
-
-#if defined(__SPN_OWN_BF16)
-// bf16 storage for HIP: ROCm 5.2's hip_bfloat16 needs host headers that
-// hiprtc lacks. Converts from float with round-to-nearest-even, as
-// __float2bfloat16 does on NVIDIA.
-struct __spn_bf16 {
-  unsigned short bits;
-  __spn_bf16() = default;
-  __host__ __device__ __spn_bf16(float f) {
-    unsigned int u = __builtin_bit_cast(unsigned int, f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) bits = 0x7fc0;  // NaN stays NaN
-    else bits = static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  }
-  __host__ __device__ operator float() const {
-    return __builtin_bit_cast(float, static_cast<unsigned int>(bits) << 16);
-  }
-};
-#endif
-
-// Threads a block may hold, divided by the smallest warp: one reduction
-// slot per warp.
-#define __SPN_MAX_WARPS 32
-
-// The warp width as a compile-time constant (CUDA's warpSize is a run-time
-// variable), so shuffle loops unroll: 32 on NVIDIA, the target's wavefront
-// (64 on gfx90a/gfx940) on AMD.
-#if defined(__SPN_CUDA)
-#define __SPN_WARP_SIZE 32
-#elif defined(__AMDGCN_WAVEFRONT_SIZE)
-#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
-#define __SPN_WARP_SIZE 64
 #endif
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T>
-__host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
-// A pointer the runtime found aligned to A bytes at launch (the
-// specialization's "aligned" tensors), so the compiler may use vector access.
-template <int A, typename T>
-__device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 template <typename T>
 __host__ __device__ constexpr T __spn_max(T a, T b) { return a < b ? b : a; }
 template <typename T>
 __host__ __device__ constexpr T __spn_abs(T a) { return a < T(0) ? T(-a) : a; }
-
-// x ** N for a constant N: repeated squaring, unrolled by the compiler.
-template <int N, typename T>
-__device__ __forceinline__ T __spn_powi(T x) {
-  if (N < 0) return T(1) / __spn_powi<(N < 0 ? -N : 0)>(x);
-  T result = T(1);
-  T base = x;
-  for (int n = N; n > 0; n >>= 1) {
-    if (n & 1) result *= base;
-    base *= base;
-  }
-  return result;
-}
-
-__device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
-__device__ __forceinline__ float __spn_nanf() { return __int_as_float(0x7fffffff); }
-__device__ __forceinline__ double __spn_inf() { return __longlong_as_double(0x7ff0000000000000ll); }
-__device__ __forceinline__ double __spn_nan() { return __longlong_as_double(0x7fffffffffffffffll); }
-
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
-
-__device__ __forceinline__ int __spn_lane_id() {
-#if defined(__SPN_CUDA)
-  unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return int(lane);
-#else
-  return int(__lane_id());
-#endif
-}
-
-// Warp shuffles: the _sync forms on NVIDIA (all lanes take part), plain on
-// AMD, where the wavefront is 64 lanes wide.
-template <typename T>
-__device__ __forceinline__ T __spn_shfl_xor(T v, int mask) {
-#if defined(__SPN_CUDA)
-  return __shfl_xor_sync(0xffffffffu, v, mask);
-#else
-  return __shfl_xor(v, mask);
-#endif
-}
-
-template <typename T>
-struct __spn_sum_op {
-  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
-};
-template <typename T>
-struct __spn_max_op {
-  __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
-};
-template <typename T>
-struct __spn_min_op {
-  __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
-};
-
-// A butterfly over the whole warp: every lane ends with the result, on
-// warp32 and wave64 alike.
-template <typename T, typename Op>
-__device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
-#pragma unroll
-  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
-  return v;
-}
-template <typename T>
-__device__ __forceinline__ T __spn_warp_sum(T v) { return __spn_warp_reduce(v, __spn_sum_op<T>()); }
-template <typename T>
-__device__ __forceinline__ T __spn_warp_max(T v) { return __spn_warp_reduce(v, __spn_max_op<T>()); }
-template <typename T>
-__device__ __forceinline__ T __spn_warp_min(T v) { return __spn_warp_reduce(v, __spn_min_op<T>()); }
-
-// Inclusive prefix sum over the lanes of a warp, in lane order: lane i gets
-// v(0) + ... + v(i). Hillis-Steele over shuffles, log2(warp) steps.
-template <typename T>
-__device__ __forceinline__ T __spn_shfl_up(T v, int delta) {
-#if defined(__SPN_CUDA)
-  return __shfl_up_sync(0xffffffffu, v, delta);
-#else
-  return __shfl_up(v, delta);
-#endif
-}
-template <typename T>
-__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane) {
-#pragma unroll
-  for (int offset = 1; offset < __SPN_WARP_SIZE; offset *= 2) {
-    T up = __spn_shfl_up(v, offset);
-    if (lane >= offset) v += up;
-  }
-  return v;
-}
-template <typename T>
-__device__ __forceinline__ T __spn_warp_cumsum(T v) { return __spn_warp_cumsum_at(v, __spn_lane_id()); }
-
-// Block-wide reduction through generator-allocated shared scratch (one slot
-// per warp plus one for the result). Two barriers: after the warps publish
-// their partials, and after warp 0 publishes the total; a following
-// reduction cannot overwrite a slot that is still being read.
-template <typename T, typename Op>
-__device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, bool isSum) {
-  T* partial = reinterpret_cast<T*>(scratch);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
-  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % __SPN_WARP_SIZE;
-  const int warp = thread / __SPN_WARP_SIZE;
-  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_reduce(v, op);
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    T w = lane < warps ? partial[lane] : (isSum ? T(0) : partial[0]);
-    w = __spn_warp_reduce(w, op);
-    if (lane == 0) partial[__SPN_MAX_WARPS] = w;
-  }
-  __syncthreads();
-  return partial[__SPN_MAX_WARPS];
-}
-template <typename T>
-__device__ __forceinline__ T __spn_block_sum(T v, uint64_t* scratch) {
-  return __spn_block_reduce(v, scratch, __spn_sum_op<T>(), true);
-}
-template <typename T>
-__device__ __forceinline__ T __spn_block_max(T v, uint64_t* scratch) {
-  return __spn_block_reduce(v, scratch, __spn_max_op<T>(), false);
-}
-template <typename T>
-__device__ __forceinline__ T __spn_block_min(T v, uint64_t* scratch) {
-  return __spn_block_reduce(v, scratch, __spn_min_op<T>(), false);
-}
-
-// Inclusive prefix sum over the block's threads in linear thread order:
-// each warp scans itself, warp 0 scans the warp totals, and every thread
-// adds the total of the warps before its own. Three barriers: the totals are
-// published, their prefixes are published, and every thread has read its
-// prefix before a following collective may reuse the scratch.
-template <typename T>
-__device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
-  T* partial = reinterpret_cast<T*>(scratch);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
-  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int lane = thread % __SPN_WARP_SIZE;
-  const int warp = thread / __SPN_WARP_SIZE;
-  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_cumsum_at(v, lane);
-  if (lane == __SPN_WARP_SIZE - 1) partial[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    T w = lane < warps ? partial[lane] : T(0);
-    w = __spn_warp_cumsum_at(w, lane);
-    if (lane < warps) partial[lane] = w;
-  }
-  __syncthreads();
-  const T before = warp > 0 ? partial[warp - 1] : T(0);
-  __syncthreads();
-  return v + before;
-}
-
-// Atomics: one overload per element type. 64-bit integers go through the
-// unsigned long long forms that both vendors provide.
-__device__ __forceinline__ int32_t __spn_atomic_add(int32_t* p, int32_t v) { return atomicAdd(p, v); }
-__device__ __forceinline__ uint32_t __spn_atomic_add(uint32_t* p, uint32_t v) { return atomicAdd(p, v); }
-__device__ __forceinline__ int64_t __spn_atomic_add(int64_t* p, int64_t v) {
-  return int64_t(atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
-}
-__device__ __forceinline__ uint64_t __spn_atomic_add(uint64_t* p, uint64_t v) {
-  return uint64_t(atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
-}
-__device__ __forceinline__ float __spn_atomic_add(float* p, float v) { return atomicAdd(p, v); }
-__device__ __forceinline__ double __spn_atomic_add(double* p, double v) { return atomicAdd(p, v); }
-__device__ __forceinline__ int32_t __spn_atomic_max(int32_t* p, int32_t v) { return atomicMax(p, v); }
-__device__ __forceinline__ uint32_t __spn_atomic_max(uint32_t* p, uint32_t v) { return atomicMax(p, v); }
-// Signed 64-bit max/min: native on NVIDIA; HIP has no long long overloads,
-// so a compare-and-swap loop there.
-template <typename Better>
-__device__ __forceinline__ int64_t __spn_atomic_cas_update(int64_t* p, int64_t v, Better better) {
-  unsigned long long* address = reinterpret_cast<unsigned long long*>(p);
-  unsigned long long old = *address;
-  while (better(v, static_cast<int64_t>(old))) {
-    unsigned long long seen = atomicCAS(address, old, static_cast<unsigned long long>(v));
-    if (seen == old) break;
-    old = seen;
-  }
-  return static_cast<int64_t>(old);
-}
-__device__ __forceinline__ int64_t __spn_atomic_max(int64_t* p, int64_t v) {
-#if defined(__SPN_CUDA)
-  return int64_t(atomicMax(reinterpret_cast<long long*>(p), static_cast<long long>(v)));
-#else
-  return __spn_atomic_cas_update(p, v, [](int64_t a, int64_t b) { return a > b; });
-#endif
-}
-__device__ __forceinline__ uint64_t __spn_atomic_max(uint64_t* p, uint64_t v) {
-  return uint64_t(atomicMax(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
-}
-__device__ __forceinline__ int32_t __spn_atomic_min(int32_t* p, int32_t v) { return atomicMin(p, v); }
-__device__ __forceinline__ uint32_t __spn_atomic_min(uint32_t* p, uint32_t v) { return atomicMin(p, v); }
-__device__ __forceinline__ int64_t __spn_atomic_min(int64_t* p, int64_t v) {
-#if defined(__SPN_CUDA)
-  return int64_t(atomicMin(reinterpret_cast<long long*>(p), static_cast<long long>(v)));
-#else
-  return __spn_atomic_cas_update(p, v, [](int64_t a, int64_t b) { return a < b; });
-#endif
-}
-__device__ __forceinline__ uint64_t __spn_atomic_min(uint64_t* p, uint64_t v) {
-  return uint64_t(atomicMin(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
-}
-__device__ __forceinline__ int32_t __spn_atomic_exch(int32_t* p, int32_t v) { return atomicExch(p, v); }
-__device__ __forceinline__ uint32_t __spn_atomic_exch(uint32_t* p, uint32_t v) { return atomicExch(p, v); }
-__device__ __forceinline__ int64_t __spn_atomic_exch(int64_t* p, int64_t v) {
-  return int64_t(atomicExch(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
-}
-__device__ __forceinline__ uint64_t __spn_atomic_exch(uint64_t* p, uint64_t v) {
-  return uint64_t(atomicExch(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
-}
-__device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return atomicExch(p, v); }
 // ==== Spindle prelude end ====
 
 // Unannotated consts, each written at every use as a literal of the type it takes there:
 //   BLOCK = 256
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
-// Host launcher for apps that compile this file ahead of time (hipcc or nvcc):
-// grid, block and dynamic shared memory follow the kernel's decorators. It
-// comes before the kernel (declared here) so that the #line directives of
-// the code below never cover it.
+// Host launcher for apps that compile this file ahead of time (hipcc, nvcc), with the
+// decorators' geometry; it precedes the kernel so that no #line directive covers it.
 extern "C" __global__ void int_ops(const int32_t* __restrict__ keys, uint32_t* __restrict__ h, int32_t* __restrict__ q, int32_t* __restrict__ r, int64_t* __restrict__ s, int64_t N);
 
 inline hipError_t launch_int_ops(hipStream_t stream, const int32_t* __restrict__ keys, uint32_t* __restrict__ h, int32_t* __restrict__ q, int32_t* __restrict__ r, int64_t* __restrict__ s, int64_t N) {
