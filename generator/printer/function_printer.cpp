@@ -156,6 +156,9 @@ void FunctionPrinter::printKernel(const std::string& launchBounds) {
   std::vector<std::string> params;
   for (const auto& p : kernelParams_) params.push_back(p.decl);
   plan_ = planLocalDeclarations(fn_, fn_.kernel->body);
+  if (ctx_.sema.file)
+    comments_ =
+        placeComments(*ctx_.sema.file, fn_.kernel->body, fn_.kernel->range.begin.line, fn_.kernel->range.begin.col);
   out_.mapToSource(fn_.kernel->range.begin.line, ctx_.sourcePath);
   out_.openScope(signature(
       fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds, ctx_.functionNames.at(&fn_)),
@@ -254,6 +257,7 @@ void FunctionPrinter::printDeviceFunction() {
   }
   FunctionDecl& f = *fn_.function;
   plan_ = planLocalDeclarations(fn_, f.body);
+  if (ctx_.sema.file) comments_ = placeComments(*ctx_.sema.file, f.body, f.range.begin.line, f.range.begin.col);
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
   out_.openScope(signature(
       fmt::format("__device__ __forceinline__ {} {}", cppType(fn_.returnType), ctx_.functionNames.at(&fn_)), params));
@@ -274,7 +278,22 @@ void FunctionPrinter::printBody(const Block& body) {
 }
 
 void FunctionPrinter::printBlock(const Block& body) {
-  for (const auto& s : body) printStmt(*s);
+  for (const auto& s : body) {
+    printComments(comments_.before, static_cast<const Stmt*>(s.get()));
+    printStmt(*s);
+  }
+  printComments(comments_.atEnd, &body);
+}
+
+// The author's own-line comments placed at `key` (passes/comment_placement).
+template <typename Key>
+void FunctionPrinter::printComments(const std::map<Key, std::vector<std::string>>& placed, Key key) {
+  auto it = placed.find(key);
+  if (it == placed.end()) return;
+  for (const auto& line : it->second) {
+    if (line.empty()) out_.blank();
+    else out_.line(line);
+  }
 }
 
 void FunctionPrinter::printPendingDeclarations(const Stmt& s) {
@@ -385,6 +404,8 @@ void FunctionPrinter::printIf(const IfStmt& s) {
   while (!cur->elseBody.empty()) {
     const auto* elif = cur->elseBody.size() == 1 ? cur->elseBody[0]->as<IfStmt>() : nullptr;
     if (elif && elif->isElif) {
+      // Comments before the `elif` line close the branch above it.
+      printComments(comments_.before, static_cast<const Stmt*>(elif));
       cur = elif;
       out_.mapToSource(cur->range.begin.line, ctx_.sourcePath);
       out_.continueScope("else if (" + value(*cur->cond) + ")");

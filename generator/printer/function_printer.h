@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
 #include "../sema.h"
 #include "emitter.h"
@@ -97,6 +98,8 @@ class FunctionPrinter {
   void printFor(const ForStmt& f);
   void checkStaticRangeBounds(const ForStmt& f);
   void printPendingDeclarations(const Stmt& s);
+  template <typename Key>
+  void printComments(const std::map<Key, std::vector<std::string>>& placed, Key key);
   std::string storeValue(const Expr& value, ScalarType target);
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
   std::string loopBound(const ForStmt& f, const Expr& stop);
@@ -134,6 +137,7 @@ class FunctionPrinter {
   std::map<StrideKey, std::string> strides_;
   std::string blockScratchName_;
   LocalDeclarationPlan plan_;
+  CommentPlacement comments_;
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression

@@ -186,7 +186,7 @@ extern "C" __global__ __launch_bounds__(256) void row_stats(
   float ws = __spn_warp_sum(s);
   float wmax = __spn_warp_max(hi);
   float wmin = __spn_warp_min(lo);
-#line 53 "tests/golden/kernels/collectives.spn"
+  // the same warp sum by hand: xor butterfly over the warp's lanes
   float b = s;
   int32_t offset = __SPN_WARP_SIZE / 2;
   while (offset > 0) {

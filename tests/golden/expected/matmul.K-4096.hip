@@ -93,7 +93,7 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
 #line 63 "samples/matmul.spn"
   for (int64_t k0 = 0; k0 < K; k0 += 8) {
-#line 65 "samples/matmul.spn"
+    // As[c, r] = A[row0 + r, k0 + c] (stored transposed: the inner loop reads rows of As).
     #pragma unroll
     for (int32_t l = 0; l < 128 * 8 / 256; ++l) {
 #line 66 "samples/matmul.spn"
@@ -107,6 +107,8 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
 #line 72 "samples/matmul.spn"
       As[ac * (128 + 4) + ar] = av;
     }
+    // Bs[r, c] = B[k0 + r, col0 + c]: consecutive threads read a row of B.
+#line 74 "samples/matmul.spn"
     #pragma unroll
     for (int32_t l = 0; l < 8 * 128 / 256; ++l) {
 #line 75 "samples/matmul.spn"

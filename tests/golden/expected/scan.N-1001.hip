@@ -220,6 +220,8 @@ extern "C" __global__ __launch_bounds__(256) void scan(
       }
     }
   }
+
+  // 1 and 2: prefix sums within each run, then within the warp's slice.
 #line 66 "samples/scan.spn"
   #pragma unroll
   for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 4); ++r) {
@@ -244,7 +246,8 @@ extern "C" __global__ __launch_bounds__(256) void scan(
   }
 #line 75 "samples/scan.spn"
   __syncthreads();
-#line 78 "samples/scan.spn"
+
+  // 3: every (tile, warp) slot becomes the sum of all slots before it.
   int64_t slots = __spn_cdiv(N, int64_t(256) * 4) * warps;
   float carry = 0.0f;
   for (int64_t first = 0; first < slots; first += 256) {
@@ -259,7 +262,8 @@ extern "C" __global__ __launch_bounds__(256) void scan(
   }
 #line 87 "samples/scan.spn"
   __syncthreads();
-#line 90 "samples/scan.spn"
+
+  // 4: add the offset and store.
   #pragma unroll
   for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 4); ++r) {
 #line 91 "samples/scan.spn"

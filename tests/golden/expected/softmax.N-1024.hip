@@ -141,6 +141,8 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
   int32_t t = int(threadIdx.x);
   float v[__spn_cdiv(N, 512)];
   __spn_fill(v, __spn_cdiv(N, 512), -__spn_inff());
+
+  // Read the row once, keeping the running maximum.
 #line 49 "samples/softmax.spn"
   float m = -__spn_inff();
   int64_t j;
@@ -156,7 +158,8 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
   }
 #line 55 "samples/softmax.spn"
   m = __spn_block_max(m, __spn_reduce_scratch);
-#line 58 "samples/softmax.spn"
+
+  // Exponentials in place, and their sum.
   float s = 0.0f;
   #pragma unroll
   for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
@@ -166,7 +169,8 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
   }
 #line 62 "samples/softmax.spn"
   float inv = 1.0f / __spn_block_sum(s, __spn_reduce_scratch);
-#line 65 "samples/softmax.spn"
+
+  // Normalize and store.
   #pragma unroll
   for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
 #line 66 "samples/softmax.spn"

@@ -66,7 +66,8 @@ extern "C" __global__ __launch_bounds__(512) void transpose(
   int32_t ty = int(threadIdx.y);
   int64_t row0 = int64_t(int(blockIdx.y)) * 64;
   int64_t col0 = int64_t(int(blockIdx.x)) * 64;
-#line 42 "samples/transpose.spn"
+
+  // tile[a, b] = x[row0 + a, col0 + b]; consecutive tx read consecutive columns.
   #pragma unroll
   for (int32_t k = 0; k < 64; k += 8) {
 #line 43 "samples/transpose.spn"
@@ -78,7 +79,8 @@ extern "C" __global__ __launch_bounds__(512) void transpose(
   }
 #line 47 "samples/transpose.spn"
   __syncthreads();
-#line 50 "samples/transpose.spn"
+
+  // y[col0 + a, row0 + b] = tile[b, a]; consecutive tx write consecutive columns of y.
   #pragma unroll
   for (int32_t k = 0; k < 64; k += 8) {
 #line 51 "samples/transpose.spn"
