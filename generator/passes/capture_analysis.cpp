@@ -1,5 +1,7 @@
 #include "capture_analysis.h"
 
+#include "../ast_walk.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -8,27 +10,12 @@ namespace spindle {
 namespace {
 
 void collectDimSymbols(const Expr& e, std::vector<Symbol*>& out) {
-  switch (e.kind) {
-    case ExprKind::Name: {
-      Symbol* s = e.as<NameExpr>()->symbol;
-      if (s && s->kind == SymbolKind::DimSymbol && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
-      return;
-    }
-    case ExprKind::Unary: collectDimSymbols(*e.as<UnaryExpr>()->operand, out); return;
-    case ExprKind::Binary:
-      collectDimSymbols(*e.as<BinaryExpr>()->lhs, out);
-      collectDimSymbols(*e.as<BinaryExpr>()->rhs, out);
-      return;
-    case ExprKind::Ternary:
-      collectDimSymbols(*e.as<TernaryExpr>()->cond, out);
-      collectDimSymbols(*e.as<TernaryExpr>()->thenValue, out);
-      collectDimSymbols(*e.as<TernaryExpr>()->elseValue, out);
-      return;
-    case ExprKind::Call:
-      for (const auto& a : e.as<CallExpr>()->args) collectDimSymbols(*a, out);
-      return;
-    default: return;
+  if (const auto* n = e.as<NameExpr>()) {
+    Symbol* s = n->symbol;
+    if (s && s->kind == SymbolKind::DimSymbol && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    return;
   }
+  forEachChild(e, [&](const Expr& child) { collectDimSymbols(child, out); });
 }
 
 // One closure's captures while the analysis runs: symbol -> mode, plus the

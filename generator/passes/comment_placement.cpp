@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "../ast_walk.h"
+
 namespace spindle {
 
 namespace {
@@ -31,14 +33,8 @@ LineShape shapeOf(std::string_view line) {
 void collectStatements(const Block& body, std::vector<std::pair<const Stmt*, const Block*>>& out) {
   for (const auto& s : body) {
     out.push_back({s.get(), &body});
-    if (const auto* i = s->as<IfStmt>()) {
-      collectStatements(i->thenBody, out);
-      collectStatements(i->elseBody, out);
-    } else if (const auto* w = s->as<WhileStmt>()) {
-      collectStatements(w->body, out);
-    } else if (const auto* f = s->as<ForStmt>()) {
-      collectStatements(f->body, out);
-    }
+    forEachChild(
+        *s, [](const Expr&) {}, [&](const Block& b) { collectStatements(b, out); });
   }
 }
 

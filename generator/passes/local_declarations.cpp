@@ -1,5 +1,7 @@
 #include "local_declarations.h"
 
+#include "../ast_walk.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -41,69 +43,16 @@ class Planner {
   }
 
   void walkStmt(const Stmt& s) {
-    switch (s.kind) {
-      case StmtKind::Assign: {
-        auto& a = *s.as<AssignStmt>();
-        walkExpr(*a.value);
-        walkExpr(*a.target);
-        return;
-      }
-      case StmtKind::AugAssign:
-        walkExpr(*s.as<AugAssignStmt>()->value);
-        walkExpr(*s.as<AugAssignStmt>()->target);
-        return;
-      case StmtKind::ExprStmt: walkExpr(*s.as<ExprStmt>()->expr); return;
-      case StmtKind::If:
-        walkExpr(*s.as<IfStmt>()->cond);
-        walkBlock(s.as<IfStmt>()->thenBody);
-        walkBlock(s.as<IfStmt>()->elseBody);
-        return;
-      case StmtKind::While:
-        walkExpr(*s.as<WhileStmt>()->cond);
-        walkBlock(s.as<WhileStmt>()->body);
-        return;
-      case StmtKind::For:
-        for (auto& a : s.as<ForStmt>()->rangeArgs) walkExpr(*a);
-        walkBlock(s.as<ForStmt>()->body);
-        return;
-      case StmtKind::Return:
-        if (s.as<ReturnStmt>()->value) walkExpr(*s.as<ReturnStmt>()->value);
-        return;
-      default: return;
-    }
+    forEachChild(
+        s, [&](const Expr& e) { walkExpr(e); }, [&](const Block& b) { walkBlock(b); });
   }
 
   void walkExpr(const Expr& e) {
-    switch (e.kind) {
-      case ExprKind::Name: use(e.as<NameExpr>()->symbol); return;
-      case ExprKind::Unary: walkExpr(*e.as<UnaryExpr>()->operand); return;
-      case ExprKind::Binary:
-        walkExpr(*e.as<BinaryExpr>()->lhs);
-        walkExpr(*e.as<BinaryExpr>()->rhs);
-        return;
-      case ExprKind::Ternary:
-        walkExpr(*e.as<TernaryExpr>()->cond);
-        walkExpr(*e.as<TernaryExpr>()->thenValue);
-        walkExpr(*e.as<TernaryExpr>()->elseValue);
-        return;
-      case ExprKind::Call: {
-        auto& c = *e.as<CallExpr>();
-        for (auto& a : c.args) walkExpr(*a);
-        for (auto& k : c.kwargs) walkExpr(*k.value);
-        // Calling a closure passes its captures: each is a use here.
-        if (c.symbol && c.symbol->scope)
-          for (const auto& cap : c.symbol->scope->captures) use(cap.symbol);
-        return;
-      }
-      case ExprKind::Index:
-        walkExpr(*e.as<IndexExpr>()->base);
-        for (auto& i : e.as<IndexExpr>()->indices) walkExpr(*i);
-        return;
-      case ExprKind::List:
-        for (auto& x : e.as<ListExpr>()->elements) walkExpr(*x);
-        return;
-      default: return;
-    }
+    if (const auto* n = e.as<NameExpr>()) use(n->symbol);
+    // Calling a closure passes its captures: each is a use here.
+    if (const auto* c = e.as<CallExpr>(); c && c->symbol && c->symbol->scope)
+      for (const auto& cap : c->symbol->scope->captures) use(cap.symbol);
+    forEachChild(e, [&](const Expr& child) { walkExpr(child); });
   }
 
   struct Use {

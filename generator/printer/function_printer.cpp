@@ -1,6 +1,8 @@
 // Signatures and statements of kernels, module defs and outlined closures.
 #include "function_printer.h"
 
+#include "../ast_walk.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -37,30 +39,18 @@ bool isDynamicBuffer(const PrintContext& ctx, const Symbol& buf) {
 bool assignsAny(const Block& body, const std::set<const Symbol*>& symbols) {
   bool found = false;
   std::function<void(const Expr&)> visitExpr = [&](const Expr& e) {
-    if (auto* c = e.as<CallExpr>()) {
-      if (c->symbol && c->symbol->scope)
-        for (const auto& cap : c->symbol->scope->captures)
-          found |= cap.mode == CaptureMode::Reference && symbols.count(cap.symbol);
-      for (auto& a : c->args) visitExpr(*a);
-    }
+    if (auto* c = e.as<CallExpr>(); c && c->symbol && c->symbol->scope)
+      for (const auto& cap : c->symbol->scope->captures)
+        found |= cap.mode == CaptureMode::Reference && symbols.count(cap.symbol);
+    forEachChild(e, visitExpr);
   };
   std::function<void(const Block&)> visit = [&](const Block& b) {
     for (const auto& s : b) {
-      if (auto* a = s->as<AssignStmt>()) {
-        if (auto* n = a->target->as<NameExpr>()) found |= symbols.count(n->symbol) > 0;
-        visitExpr(*a->value);
-      } else if (auto* a = s->as<AugAssignStmt>()) {
-        if (auto* n = a->target->as<NameExpr>()) found |= symbols.count(n->symbol) > 0;
-      } else if (auto* e = s->as<ExprStmt>()) {
-        visitExpr(*e->expr);
-      } else if (auto* i = s->as<IfStmt>()) {
-        visit(i->thenBody);
-        visit(i->elseBody);
-      } else if (auto* w = s->as<WhileStmt>()) {
-        visit(w->body);
-      } else if (auto* f = s->as<ForStmt>()) {
-        visit(f->body);
-      }
+      const Expr* target = s->kind == StmtKind::Assign      ? s->as<AssignStmt>()->target.get()
+                           : s->kind == StmtKind::AugAssign ? s->as<AugAssignStmt>()->target.get()
+                                                            : nullptr;
+      if (auto* n = target ? target->as<NameExpr>() : nullptr) found |= symbols.count(n->symbol) > 0;
+      forEachChild(*s, visitExpr, visit);
     }
   };
   visit(body);
@@ -69,18 +59,7 @@ bool assignsAny(const Block& body, const std::set<const Symbol*>& symbols) {
 
 void collectLocals(const Expr& e, std::set<const Symbol*>& out) {
   if (auto* n = e.as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::Local) out.insert(n->symbol);
-  if (auto* u = e.as<UnaryExpr>()) collectLocals(*u->operand, out);
-  if (auto* b = e.as<BinaryExpr>()) {
-    collectLocals(*b->lhs, out);
-    collectLocals(*b->rhs, out);
-  }
-  if (auto* t = e.as<TernaryExpr>()) {
-    collectLocals(*t->cond, out);
-    collectLocals(*t->thenValue, out);
-    collectLocals(*t->elseValue, out);
-  }
-  if (auto* c = e.as<CallExpr>())
-    for (auto& a : c->args) collectLocals(*a, out);
+  forEachChild(e, [&](const Expr& child) { collectLocals(child, out); });
 }
 
 }  // namespace
