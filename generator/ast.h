@@ -156,6 +156,7 @@ struct BinaryExpr : Expr {
   BinaryOp op;
   SourceRange opRange;
   ExprPtr lhs, rhs;
+  int64_t exponent = 0;  // `**` only: the exponent's value, filled by sema (a compile-time integer)
   BinaryExpr(SourceRange r, BinaryOp o, SourceRange opr, ExprPtr l, ExprPtr rr)
       : Expr(kKind, r), op(o), opRange(opr), lhs(std::move(l)), rhs(std::move(rr)) {}
 };
@@ -287,6 +288,7 @@ struct ForStmt : Stmt {
   std::vector<ExprPtr> rangeArgs;
   Block body;
   Symbol* symbol = nullptr;  // filled by sema
+  int64_t step = 1;          // filled by sema: the step's value (a nonzero compile-time integer)
   ForStmt(SourceRange r, std::string v, SourceRange vr) : Stmt(kKind, r), var(std::move(v)), varRange(vr) {}
 };
 

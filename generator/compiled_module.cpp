@@ -3,8 +3,8 @@
 
 #include "diagnostics.h"
 #include "frontend.h"
+#include "generate.h"
 #include "passes/capture_analysis.h"
-#include "printer/kernel_source.h"
 #include "sema.h"
 #include "spindle/generator.h"
 
@@ -123,7 +123,7 @@ std::string CompiledModule::specializationKey(const std::string& kernel, const S
 
 GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specialization& spec) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  return printKernelSource(*impl_->frontend.sema, toRequest(kernel, spec));
+  return generateKernel(*impl_->frontend.sema, toRequest(kernel, spec));
 }
 
 LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const Specialization& spec,

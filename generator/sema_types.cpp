@@ -251,6 +251,7 @@ class TypeChecker {
     if (f.rangeArgs.size() == 3) {
       auto step = evaluateConst(*f.rangeArgs[2], constsOnly());
       if (!step || step->isFloat || step->i == 0) error(DiagId::sema_range_step, f.rangeArgs[2]->range);
+      else f.step = step->i;
     }
     if (f.symbol) f.symbol->type = t;
     checkBlock(f.body);
@@ -454,6 +455,7 @@ class TypeChecker {
       error(DiagId::sema_pow_negative_int, b.rhs->range);
       return ScalarType::Invalid;
     }
+    b.exponent = n->i;
     return computeType(l);
   }
 

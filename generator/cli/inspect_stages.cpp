@@ -7,8 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "generate.h"
 #include "passes/capture_analysis.h"
-#include "printer/kernel_source.h"
 #include "sema.h"
 #include "spec_options.h"
 

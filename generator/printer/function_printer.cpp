@@ -65,7 +65,12 @@ void collectLocals(const Expr& e, std::set<const Symbol*>& out) {
 }  // namespace
 
 FunctionPrinter::FunctionPrinter(PrintContext& ctx, FunctionScope& fn, Emitter& out)
-    : ctx_(ctx), fn_(fn), out_(out), names_(&ctx.globals) {}
+    : ctx_(ctx),
+      fn_(fn),
+      out_(out),
+      names_(&ctx.globals),
+      plan_(ctx.plan.locals.at(&fn)),
+      comments_(ctx.plan.comments.at(&fn)) {}
 
 std::string FunctionPrinter::strideName(const Symbol* tensor, int axis) const {
   auto it = strides_.find({tensor, axis});
@@ -134,10 +139,6 @@ void FunctionPrinter::printKernel(const std::string& launchBounds) {
   if (fn_.capturesBlockScratch) blockScratchName_ = names_.fresh("__spn_reduce_scratch");
   std::vector<std::string> params;
   for (const auto& p : kernelParams_) params.push_back(p.decl);
-  plan_ = planLocalDeclarations(fn_, fn_.kernel->body);
-  if (ctx_.sema.file)
-    comments_ =
-        placeComments(*ctx_.sema.file, fn_.kernel->body, fn_.kernel->range.begin.line, fn_.kernel->range.begin.col);
   out_.mapToSource(fn_.kernel->range.begin.line, ctx_.sourcePath);
   out_.openScope(signature(
       fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds, ctx_.functionNames.at(&fn_)),
@@ -235,8 +236,6 @@ void FunctionPrinter::printDeviceFunction() {
     params.push_back("uint64_t* " + blockScratchName_);
   }
   FunctionDecl& f = *fn_.function;
-  plan_ = planLocalDeclarations(fn_, f.body);
-  if (ctx_.sema.file) comments_ = placeComments(*ctx_.sema.file, f.body, f.range.begin.line, f.range.begin.col);
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
   out_.openScope(signature(
       fmt::format("__device__ __forceinline__ {} {}", cppType(fn_.returnType), ctx_.functionNames.at(&fn_)), params));
@@ -355,10 +354,7 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
     }
     return;
   }
-  for (Symbol* d : shapeDimSymbols(buf)) {
-    if (!ctx_.isStaticDim(d))
-      throwSpecializationError(ctx_.sema, DiagId::spec_local_dynamic_size, call.range, buf.name, d->name, d->name);
-  }
+  // Its dims are static here (passes/specialization_checks).
   out_.linef("{} {}[{}];", cppType(buf.type), name(&buf), count);
   out_.linef("__spn_fill({}, {}, {});", name(&buf), count, storeValue(*call.args[2], buf.type));
 }
@@ -412,16 +408,6 @@ std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
 
 // static_range unrolls fully, so its bounds must be known here: consts and
 // dims that are static in this specialization.
-void FunctionPrinter::checkStaticRangeBounds(const ForStmt& f) {
-  for (const auto& a : f.rangeArgs) {
-    ConstEvalFailure failure;
-    auto v = evaluateConst(*a, constsAndDims(ctx_.staticValues), &failure);
-    if (!v)
-      throwSpecializationError(ctx_.sema, DiagId::spec_static_range_dynamic,
-                               (failure.where ? failure.where : a.get())->range, failure.reason);
-  }
-}
-
 void FunctionPrinter::printFor(const ForStmt& f) {
   const Symbol* var = f.symbol;
   // Sibling loops may reuse a name; a nested loop that reuses its parent's
@@ -435,12 +421,7 @@ void FunctionPrinter::printFor(const ForStmt& f) {
 
   const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;
   const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
-  int64_t step = 1;
-  if (f.rangeArgs.size() == 3) {
-    auto v = evaluateConst(*f.rangeArgs[2], constsOnly());
-    step = v ? v->i : 1;
-  }
-  if (f.isStatic) checkStaticRangeBounds(f);
+  const int64_t step = f.step;  // a compile-time constant, evaluated by sema
   std::string bound = loopBound(f, stop);
   std::string init = start ? value(*start) : "0";
   std::string cond = fmt::format("{} {} {}", varName, step > 0 ? "<" : ">", bound);

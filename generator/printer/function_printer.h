@@ -13,6 +13,7 @@
 #include "../passes/local_declarations.h"
 #include "../sema.h"
 #include "emitter.h"
+#include "kernel_source.h"
 #include "name_supply.h"
 #include "spindle/generator.h"
 
@@ -29,6 +30,7 @@ struct PrintContext {
   std::string sourcePath;                                     // for #line directives: a placeholder (kernel_source.cpp)
   NameSupply globals;                                         // consts, static dims, functions
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
+  const KernelPrintPlan& plan;                                // the driver's decisions
 
   bool isStaticDim(const Symbol* s) const { return staticDims.count(s->name) > 0; }
 };
@@ -96,7 +98,6 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
-  void checkStaticRangeBounds(const ForStmt& f);
   void printPendingDeclarations(const Stmt& s);
   template <typename Key>
   void printComments(const std::map<Key, std::vector<std::string>>& placed, Key key);
@@ -136,22 +137,12 @@ class FunctionPrinter {
   NameSupply names_;
   std::map<StrideKey, std::string> strides_;
   std::string blockScratchName_;
-  LocalDeclarationPlan plan_;
-  CommentPlacement comments_;
+  const LocalDeclarationPlan& plan_;
+  const CommentPlacement& comments_;
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
   bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
 };
-
-// A specialization the source cannot be generated for (a local buffer or
-// @block that needs a dim that is dynamic here): a located, clang-style
-// diagnostic carried by a GeneratorError.
-template <typename... Args>
-[[noreturn]] void throwSpecializationError(const SemaModule& sema, DiagId id, SourceRange range, const Args&... args) {
-  DiagnosticEngine diags;
-  diags.report(id, sema.file, range, args...);
-  throw GeneratorError(diags.renderAll());
-}
 
 }  // namespace spindle

@@ -3,7 +3,7 @@
 // printer reads is in the key.
 #include <functional>
 
-#include "printer/kernel_source.h"
+#include "generate.h"
 #include "sema_test_util.h"
 
 namespace spindle::test {
@@ -114,7 +114,7 @@ TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSour
   std::vector<std::pair<std::string, std::string>> keyed;  // key, source
   for (const auto& v : variants()) {
     std::string key = specializationKey(sema, v.request);
-    std::string source = printKernelSource(sema, v.request).source;
+    std::string source = generateKernel(sema, v.request).source;
     for (const auto& [otherKey, otherSource] : keyed) {
       // Different inputs: the sources differ, and so must the keys.
       EXPECT_NE(source, otherSource) << v.what;
@@ -123,7 +123,7 @@ TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSour
     keyed.push_back({key, source});
     // The same request again: the same key and byte-identical source.
     EXPECT_EQ(key, specializationKey(sema, v.request)) << v.what;
-    EXPECT_EQ(source, printKernelSource(sema, v.request).source) << v.what;
+    EXPECT_EQ(source, generateKernel(sema, v.request).source) << v.what;
   }
 }
 

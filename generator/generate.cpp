@@ -1,0 +1,285 @@
+// The driver: one specialization of one kernel, top to bottom.
+//
+//   parse and resolve (once per module: frontend.h, CompiledModule)
+//   -> check the request against the kernel (static dims, dtypes, layout sets)
+//   -> type the kernel under this binding (sema_types.cpp)
+//   -> evaluate @block (const_eval.cpp)
+//   -> passes: capture analysis (what each closure's outlined function takes),
+//      specialization checks (static_range bounds and local sizes known)
+//   -> print (printer/: local declarations, comments and names are planned
+//      per function as it is printed)
+#include "generate.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <optional>
+#include <set>
+
+#include "const_eval.h"
+#include "passes/capture_analysis.h"
+#include "passes/specialization_checks.h"
+#include "printer/kernel_source.h"
+
+namespace spindle {
+
+namespace {
+
+// FNV-1a, 64-bit: the key only needs to tell module texts apart, not to
+// resist an adversary (the runtime hashes the full source for its disk key).
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+FunctionScope& findKernelOrThrow(SemaModule& sema, const std::string& name) {
+  FunctionScope* k = sema.findKernel(name);
+  if (!k) {
+    std::string known;
+    for (auto* kk : sema.kernels) known += (known.empty() ? "" : ", ") + kk->name;
+    throw GeneratorError(fmt::format("no kernel named '{}' in {} (kernels: {})", name,
+                                     sema.file ? sema.file->path() : "<input>", known.empty() ? "none" : known));
+  }
+  return *k;
+}
+
+void validateRequest(const SemaModule& sema, const FunctionScope& k, const PrintRequest& req) {
+  std::set<std::string> dims;
+  for (auto* d : k.dimSymbols) dims.insert(d->name);
+  for (const auto& [name, value] : req.staticDims) {
+    if (!dims.count(name)) {
+      std::string known;
+      for (auto* d : k.dimSymbols) known += (known.empty() ? "" : ", ") + d->name;
+      throw GeneratorError(fmt::format("kernel '{}' has no dim symbol '{}' to specialize (its dims: {})", k.name, name,
+                                       known.empty() ? "none" : known));
+    }
+    if (value < 1)
+      throw GeneratorError(fmt::format("kernel '{}': static dim {} = {} must be at least 1", k.name, name, value));
+  }
+  for (auto* d : k.dimSymbols)
+    if (d->staticDeclared && !req.staticDims.count(d->name))
+      throwSpecializationError(sema, DiagId::spec_static_missing, d->declRange, k.name, d->name, d->name);
+  for (const auto& [name, type] : req.typeArgs) {
+    if (!k.typeParams.count(name))
+      throw GeneratorError(fmt::format("kernel '{}' has no type parameter '{}'", k.name, name));
+    if (type == ScalarType::Invalid || type == ScalarType::Bool)
+      throw GeneratorError(fmt::format("kernel '{}': type parameter {} cannot be {}", k.name, name, scalarName(type)));
+  }
+  for (const auto& name : req.contiguousTensors) {
+    bool strided = false;
+    for (const Symbol* p : k.params) strided |= p->name == name && p->kind == SymbolKind::TensorParam && p->strided;
+    if (!strided)
+      throw GeneratorError(
+          fmt::format("kernel '{}' has no strided tensor parameter '{}' to treat as contiguous", k.name, name));
+  }
+  for (const auto& name : req.alignedTensors) {
+    const Symbol* tensor = nullptr;
+    for (const Symbol* p : k.params)
+      if (p->name == name && p->kind == SymbolKind::TensorParam) tensor = p;
+    if (!tensor)
+      throw GeneratorError(
+          fmt::format("kernel '{}' has no tensor parameter '{}' to treat as 16-byte aligned", k.name, name));
+    // An alignment assumption costs something on NVIDIA (nvcc stops using the
+    // read-only load path for the pointer), so only where it can pay off.
+    if (!tensor->accessedInRuns)
+      throw GeneratorError(
+          fmt::format("kernel '{}': tensor '{}' is never indexed in runs of consecutive elements "
+                      "(a last index `e + k`, k a static_range variable), so its alignment "
+                      "cannot matter; drop --aligned {}",
+                      k.name, name, name));
+  }
+  std::vector<Symbol*> rowDims = runRowDimSymbols(k);
+  for (const auto& name : req.divisibleDims) {
+    bool candidate = false;
+    for (const Symbol* d : rowDims) candidate |= d->name == name;
+    if (!candidate) {
+      std::string names;
+      for (const Symbol* d : rowDims) names += (names.empty() ? "" : ", ") + d->name;
+      throw GeneratorError(
+          fmt::format("kernel '{}': '{}' is not a dim that places the rows of a tensor indexed in "
+                      "runs, so its divisibility cannot matter (such dims: {})",
+                      k.name, name, names.empty() ? "none" : names));
+    }
+    if (req.staticDims.count(name))
+      throw GeneratorError(
+          fmt::format("kernel '{}': dim {} is static, so the compiler already knows its value; drop "
+                      "--divisible {}",
+                      k.name, name, name));
+  }
+  for (const auto& [name, sym] : k.typeParams)
+    if (!req.typeArgs.count(name))
+      throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
+}
+
+// @block: compile-time, from consts and static dims.
+std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& k,
+                                   const std::map<std::string, int64_t>& staticDims) {
+  std::vector<int64_t> block;
+  const Decorator* d = k.kernel->findDecorator("block");
+  for (const auto& e : d->args) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*e, constsAndDims(staticDims), &failure);
+    if (!v || v->isFloat || v->i < 1 || v->i > 1024) {
+      throwSpecializationError(sema, DiagId::spec_block_not_constant, (failure.where ? failure.where : e.get())->range,
+                               !v ? " (" + failure.reason + "; a dim used in @block must be static)"
+                                  : fmt::format(", got {}", v->isFloat ? v->f : static_cast<double>(v->i)));
+    }
+    block.push_back(v->i);
+  }
+  int64_t total = 1;
+  for (auto b : block) total *= b;
+  if (total > 1024)
+    throw GeneratorError(fmt::format("kernel '{}': @block has {} threads, more than 1024", k.name, total));
+  return block;
+}
+
+// Defs and closures the kernel reaches, callees before callers, so every
+// function is defined before its first use and no prototypes are needed.
+std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
+  std::vector<FunctionScope*> order;
+  std::set<FunctionScope*> seen;
+  std::function<void(FunctionScope*)> visit = [&](FunctionScope* f) {
+    if (!seen.insert(f).second) return;
+    for (auto* c : f->closures) visit(c);
+    for (auto* c : f->callees) visit(c);
+    order.push_back(f);
+  };
+  visit(&kernel);
+  order.pop_back();  // the kernel itself is printed last, separately
+  return order;
+}
+
+// Clears `strided` on the named parameters while one source is printed,
+// and restores it after (the analysis is shared by every specialization).
+class ContiguousViews {
+ public:
+  ContiguousViews(FunctionScope& kernel, const std::set<std::string>& names) {
+    for (Symbol* p : kernel.params)
+      if (p->strided && names.count(p->name)) {
+        p->strided = false;
+        cleared_.push_back(p);
+      }
+  }
+  ~ContiguousViews() {
+    for (Symbol* p : cleared_) p->strided = true;
+  }
+  ContiguousViews(const ContiguousViews&) = delete;
+  ContiguousViews& operator=(const ContiguousViews&) = delete;
+
+ private:
+  std::vector<Symbol*> cleared_;
+};
+
+}  // namespace
+
+std::string specializationKey(const SemaModule& sema, const PrintRequest& request) {
+  // The module's text, not its path: one source gives one key wherever it
+  // is loaded from (the path only reaches #line and comments).
+  std::string key = fmt::format("spindle={};text={:016x};kernel={};static=", SPINDLE_VERSION,
+                                fnv1a(sema.file ? sema.file->text() : std::string()), request.kernel);
+  for (const auto& [name, value] : request.staticDims) key += fmt::format("{}={},", name, value);
+  key += ";types=";
+  for (const auto& [name, type] : request.typeArgs) key += fmt::format("{}={},", name, scalarName(type));
+  key += ";contiguous=";
+  for (const auto& name : request.contiguousTensors) key += name + ",";
+  key += ";aligned=";
+  for (const auto& name : request.alignedTensors) key += name + ",";
+  key += ";divisible=";
+  for (const auto& name : request.divisibleDims) key += name + ",";
+  key += fmt::format(";lines={}", request.lineDirectives ? 1 : 0);
+  return key;
+}
+
+GeneratedKernel generateKernel(SemaModule& sema, const PrintRequest& request) {
+  FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
+  validateRequest(sema, kernel, request);
+
+  // A strided parameter passed contiguous is analyzed and printed as a
+  // contiguous one for this specialization only.
+  ContiguousViews contiguous(kernel, request.contiguousTensors);
+
+  // Type the kernel under this binding (generic kernels differ per dtype).
+  DiagnosticEngine diags;
+  if (!typeCheckKernel(sema, kernel, request.typeArgs, diags)) throw GeneratorError(diags.renderAll());
+
+  std::set<std::string> staticDims;
+  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  KernelPrintPlan plan{
+      kernel, evaluateBlock(sema, kernel, request.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
+
+  analyzeModuleDefs(sema);
+  analyzeCaptures(sema, kernel, staticDims);
+  checkSpecializedBodies(sema, kernel, plan.functions, request.staticDims);
+  // Per function: where locals are declared (after capture analysis: a
+  // closure's captures are uses at its calls), where comments go.
+  auto planFunction = [&](const FunctionScope* f, const Block& body, SourceRange range) {
+    plan.locals.emplace(f, planLocalDeclarations(*f, body));
+    plan.comments.emplace(
+        f, sema.file ? placeComments(*sema.file, body, range.begin.line, range.begin.col) : CommentPlacement{});
+  };
+  planFunction(&kernel, kernel.kernel->body, kernel.kernel->range);
+  for (const FunctionScope* f : plan.functions) planFunction(f, f->function->body, f->function->range);
+
+  GeneratedKernel out = printKernelSource(sema, request, plan);
+  out.key = specializationKey(sema, request);
+  return out;
+}
+
+LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
+                                     const std::map<std::string, int64_t>& dims,
+                                     const ResidentBlocksQuery& residentBlocks) {
+  FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
+  LaunchGeometry g;
+  auto lookup = constsAndDims(dims);
+  std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
+  for (size_t i = 0; i < block.size() && i < 3; ++i) g.block[i] = block[i];
+
+  std::set<std::string> staticDims;
+  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  uint64_t bytes = 0;
+  for (const Symbol* s : kernel.declared) {
+    if (s->kind != SymbolKind::SharedBuffer) continue;
+    bool dynamic = false;
+    for (Symbol* d : shapeDimSymbols(*s)) dynamic |= !staticDims.count(d->name);
+    if (!dynamic) continue;
+    uint64_t count = 1;
+    for (const Expr* e : s->shape) {
+      auto v = evaluateConst(*e, lookup);
+      if (!v || v->isFloat || v->i < 0) throwSpecializationError(sema, DiagId::spec_shared_size, e->range, s->name);
+      count *= static_cast<uint64_t>(v->i);
+    }
+    ScalarType elem = s->type;
+    if (!s->typeParam.empty()) {
+      auto it = request.typeArgs.find(s->typeParam);
+      if (it != request.typeArgs.end()) elem = it->second;
+    }
+    bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
+  }
+  g.dynamicSharedBytes = bytes;
+
+  // Asked at most once, however often @grid names it.
+  std::optional<int64_t> resident;
+  ResidentBlocksValue residentValue;
+  if (residentBlocks) {
+    residentValue = [&] {
+      if (!resident) resident = residentBlocks(g.block[0] * g.block[1] * g.block[2], g.dynamicSharedBytes);
+      return *resident;
+    };
+  }
+  const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
+  for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*gridArgs[i], lookup, &failure, residentValue);
+    if (!v || v->isFloat)
+      throwSpecializationError(sema, DiagId::spec_grid_eval, (failure.where ? failure.where : gridArgs[i].get())->range,
+                               v ? "the grid must be an integer" : failure.reason);
+    g.grid[i] = v->i;
+  }
+  return g;
+}
+
+}  // namespace spindle

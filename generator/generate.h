@@ -1,0 +1,34 @@
+// The driver: everything between a resolved module and the text of one
+// specialization (see generate.cpp for the stages, in order). The CLI's
+// inspect stages, CompiledModule (and so the runtime) and the tests go
+// through it.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "sema.h"
+#include "specialization_request.h"
+#include "spindle/generator.h"
+
+namespace spindle {
+
+// Canonical text of everything the generated source depends on: Spindle's
+// version, a hash of the module's text (not its path), and every field of
+// the request. Two requests with equal keys print identical sources.
+std::string specializationKey(const SemaModule& sema, const PrintRequest& request);
+
+// Checks the request against the kernel (every @static dim has a value, the
+// names are the kernel's dims and type parameters, values are positive),
+// types, analyzes and prints. Throws GeneratorError with the offending
+// names and values, or the rendered diagnostics of the specialization.
+GeneratedKernel generateKernel(SemaModule& sema, const PrintRequest& request);
+
+// Launch geometry for bound dims (`dims` covers every dim symbol). The block
+// and dynamic shared memory come first: resident_blocks() in @grid is asked
+// for them (see CompiledModule::launchGeometry).
+LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
+                                     const std::map<std::string, int64_t>& dims,
+                                     const ResidentBlocksQuery& residentBlocks);
+
+}  // namespace spindle

@@ -1,0 +1,33 @@
+// Specialization checks: what a specialization must know at compile time
+// and the language can only check once static dims are bound.
+//
+// Reads: the kernel and the functions it reaches, typed, and the static dim
+// values. Produces: nothing, or a located diagnostic (GeneratorError):
+// spec-static-range-dynamic for a static_range whose bounds are not
+// compile-time values, spec-local-dynamic-size for a local buffer sized by a
+// dim that is dynamic here.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../sema.h"
+#include "spindle/generator.h"
+
+namespace spindle {
+
+void checkSpecializedBodies(const SemaModule& sema, const FunctionScope& kernel,
+                            const std::vector<FunctionScope*>& functions,
+                            const std::map<std::string, int64_t>& staticValues);
+
+// A specialization the source cannot be generated for: a located,
+// clang-style diagnostic carried by a GeneratorError.
+template <typename... Args>
+[[noreturn]] void throwSpecializationError(const SemaModule& sema, DiagId id, SourceRange range, const Args&... args) {
+  DiagnosticEngine diags;
+  diags.report(id, sema.file, range, args...);
+  throw GeneratorError(diags.renderAll());
+}
+
+}  // namespace spindle
