@@ -12,6 +12,7 @@ enum class BuiltinCategory {
   FloatMath,    // float in, same float out
   NumericMath,  // abs/min/max: floats or integers
   IntMath,      // cdiv: integers
+  BitCount,     // popcount(x): an integer's set bits, i32
   WarpReduce,   // warp_sum/max/min/cumsum(v)
   BlockReduce,  // block_sum/max/min/cumsum(v): needs generator-allocated scratch
   Shuffle,      // shfl_xor(v, mask)

@@ -1058,7 +1058,14 @@ class Resolver {
         return;
       }
       case BuiltinCategory::BlockReduce: state().scope->usesBlockCollective = true; break;
-      default: break;
+      case BuiltinCategory::LaneInfo:
+      case BuiltinCategory::Barrier:
+      case BuiltinCategory::FloatMath:
+      case BuiltinCategory::NumericMath:
+      case BuiltinCategory::IntMath:
+      case BuiltinCategory::BitCount:
+      case BuiltinCategory::WarpReduce:
+      case BuiltinCategory::Shuffle: break;
     }
     for (auto& a : c.args) resolveExpr(*a);
   }

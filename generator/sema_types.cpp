@@ -562,9 +562,20 @@ class TypeChecker {
         }
         return t;
       }
+      case BuiltinCategory::BitCount:
+        // popcount(x): set bits of an integer of any width, as an i32.
+        if (!isInteger(args[0])) {
+          error(DiagId::sema_int_builtin_type, c.args[0]->range, c.callee, scalarName(args[0]));
+          return ScalarType::Invalid;
+        }
+        return ScalarType::I32;
       case BuiltinCategory::Atomic: return typeAtomic(c, b, args);
-      default: return ScalarType::Invalid;
+      // Refused where they stand by resolution (sema_resolve.cpp).
+      case BuiltinCategory::Scratch:
+      case BuiltinCategory::Range:
+      case BuiltinCategory::LaunchQuery: return ScalarType::Invalid;
     }
+    return ScalarType::Invalid;
   }
 
   ScalarType typeAtomic(CallExpr& c, const BuiltinInfo& b, const std::vector<ScalarType>& args) {

@@ -305,7 +305,16 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       else if (auto* n = c.args[1]->as<NameExpr>(); n && n->symbol) axis = n->symbol->value.i;
       return dimExpr(tensor, static_cast<size_t>(axis));
     }
-    default: break;
+    case BuiltinCategory::BitCount: {
+      // The vendors' intrinsics take unsigned 32- or 64-bit values; the
+      // unsigned type of the value's own width keeps a negative i8 from
+      // counting the bits of its sign extension.
+      const Expr& arg = *c.args[0];
+      int bits = scalarBits(arg.type);
+      return {fmt::format("{}(uint{}_t({}))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
+    }
+    case BuiltinCategory::Scratch:
+    case BuiltinCategory::Range: break;  // declarations and loops, printed as statements
   }
   SPINDLE_INTERNAL_CHECK(false, "builtin '{}' reached the expression printer", c.callee);
   return {};
