@@ -17,41 +17,36 @@
 
 namespace spindle {
 
-// Calls `onExpr` on every direct child expression of `e` (Expr or const Expr).
+// Calls `onExpr` on every direct child expression of `e` (Expr or const
+// Expr: as<T>() keeps the constness).
 template <typename E, typename OnExpr>
 void forEachChild(E& e, OnExpr&& onExpr) {
   static_assert(std::is_same_v<std::remove_const_t<E>, Expr>);
-  using U = std::conditional_t<std::is_const_v<E>, const UnaryExpr, UnaryExpr>;
-  using B = std::conditional_t<std::is_const_v<E>, const BinaryExpr, BinaryExpr>;
-  using T = std::conditional_t<std::is_const_v<E>, const TernaryExpr, TernaryExpr>;
-  using C = std::conditional_t<std::is_const_v<E>, const CallExpr, CallExpr>;
-  using I = std::conditional_t<std::is_const_v<E>, const IndexExpr, IndexExpr>;
-  using L = std::conditional_t<std::is_const_v<E>, const ListExpr, ListExpr>;
   switch (e.kind) {
     case ExprKind::IntLit:
     case ExprKind::FloatLit:
     case ExprKind::BoolLit:
     case ExprKind::Name: return;
-    case ExprKind::Unary: onExpr(*static_cast<U&>(e).operand); return;
+    case ExprKind::Unary: onExpr(*e.template as<UnaryExpr>()->operand); return;
     case ExprKind::Binary:
-      onExpr(*static_cast<B&>(e).lhs);
-      onExpr(*static_cast<B&>(e).rhs);
+      onExpr(*e.template as<BinaryExpr>()->lhs);
+      onExpr(*e.template as<BinaryExpr>()->rhs);
       return;
     case ExprKind::Ternary:
-      onExpr(*static_cast<T&>(e).cond);
-      onExpr(*static_cast<T&>(e).thenValue);
-      onExpr(*static_cast<T&>(e).elseValue);
+      onExpr(*e.template as<TernaryExpr>()->cond);
+      onExpr(*e.template as<TernaryExpr>()->thenValue);
+      onExpr(*e.template as<TernaryExpr>()->elseValue);
       return;
     case ExprKind::Call:
-      for (auto& a : static_cast<C&>(e).args) onExpr(*a);
-      for (auto& k : static_cast<C&>(e).kwargs) onExpr(*k.value);
+      for (auto& a : e.template as<CallExpr>()->args) onExpr(*a);
+      for (auto& k : e.template as<CallExpr>()->kwargs) onExpr(*k.value);
       return;
     case ExprKind::Index:
-      onExpr(*static_cast<I&>(e).base);
-      for (auto& i : static_cast<I&>(e).indices) onExpr(*i);
+      onExpr(*e.template as<IndexExpr>()->base);
+      for (auto& i : e.template as<IndexExpr>()->indices) onExpr(*i);
       return;
     case ExprKind::List:
-      for (auto& x : static_cast<L&>(e).elements) onExpr(*x);
+      for (auto& x : e.template as<ListExpr>()->elements) onExpr(*x);
       return;
   }
 }
@@ -61,39 +56,31 @@ void forEachChild(E& e, OnExpr&& onExpr) {
 template <typename S, typename OnExpr, typename OnBlock>
 void forEachChild(S& s, OnExpr&& onExpr, OnBlock&& onBlock) {
   static_assert(std::is_same_v<std::remove_const_t<S>, Stmt>);
-  constexpr bool kConst = std::is_const_v<S>;
-  using A = std::conditional_t<kConst, const AssignStmt, AssignStmt>;
-  using G = std::conditional_t<kConst, const AugAssignStmt, AugAssignStmt>;
-  using X = std::conditional_t<kConst, const ExprStmt, ExprStmt>;
-  using F = std::conditional_t<kConst, const IfStmt, IfStmt>;
-  using W = std::conditional_t<kConst, const WhileStmt, WhileStmt>;
-  using R = std::conditional_t<kConst, const ForStmt, ForStmt>;
-  using T = std::conditional_t<kConst, const ReturnStmt, ReturnStmt>;
   switch (s.kind) {
     case StmtKind::Assign:
-      onExpr(*static_cast<A&>(s).value);
-      onExpr(*static_cast<A&>(s).target);
+      onExpr(*s.template as<AssignStmt>()->value);
+      onExpr(*s.template as<AssignStmt>()->target);
       return;
     case StmtKind::AugAssign:
-      onExpr(*static_cast<G&>(s).value);
-      onExpr(*static_cast<G&>(s).target);
+      onExpr(*s.template as<AugAssignStmt>()->value);
+      onExpr(*s.template as<AugAssignStmt>()->target);
       return;
-    case StmtKind::ExprStmt: onExpr(*static_cast<X&>(s).expr); return;
+    case StmtKind::ExprStmt: onExpr(*s.template as<ExprStmt>()->expr); return;
     case StmtKind::If:
-      onExpr(*static_cast<F&>(s).cond);
-      onBlock(static_cast<F&>(s).thenBody);
-      onBlock(static_cast<F&>(s).elseBody);
+      onExpr(*s.template as<IfStmt>()->cond);
+      onBlock(s.template as<IfStmt>()->thenBody);
+      onBlock(s.template as<IfStmt>()->elseBody);
       return;
     case StmtKind::While:
-      onExpr(*static_cast<W&>(s).cond);
-      onBlock(static_cast<W&>(s).body);
+      onExpr(*s.template as<WhileStmt>()->cond);
+      onBlock(s.template as<WhileStmt>()->body);
       return;
     case StmtKind::For:
-      for (auto& a : static_cast<R&>(s).rangeArgs) onExpr(*a);
-      onBlock(static_cast<R&>(s).body);
+      for (auto& a : s.template as<ForStmt>()->rangeArgs) onExpr(*a);
+      onBlock(s.template as<ForStmt>()->body);
       return;
     case StmtKind::Return:
-      if (static_cast<T&>(s).value) onExpr(*static_cast<T&>(s).value);
+      if (s.template as<ReturnStmt>()->value) onExpr(*s.template as<ReturnStmt>()->value);
       return;
     case StmtKind::Break:
     case StmtKind::Continue:

@@ -38,8 +38,10 @@ void collectStatements(const Block& body, std::vector<std::pair<const Stmt*, con
   }
 }
 
-bool isCompound(const Stmt& s) {
-  return s.kind == StmtKind::If || s.kind == StmtKind::While || s.kind == StmtKind::For || s.kind == StmtKind::FuncDef;
+// Statements whose blocks belong to this function (a nested def's body is
+// another function, placed when it is printed).
+bool holdsBlocks(const Stmt& s) {
+  return s.kind == StmtKind::If || s.kind == StmtKind::While || s.kind == StmtKind::For;
 }
 
 }  // namespace
@@ -71,7 +73,7 @@ CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32
   std::map<uint32_t, const Stmt*> startingAt;
   for (const auto& [s, block] : stmts) {
     startingAt.emplace(s->range.begin.line, s);
-    if (!isCompound(*s) || s->kind == StmtKind::FuncDef) excluded.push_back({s->range.begin.line, s->range.end.line});
+    if (!holdsBlocks(*s)) excluded.push_back({s->range.begin.line, s->range.end.line});
   }
 
   for (uint32_t line = headerLine + 1; line < end; ++line) {

@@ -98,47 +98,52 @@ CppExpr FunctionPrinter::expr(const Expr& e) const {
   return {};
 }
 
+namespace {
+// The suffix an integer literal of type `t` needs when its digits do not
+// fit an int.
+const char* wideIntSuffix(ScalarType t) { return t == ScalarType::U64 ? "ull" : t == ScalarType::U32 ? "u" : "ll"; }
+
+// Infinity and NaN have no C++ literal: the prelude's helpers.
+CppExpr nonFiniteFloat(bool nan, bool negative, bool isDouble) {
+  std::string call = nan ? (isDouble ? "__spn_nan()" : "__spn_nanf()") : (isDouble ? "__spn_inf()" : "__spn_inff()");
+  return negative ? CppExpr{"-" + call, kUnary} : CppExpr{call, kPostfix};
+}
+
+// A float literal's text for f32 or f64: a '.' or an exponent, and the 'f'
+// of an f32.
+std::string floatLiteralText(std::string text, bool isDouble) {
+  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  return isDouble ? text : text + "f";
+}
+}  // namespace
+
 CppExpr FunctionPrinter::literal(const Expr& e) const {
   if (auto* b = e.as<BoolLitExpr>()) return {b->value ? "true" : "false", kPrimary};
   if (auto* i = e.as<IntLitExpr>()) {
-    std::string text = i->text;
     // An integer literal in a float context is written as a float literal of
     // that type, so every operand of a math call has the call's type.
-    if (isFloat(e.type)) return {std::to_string(i->value) + (e.type == ScalarType::F64 ? ".0" : ".0f"), kPrimary};
-    if (i->value > INT32_MAX) text += e.type == ScalarType::U64 ? "ull" : e.type == ScalarType::U32 ? "u" : "ll";
-    return {text, kPrimary};
+    if (isFloat(e.type)) return {floatLiteralText(std::to_string(i->value), e.type == ScalarType::F64), kPrimary};
+    return {i->value > INT32_MAX ? i->text + wideIntSuffix(e.type) : i->text, kPrimary};
   }
   const auto& f = *e.as<FloatLitExpr>();
   bool isDouble = e.type == ScalarType::F64;
-  if (f.text == "inf") return {isDouble ? "__spn_inf()" : "__spn_inff()", kPostfix};
-  if (f.text == "nan") return {isDouble ? "__spn_nan()" : "__spn_nanf()", kPostfix};
-  std::string text = f.text;
-  if (isFloat(e.type) && !isDouble) {
-    // A float literal in C++ needs a '.' or an exponent before the 'f'.
-    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
-    text += "f";
-  }
-  return {text, kPrimary};
+  if (f.text == "inf" || f.text == "nan") return nonFiniteFloat(f.text == "nan", false, isDouble);
+  return {isFloat(e.type) ? floatLiteralText(f.text, isDouble) : f.text, kPrimary};
 }
 
 CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t) {
   if (isFloat(t) || v.isFloat) {
     bool isDouble = t == ScalarType::F64;
     double d = v.asDouble();
-    if (std::isnan(d)) return {isDouble ? "__spn_nan()" : "__spn_nanf()", kPostfix};
-    if (std::isinf(d))
-      return {std::string(d < 0 ? "-" : "") + (isDouble ? "__spn_inf()" : "__spn_inff()"), d < 0 ? kUnary : kPostfix};
+    if (std::isnan(d) || std::isinf(d)) return nonFiniteFloat(std::isnan(d), d < 0, isDouble);
     // The shortest text that reads back as exactly this double.
-    std::string text = fmt::format("{}", d);
-    if (text.find_first_of(".e") == std::string::npos) text += ".0";
-    if (!isDouble) text += "f";
-    return {text, d < 0 ? kUnary : kPrimary};
+    return {floatLiteralText(fmt::format("{}", d), isDouble), d < 0 ? kUnary : kPrimary};
   }
-  // As an integer literal of that value is printed (literal() below): the
+  // As an integer literal of that value is printed (literal() above): the
   // digits, with a suffix only where they do not fit an int.
   if (v.i == INT64_MIN) return {"(-9223372036854775807ll - 1)", kPrimary};  // no literal of its own
   std::string text = fmt::format("{}", v.i);
-  if (v.i > INT32_MAX || v.i < INT32_MIN) text += t == ScalarType::U64 ? "ull" : t == ScalarType::U32 ? "u" : "ll";
+  if (v.i > INT32_MAX || v.i < INT32_MIN) text += wideIntSuffix(t);
   return {text, v.i < 0 ? kUnary : kPrimary};
 }
 

@@ -24,7 +24,6 @@ struct PrintContext {
   SemaModule& sema;
   FunctionScope& kernel;
   std::set<std::string> staticDims;                           // names of dims baked in as constexpr
-  std::map<std::string, int64_t> staticValues;                // and their values
   std::set<std::string> alignedTensors;                       // tensor params 16-byte aligned at launch
   std::set<std::string> divisibleDims;                        // dynamic dims that are multiples of 16 at launch
   std::string sourcePath;                                     // for #line directives: a placeholder (kernel_source.cpp)

@@ -74,16 +74,18 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
   std::set<std::string> staticDims;
   for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
 
+  // One field a line reads better than bin-packing.
+  // clang-format off
   PrintContext ctx{sema,
                    kernel,
                    staticDims,
-                   request.staticDims,
                    request.alignedTensors,
                    request.divisibleDims,
                    std::string(kPathPlaceholder),
                    NameSupply(),
                    {},
                    plan};
+  // clang-format on
 
   // File-scope names: consts, static dims, functions. Static dims come
   // from the specialization and precede the host launcher, which uses them;
@@ -219,12 +221,9 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
                       fmt::arg("kernel_params", joined(kernelParamDecls)), fmt::arg("host_params", joined(hostParams)),
                       fmt::arg("grid", joined(gridParts)), fmt::arg("block", joined(blockParts)),
                       fmt::arg("shared_bytes", sharedBytes), fmt::arg("call_args", joined(callArgs)));
-  rest += body.text();
-  source += preludeFor(rest) + "\n";
-  auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n') +
-                                         std::count(rest.begin(), rest.end(), '\n') -
-                                         std::count(body.text().begin(), body.text().end(), '\n'));
-  source += rest;
+  source += preludeFor(rest + body.text()) + "\n" + rest;
+  auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
+  source += body.text();
 
   GeneratedKernel out;
   out.source = withSourcePath(source, sema.file ? sema.file->path() : "<input>");

@@ -41,12 +41,13 @@ const PreludeTemplate& preludeTemplate() {
       std::string_view line = text.substr(at, eol == std::string_view::npos ? std::string_view::npos : eol - at);
       at = eol == std::string_view::npos ? text.size() : eol + 1;
       if (line.substr(0, kSectionMarker.size()) == kSectionMarker) {
-        t.parts.push_back({std::string(line.substr(kSectionMarker.size())), ""});
+        t.parts.push_back({std::string(line.substr(kSectionMarker.size())), "", {}});
         into = &t.parts.back().text;
       } else if (line.substr(0, kTemplateComment.size()) != kTemplateComment) {
         *into += std::string(line) + "\n";
       }
     }
+    for (auto& part : t.parts) part.names = preludeNamesIn(part.text);
     return t;
   }();
   return parsed;
@@ -62,7 +63,7 @@ std::string preludeFor(const std::string& rest) {
   for (size_t i = t.parts.size(); i-- > 0;) {
     if (!needed.count(t.parts[i].name)) continue;
     take[i] = true;
-    for (const auto& n : preludeNamesIn(t.parts[i].text)) needed.insert(n);
+    needed.insert(t.parts[i].names.begin(), t.parts[i].names.end());
   }
   std::string out = t.always;
   for (size_t i = 0; i < t.parts.size(); ++i)

@@ -12,6 +12,7 @@ namespace spindle {
 struct PreludePart {
   std::string name;  // the helper or macro it defines
   std::string text;
+  std::vector<std::string> names;  // the names its text uses (preludeNamesIn)
 };
 
 // The prelude template, parsed once: the text every file gets, and the

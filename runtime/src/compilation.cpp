@@ -25,8 +25,12 @@ std::string cacheKeyText(BackendKind backend, const std::string& compilerIdentit
 }
 
 std::string BinaryCompiler::keyHex(const std::string& source, const std::string& symbol) {
-  std::string text = cacheKeyText(backend_.kind(), backend_.compilerIdentity(), target_,
-                                  backend_.compileOptions(target_), symbol, source);
+  return keyHex(source, symbol, backend_.compileOptions(target_));
+}
+
+std::string BinaryCompiler::keyHex(const std::string& source, const std::string& symbol,
+                                   const std::vector<std::string>& options) {
+  std::string text = cacheKeyText(backend_.kind(), backend_.compilerIdentity(), target_, options, symbol, source);
   return toHex(sha256(text.data(), text.size()));
 }
 
@@ -40,7 +44,8 @@ bool optionsEmbedSourcePaths(const std::vector<std::string>& options) {
 CompiledBinary BinaryCompiler::get(const std::string& source, const std::string& pathFreeSource,
                                    const std::string& symbol, const std::string& fileName, const std::string& what) {
   CompiledBinary out;
-  out.keyHex = keyHex(optionsEmbedSourcePaths(backend_.compileOptions(target_)) ? source : pathFreeSource, symbol);
+  const std::vector<std::string> options = backend_.compileOptions(target_);
+  out.keyHex = keyHex(optionsEmbedSourcePaths(options) ? source : pathFreeSource, symbol, options);
   if (disk_) {
     if (auto bin = disk_->load(out.keyHex)) {
       ++counters_.diskHits;
@@ -52,7 +57,7 @@ CompiledBinary BinaryCompiler::get(const std::string& source, const std::string&
   ++counters_.misses;
   ++counters_.compiles;
   auto start = std::chrono::steady_clock::now();
-  CompileOutput result = backend_.compile(source, fileName, backend_.compileOptions(target_));
+  CompileOutput result = backend_.compile(source, fileName, options);
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   counters_.compileNanos += uint64_t(nanos);
   if (!result.ok) {

@@ -42,6 +42,7 @@ class BinaryCompiler {
       : backend_(backend), target_(std::move(target)), disk_(disk), counters_(counters) {}
 
   std::string keyHex(const std::string& source, const std::string& symbol);
+  std::string keyHex(const std::string& source, const std::string& symbol, const std::vector<std::string>& options);
   // Compiles `source` (or finds it on disk). The key hashes `pathFreeSource`,
   // the same text with the module's path replaced by a placeholder
   // (GeneratedKernel::pathFreeSource), so one module gives one key wherever

@@ -29,9 +29,10 @@ int runSpindle(const std::string& args) {
   return WEXITSTATUS(status);
 }
 
-// Standard output and error of `spindle ARGS`, interleaved.
-std::string spindleOutput(const std::string& args) {
-  std::string command = "'" + spindleBinary() + "' " + args + " 2>&1";
+// Standard output and error of `spindle ARGS`, interleaved. `shellPrefix`
+// runs first in the same shell (a `cd DIR &&`, environment settings).
+std::string spindleOutput(const std::string& args, const std::string& shellPrefix = "") {
+  std::string command = shellPrefix + "'" + spindleBinary() + "' " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return "popen failed";
   char buffer[512] = {};
@@ -162,13 +163,7 @@ TEST_F(CliTest, CompileKeyIgnoresWhereTheModuleLives) {
   fs::create_symlink(root / "b" / "axpy.spn", root / "link.spn");
   const std::string inRoot = "cd '" + root.string() + "' && SPINDLE_CACHE_DIR='" + (root / "cache").string() + "' ";
   auto compileIn = [&](const std::string& path) {
-    std::string command = inRoot + "'" + spindleBinary() + "' compile " + path + " --target sm_90 --dtype T=f32 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    std::string out;
-    char buffer[512];
-    while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-    pclose(pipe);
-    return out;
+    return spindleOutput("compile " + path + " --target sm_90 --dtype T=f32", inRoot);
   };
   auto field = [](const std::string& out, const std::string& name) {
     size_t at = out.find(name + ": ");

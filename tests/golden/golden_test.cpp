@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "diagnostics.h"
 #include "golden_cases.h"
@@ -47,6 +48,19 @@ std::string unifiedDiff(const std::string& expected, const std::string& actual) 
 }
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+// A case's source, generated from its .spn with its `# gen:` flags (the
+// kernel named there, else the module's first). A module with errors
+// throws, which fails the test with the diagnostics.
+spindle::GeneratedKernel generateCase(const GoldenCase& c) {
+  spindle::DiagnosticEngine diags;
+  auto module =
+      spindle::CompiledModule::fromString(c.spnPath, readFile(fs::path(SPINDLE_SOURCE_DIR) / c.spnPath), diags);
+  if (!module) throw std::runtime_error(c.spnPath + " has errors:\n" + diags.renderAll());
+  std::string kernel;
+  spindle::Specialization spec = parseFlags(c.flags, kernel);
+  return module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec);
+}
 
 TEST_P(Golden, MatchesCheckedInHip) {
   const GoldenCase& c = GetParam();
@@ -80,17 +94,7 @@ TEST_P(Golden, MatchesCheckedInHip) {
 // Generation must not depend on anything but its inputs: twice the same.
 TEST_P(Golden, GenerationIsDeterministic) {
   const GoldenCase& c = GetParam();
-  const fs::path root = SPINDLE_SOURCE_DIR;
-  std::string kernel;
-  spindle::Specialization spec = parseFlags(c.flags, kernel);
-  std::string outputs[2];
-  for (auto& out : outputs) {
-    spindle::DiagnosticEngine diags;
-    auto module = spindle::CompiledModule::fromString(c.spnPath, readFile(root / c.spnPath), diags);
-    ASSERT_TRUE(module);
-    out = module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec).source;
-  }
-  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(generateCase(c).source, generateCase(c).source);
 }
 
 // Replays the #line directives of the generated file as a compiler does and
@@ -99,14 +103,9 @@ TEST_P(Golden, GenerationIsDeterministic) {
 // statements of a body by one line per parameter).
 TEST_P(Golden, LineDirectivesMapEveryStatementToItsOwnLine) {
   const GoldenCase& c = GetParam();
-  const fs::path root = SPINDLE_SOURCE_DIR;
   std::string kernel;
-  spindle::Specialization spec = parseFlags(c.flags, kernel);
-  if (!spec.lineDirectives) GTEST_SKIP() << "generated without #line";
-  spindle::DiagnosticEngine diags;
-  auto module = spindle::CompiledModule::fromString(c.spnPath, readFile(root / c.spnPath), diags);
-  ASSERT_TRUE(module);
-  spindle::GeneratedKernel g = module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec);
+  if (!parseFlags(c.flags, kernel).lineDirectives) GTEST_SKIP() << "generated without #line";
+  spindle::GeneratedKernel g = generateCase(c);
   ASSERT_FALSE(g.lineMappings.empty());
 
   // reported[i]: the .spn line a compiler reports for line i + 1 of the file
@@ -146,13 +145,7 @@ std::string partText(const spindle::PreludePart& part) {
 // another part that is there).
 TEST_P(Golden, PreludeCarriesNoUnusedHelper) {
   const GoldenCase& c = GetParam();
-  std::string kernel;
-  spindle::Specialization spec = parseFlags(c.flags, kernel);
-  spindle::DiagnosticEngine diags;
-  auto module =
-      spindle::CompiledModule::fromString(c.spnPath, readFile(fs::path(SPINDLE_SOURCE_DIR) / c.spnPath), diags);
-  ASSERT_TRUE(module);
-  std::string golden = module->generate(kernel.empty() ? module->kernels()[0].name : kernel, spec).source;
+  std::string golden = generateCase(c).source;
   for (const auto& part : spindle::preludeTemplate().parts) {
     const std::string text = partText(part);
     size_t at = golden.find(text);
