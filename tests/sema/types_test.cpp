@@ -130,6 +130,34 @@ TEST(Types, AFailedDeclarationReportsOnce) {
   EXPECT_THAT(diagIds(*loop), ElementsAre("sema-int-division", "sema-float-floordiv")) << loop->diags.renderAll();
 }
 
+// The two diagnostics this session added, by their full messages: what is
+// wrong, with the offending part named.
+TEST(Types, ScratchSizesAndPopcountSayWhatIsWrong) {
+  struct Case {
+    const char* params;
+    const char* body;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"x: f32[4], n: i32", "    v = local(f32, [n], 0.0)\n    x[0] = v[0]\n",
+       "the size of local buffer 'v' must be known when the kernel is compiled, but 'n' is a parameter; a size may use "
+       "integer literals, consts and dim symbols"},
+      {"x: f32[4], n: i32", "    m = n * 2\n    v = local(f32, [m], 0.0)\n    x[0] = v[0]\n",
+       "the size of local buffer 'v' must be known when the kernel is compiled, but 'm' is a local variable; a size "
+       "may "
+       "use integer literals, consts and dim symbols"},
+      {"x: f32[4]", "    s = shared(f32, [thread_id()])\n    s[0] = x[0]\n",
+       "the size of shared buffer 's' must be known when the kernel is launched, but 'thread_id(...)' is not a "
+       "compile-time value; a size may use integer literals, consts and dim symbols"},
+      {"x: f32[4], y: i32[4]", "    y[0] = popcount(x[0])\n", "'popcount' takes an integer, got f32"},
+  };
+  for (const auto& c : cases) {
+    auto a = analyze(kernelWith(c.params, c.body));
+    ASSERT_EQ(a->diags.diagnostics().size(), 1u) << c.body << a->diags.renderAll();
+    EXPECT_EQ(a->diags.diagnostics()[0].message, c.message) << c.body;
+  }
+}
+
 TEST(Types, CastsAndUnsignedAreExplicit) {
   std::string hip = generate(kernelWith("u: u32[4], x: i64[4]",
                                         "    x[0] = i64(u[0]) + x[1]\n"
