@@ -92,10 +92,21 @@ std::string FunctionPrinter::signature(const std::string& prefix, const std::vec
   std::string oneLine = prefix + "(";
   for (size_t i = 0; i < params.size(); ++i) oneLine += (i ? ", " : "") + params[i];
   oneLine += ")";
-  if (oneLine.size() <= 100) return oneLine;
+  if (oneLine.size() + 2 <= 120) return oneLine;  // with " {", within the formatter's 120 columns
+  // As clang-format packs them: the parameters on continuation lines
+  // indented by 4, each line filled up to 120 columns.
   std::string text = prefix + "(";
-  for (size_t i = 0; i < params.size(); ++i) text += "\n    " + params[i] + (i + 1 < params.size() ? "," : "");
-  return text + ")";
+  std::string current;
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::string piece = params[i] + (i + 1 < params.size() ? "," : ") {");
+    if (!current.empty() && 4 + current.size() + 1 + piece.size() > 120) {
+      text += "\n    " + current;
+      current.clear();
+    }
+    current += (current.empty() ? "" : " ") + piece;
+  }
+  text += "\n    " + current;
+  return text.substr(0, text.size() - 2);  // openScope() appends the " {"
 }
 
 // Kernel parameters in ABI order (see spindle/generator.h): each source
@@ -288,7 +299,8 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::Pass: return;
     default: break;
   }
-  out_.mapToSource(s.range.begin.line, ctx_.sourcePath);
+  // A for maps itself: lines it prints before its header must not shift it.
+  if (s.kind != StmtKind::For) out_.mapToSource(s.range.begin.line, ctx_.sourcePath);
   switch (s.kind) {
     case StmtKind::Assign: printAssign(*s.as<AssignStmt>()); return;
     case StmtKind::AugAssign: printAugAssign(*s.as<AugAssignStmt>()); return;
@@ -402,6 +414,7 @@ std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
   collectLocals(stop, locals);
   if (locals.empty() || !assignsAny(f.body, locals)) return value(stop, kRelational + 1);
   std::string hoisted = names_.fresh(name(f.symbol) + "_stop");
+  out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
   out_.linef("const {} {} = {};", cppType(f.symbol->type), hoisted, value(stop));
   return hoisted;
 }
@@ -432,6 +445,9 @@ void FunctionPrinter::printFor(const ForStmt& f) {
                      : step > 0   ? fmt::format("{} += {}", varName, stepText)
                                   : fmt::format("{} -= {}", varName, stepText);
   if (f.isStatic) out_.line("#pragma unroll");
+  // The header on its own line as compilers report it (a hoisted bound or
+  // the pragma above took lines of their own).
+  out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
   out_.openScope(fmt::format("for ({} {} = {}; {}; {})", cppType(var->type), varName, init, cond, incr));
   activeLoopNames_.push_back(varName);
   printBlock(f.body);

@@ -100,8 +100,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
   for (Symbol* c : sema.consts) {
     const std::string& n = ctx.globals.declare(c);
     if (c->weakType) {
-      weakConsts.push_back(c->value.isFloat ? fmt::format("//   {} = {}", c->name, c->value.f)
-                                            : fmt::format("//   {} = {}", c->name, c->value.i));
+      weakConsts.push_back(c->value.isFloat ? fmt::format("{} = {}", c->name, c->value.f)
+                                            : fmt::format("{} = {}", c->name, c->value.i));
       continue;
     }
     body.mapToSource(c->declRange.begin.line, ctx.sourcePath);
@@ -109,8 +109,17 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
   }
   if (!body.text().empty()) body.blank();
   if (!weakConsts.empty()) {
-    globals.line("// Unannotated consts, each written at every use as a literal of the type it takes there:");
-    for (const auto& line : weakConsts) globals.line(line);
+    // One comment, wrapped at the formatter's 120 columns.
+    std::string line = "// Unannotated consts, written at each use as a literal of the type it takes there:";
+    for (size_t i = 0; i < weakConsts.size(); ++i) {
+      std::string entry = weakConsts[i] + (i + 1 < weakConsts.size() ? "," : "");
+      if (line.size() + 1 + entry.size() > 120) {
+        globals.line(line);
+        line = "//  ";
+      }
+      line += " " + entry;
+    }
+    globals.line(line);
   }
   bool anyStatic = false;
   for (Symbol* d : kernel.dimSymbols) {
@@ -216,11 +225,15 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
         "dynamic_shared_bytes);\n",
         ctx.functionNames[&kernel]);
   }
-  rest += fmt::format(fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
-                      fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
-                      fmt::arg("kernel_params", joined(kernelParamDecls)), fmt::arg("host_params", joined(hostParams)),
-                      fmt::arg("grid", joined(gridParts)), fmt::arg("block", joined(blockParts)),
-                      fmt::arg("shared_bytes", sharedBytes), fmt::arg("call_args", joined(callArgs)));
+  // The dynamic shared size gets a name where it is more than a zero.
+  const bool namedShared = sharedBytes != "0" || kernel.gridUsesResidentBlocks;
+  std::string sharedDecl = namedShared ? fmt::format("  const size_t dynamic_shared_bytes = {};\n", sharedBytes) : "";
+  rest += fmt::format(
+      fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
+      fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),
+      fmt::arg("kernel_params", joined(kernelParamDecls)), fmt::arg("host_params", joined(hostParams)),
+      fmt::arg("grid", joined(gridParts)), fmt::arg("block", joined(blockParts)), fmt::arg("shared_decl", sharedDecl),
+      fmt::arg("shared_arg", namedShared ? "dynamic_shared_bytes" : "0"), fmt::arg("call_args", joined(callArgs)));
   source += preludeFor(rest + body.text()) + "\n" + rest;
   auto bodyStart = static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
   source += body.text();

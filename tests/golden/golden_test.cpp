@@ -175,6 +175,17 @@ TEST(GoldenFiles, EveryPreludePartIsCompiledSomewhere) {
     EXPECT_NE(all.find(partText(part)), std::string::npos) << "no golden uses the prelude part " << part.name;
 }
 
+// The whole file a user reads for a softmax (the README's example) stays
+// short: the prelude carries only what it uses (docs/language.md, 11).
+TEST(GoldenFiles, SoftmaxFileIsUnder150Lines) {
+  const fs::path root = SPINDLE_SOURCE_DIR;
+  auto module = spindle::CompiledModule::load((root / "samples/softmax.spn").string());
+  spindle::Specialization spec;
+  spec.staticDims["N"] = 4096;
+  std::string source = module->generate("softmax", spec).source;
+  EXPECT_LT(std::count(source.begin(), source.end(), '\n'), 150) << source;
+}
+
 // Every golden on disk belongs to a case: a renamed kernel must not leave a
 // stale golden behind.
 TEST(GoldenFiles, NoOrphans) {

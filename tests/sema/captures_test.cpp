@@ -113,8 +113,8 @@ kernel k(out: f32[1]):
 // binds the kernel's accumulator and buffer, never a fresh local.
 TEST(NonlocalBinding, OutlinedClosureTakesOuterStorageByReferenceAndPointer) {
   std::string hip = generate(kLayernormLike, "k");
-  EXPECT_NE(hip.find("__device__ __forceinline__ void k_stats(\n    const float* __restrict__ x,\n    float* buf,\n"
-                     "    int32_t row,\n    float& acc,\n    int64_t N)"),
+  EXPECT_NE(hip.find("__device__ __forceinline__ void k_stats(const float* __restrict__ x, float* buf, int32_t row, "
+                     "float& acc, int64_t N)"),
             std::string::npos)
       << hip;
   EXPECT_NE(hip.find("k_stats(x, buf, row, acc, N);"), std::string::npos) << hip;
