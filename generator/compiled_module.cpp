@@ -1,18 +1,18 @@
 // The generator's library API (spindle/generator.h).
 #include <mutex>
 
-#include "diagnostics.h"
-#include "frontend.h"
+#include "frontend/diagnostics.h"
 #include "generate.h"
+#include "load_module.h"
 #include "passes/capture_analysis.h"
-#include "sema.h"
+#include "sema/sema.h"
 #include "spindle/generator.h"
 
 namespace spindle {
 
 struct CompiledModule::Impl {
   std::shared_ptr<SourceFile> file;
-  FrontendResult frontend;
+  LoadedModule frontend;
   // Typing a specialization writes types into the shared AST, so one
   // module generates one source at a time.
   mutable std::mutex mutex;
@@ -77,7 +77,7 @@ std::unique_ptr<CompiledModule> CompiledModule::fromString(const std::string& na
                                                            DiagnosticEngine& diags) {
   std::unique_ptr<CompiledModule> m(new CompiledModule());
   m->impl_->file = std::make_shared<SourceFile>(name, text);
-  m->impl_->frontend = runFrontend(m->impl_->file, diags);
+  m->impl_->frontend = loadModule(m->impl_->file, diags);
   if (diags.hasErrors() || !m->impl_->frontend.sema) return nullptr;
   for (auto* k : m->impl_->frontend.sema->kernels) m->kernels_.push_back(describeKernel(*k));
   return m;

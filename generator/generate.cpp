@@ -16,10 +16,10 @@
 #include <optional>
 #include <set>
 
-#include "const_eval.h"
 #include "passes/capture_analysis.h"
 #include "passes/specialization_checks.h"
 #include "printer/kernel_source.h"
+#include "sema/const_eval.h"
 
 namespace spindle {
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "sema.h"
+#include "sema/sema.h"
 #include "specialization_request.h"
 #include "spindle/generator.h"
 

@@ -72,7 +72,7 @@
 # -std=gnu++17 (its default is that).
 #
 # Filtered out: names beginning with `__` (the lexer refuses them:
-# generator/lexer.cpp, lex_reserved_name); everything else, `_Exit` or
+# generator/frontend/lexer.cpp, lex_reserved_name); everything else, `_Exit` or
 # `_SC_PAGESIZE` included, is a name a kernel author can write.
 #
 # Only macros still defined at the end of the prelude count (-dM gives that

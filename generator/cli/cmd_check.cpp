@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "commands.h"
-#include "diagnostics.h"
-#include "frontend.h"
+#include "frontend/diagnostics.h"
+#include "load_module.h"
 
 namespace spindle::cli {
 
@@ -26,7 +26,7 @@ int cmdCheck(const Args& args) {
       continue;
     }
     DiagnosticEngine diags;  // one per file: each file's error limit is its own
-    runFrontend(file, diags);
+    loadModule(file, diags);
     fmt::print(stderr, "{}", diags.renderAll());
     if (diags.hasErrors()) status = 1;
   }

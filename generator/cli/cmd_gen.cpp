@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "commands.h"
-#include "diagnostics.h"
+#include "frontend/diagnostics.h"
 #include "spec_options.h"
 
 namespace spindle::cli {

@@ -4,12 +4,12 @@
 
 #include <filesystem>
 
-#include "ast_dump.h"
 #include "commands.h"
-#include "diagnostics.h"
-#include "frontend.h"
+#include "frontend/ast_dump.h"
+#include "frontend/diagnostics.h"
+#include "frontend/parser.h"
 #include "inspect_stages.h"
-#include "parser.h"
+#include "load_module.h"
 
 namespace spindle::cli {
 
@@ -19,11 +19,11 @@ struct Stage {
   const char* name;
   bool needsSema;     // false: parse only, so the stage shows even where sema fails
   bool takesOptions;  // whether arguments besides FILE and --stage are passed on
-  std::string (*show)(const FrontendResult&, const Args& options);
+  std::string (*show)(const LoadedModule&, const Args& options);
 };
 
-std::string showAst(const FrontendResult& r, const Args&) { return dumpAst(*r.module); }
-std::string showScopes(const FrontendResult& r, const Args&) { return inspectScopes(r); }
+std::string showAst(const LoadedModule& r, const Args&) { return dumpAst(*r.module); }
+std::string showScopes(const LoadedModule& r, const Args&) { return inspectScopes(r); }
 
 const Stage kStages[] = {
     {"ast", false, false, showAst},
@@ -77,8 +77,8 @@ int cmdInspect(const Args& args) {
     return 1;
   }
   DiagnosticEngine diags;
-  FrontendResult result;
-  if (stage->needsSema) result = runFrontend(file, diags);
+  LoadedModule result;
+  if (stage->needsSema) result = loadModule(file, diags);
   else result.module = parseModule(file, diags);
   fmt::print(stderr, "{}", diags.renderAll());
   if (diags.hasErrors()) return 1;

@@ -9,7 +9,7 @@
 
 #include "generate.h"
 #include "passes/capture_analysis.h"
-#include "sema.h"
+#include "sema/sema.h"
 #include "spec_options.h"
 
 namespace spindle::cli {
@@ -68,7 +68,7 @@ void printScope(std::string& out, const FunctionScope& f, int depth) {
 
 }  // namespace
 
-std::string inspectScopes(const FrontendResult& result) {
+std::string inspectScopes(const LoadedModule& result) {
   SemaModule& sema = *result.sema;
   std::string out;
   for (const Symbol* c : sema.consts)
@@ -89,7 +89,7 @@ std::string inspectScopes(const FrontendResult& result) {
   return out;
 }
 
-std::string inspectKey(const FrontendResult& result, const Args& options) {
+std::string inspectKey(const LoadedModule& result, const Args& options) {
   KernelSelection sel;
   for (size_t i = 0; i < options.size(); ++i) {
     if (options[i] == "--no-line-directives") {

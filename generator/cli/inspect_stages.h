@@ -5,16 +5,16 @@
 #include <string>
 
 #include "commands.h"
-#include "frontend.h"
+#include "load_module.h"
 
 namespace spindle::cli {
 
 // --stage scopes: every scope with its symbols (needs sema).
-std::string inspectScopes(const FrontendResult& result);
+std::string inspectScopes(const LoadedModule& result);
 
 // --stage key: what goes into a kernel's cache key. `options` are the
 // arguments after FILE and --stage (e.g. --kernel K --static N=64); throw
 // std::invalid_argument for a bad one (reported as a one-line error).
-std::string inspectKey(const FrontendResult& result, const Args& options);
+std::string inspectKey(const LoadedModule& result, const Args& options);
 
 }  // namespace spindle::cli

@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "commands.h"
-#include "diagnostics.h"
+#include "frontend/diagnostics.h"
 
 namespace spindle::cli {
 

@@ -1,6 +1,6 @@
 #include "capture_analysis.h"
 
-#include "../ast_walk.h"
+#include "frontend/ast_walk.h"
 
 #include <algorithm>
 #include <functional>

@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-#include "../sema.h"
+#include "sema/sema.h"
 
 namespace spindle {
 

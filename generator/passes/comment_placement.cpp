@@ -2,7 +2,7 @@
 
 #include <functional>
 
-#include "../ast_walk.h"
+#include "frontend/ast_walk.h"
 
 namespace spindle {
 

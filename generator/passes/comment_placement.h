@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "../ast.h"
-#include "../source.h"
+#include "frontend/ast.h"
+#include "frontend/source.h"
 
 namespace spindle {
 

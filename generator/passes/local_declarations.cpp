@@ -1,6 +1,6 @@
 #include "local_declarations.h"
 
-#include "../ast_walk.h"
+#include "frontend/ast_walk.h"
 
 #include <algorithm>
 #include <functional>

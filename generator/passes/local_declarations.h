@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-#include "../sema.h"
+#include "sema/sema.h"
 
 namespace spindle {
 

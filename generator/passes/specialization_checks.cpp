@@ -2,9 +2,9 @@
 
 #include <functional>
 
-#include "../ast_walk.h"
-#include "../const_eval.h"
 #include "capture_analysis.h"
+#include "frontend/ast_walk.h"
+#include "sema/const_eval.h"
 
 namespace spindle {
 

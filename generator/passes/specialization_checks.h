@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../sema.h"
+#include "sema/sema.h"
 #include "spindle/generator.h"
 
 namespace spindle {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "../diagnostics.h"
+#include "frontend/diagnostics.h"
 
 namespace spindle {
 

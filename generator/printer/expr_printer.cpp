@@ -2,8 +2,8 @@
 // them (and where clang would warn that a reader might misread).
 #include <cmath>
 
-#include "../builtins.h"
 #include "function_printer.h"
+#include "sema/builtins.h"
 
 namespace spindle {
 

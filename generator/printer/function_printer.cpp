@@ -1,14 +1,14 @@
 // Signatures and statements of kernels, module defs and outlined closures.
 #include "function_printer.h"
 
-#include "../ast_walk.h"
+#include "frontend/ast_walk.h"
 
 #include <algorithm>
 #include <functional>
 
-#include "../builtins.h"
-#include "../const_eval.h"
 #include "../passes/capture_analysis.h"
+#include "sema/builtins.h"
+#include "sema/const_eval.h"
 
 namespace spindle {
 

@@ -11,10 +11,10 @@
 
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
-#include "../sema.h"
 #include "emitter.h"
 #include "kernel_source.h"
 #include "name_supply.h"
+#include "sema/sema.h"
 #include "spindle/generator.h"
 
 namespace spindle {

@@ -5,9 +5,9 @@
 #include <set>
 #include <string_view>
 
-#include "../builtins.h"
 #include "function_printer.h"
 #include "prelude.h"
+#include "sema/builtins.h"
 #include "templates.h"
 
 namespace spindle {

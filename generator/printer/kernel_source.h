@@ -10,8 +10,8 @@
 
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
-#include "../sema.h"
 #include "../specialization_request.h"
+#include "sema/sema.h"
 #include "spindle/generator.h"
 
 namespace spindle {

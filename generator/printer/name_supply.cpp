@@ -2,8 +2,8 @@
 
 #include <cctype>
 
-#include "../builtins.h"
-#include "../diagnostics.h"
+#include "frontend/diagnostics.h"
+#include "sema/builtins.h"
 
 namespace spindle {
 

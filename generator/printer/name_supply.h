@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "../sema.h"
+#include "sema/sema.h"
 
 namespace spindle {
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <string_view>
 
-#include "../diagnostics.h"
+#include "frontend/diagnostics.h"
 #include "templates.h"
 
 namespace spindle {

@@ -7,8 +7,8 @@
 #include <regex>
 #include <sstream>
 
-#include "frontend.h"
 #include "frontend_test_util.h"
+#include "load_module.h"
 
 namespace spindle::test {
 namespace {
@@ -54,7 +54,7 @@ TEST_P(BadInput, ReportsExactlyTheExpectedDiagnostics) {
   ASSERT_FALSE(expected.empty()) << "no '# expect: LINE:COL id' line at the top of " << GetParam();
 
   DiagnosticEngine diags;
-  FrontendResult result = runFrontend(file, diags);
+  LoadedModule result = loadModule(file, diags);
   EXPECT_EQ(diagList(diags), expected) << diags.renderAll();
   EXPECT_TRUE(diags.hasErrors());
   EXPECT_EQ(result.sema, nullptr);

@@ -31,7 +31,7 @@ std::string readAll(const fs::path& p) {
 // 12 warns inside it under the sanitizer build.)
 std::map<std::string, int> placeholderCounts() {
   std::map<std::string, int> counts;
-  for (const char* def : {"generator/diag_frontend.def", "generator/diag_sema.def"}) {
+  for (const char* def : {"generator/frontend/diag_frontend.def", "generator/frontend/diag_sema.def"}) {
     std::string text = readAll(fs::path(SPINDLE_SOURCE_DIR) / def);
     for (size_t at = text.find("\nDIAG("); at != std::string::npos; at = text.find("\nDIAG(", at + 1)) {
       size_t nameBegin = at + 6, nameEnd = text.find(',', nameBegin);

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "ast.h"
-#include "diagnostics.h"
-#include "lexer.h"
-#include "parser.h"
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
+#include "frontend/lexer.h"
+#include "frontend/parser.h"
 
 namespace spindle::test {
 

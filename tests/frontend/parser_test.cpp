@@ -1,6 +1,6 @@
 // Parser: every construct of docs/language.md, operator precedence and
 // associativity, source ranges, the AST dump, and error recovery.
-#include "ast_dump.h"
+#include "frontend/ast_dump.h"
 #include "frontend_test_util.h"
 
 namespace spindle::test {

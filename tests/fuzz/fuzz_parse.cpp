@@ -12,9 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "diagnostics.h"
-#include "parser.h"
-#include "source.h"
+#include "frontend/diagnostics.h"
+#include "frontend/parser.h"
+#include "frontend/source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto file = std::make_shared<spindle::SourceFile>("fuzz.spn", std::string(reinterpret_cast<const char*>(data), size));

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "diagnostics.h"
+#include "frontend/diagnostics.h"
 #include "spindle/generator.h"
 
 namespace {

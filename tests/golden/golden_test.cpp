@@ -18,7 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "diagnostics.h"
+#include "frontend/diagnostics.h"
 #include "golden_cases.h"
 #include "printer/prelude.h"
 #include "spindle/generator.h"

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "diagnostics.h"
-#include "frontend.h"
+#include "frontend/diagnostics.h"
+#include "load_module.h"
 #include "spindle/generator.h"
 
 namespace fs = std::filesystem;
@@ -32,7 +32,7 @@ const char* const kHeaderNames[] = {
 bool usableAs(const std::string& module) {
   spindle::DiagnosticEngine diags;
   auto file = std::make_shared<spindle::SourceFile>("probe.spn", module);
-  spindle::runFrontend(file, diags);
+  spindle::loadModule(file, diags);
   return diags.errorCount() == 0;
 }
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "diagnostics.h"
+#include "frontend/diagnostics.h"
 #include "spindle/generator.h"
 
 namespace fs = std::filesystem;

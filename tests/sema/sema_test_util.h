@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "diagnostics.h"
-#include "frontend.h"
+#include "frontend/diagnostics.h"
+#include "load_module.h"
 #include "passes/capture_analysis.h"
-#include "sema.h"
+#include "sema/sema.h"
 #include "spindle/generator.h"
 
 namespace spindle::test {
@@ -18,13 +18,13 @@ namespace spindle::test {
 struct Analyzed {
   std::shared_ptr<SourceFile> file;
   DiagnosticEngine diags;
-  FrontendResult result;
+  LoadedModule result;
 };
 
 inline std::unique_ptr<Analyzed> analyze(const std::string& text) {
   auto a = std::make_unique<Analyzed>();
   a->file = std::make_shared<SourceFile>("test.spn", text);
-  a->result = runFrontend(a->file, a->diags);
+  a->result = loadModule(a->file, a->diags);
   return a;
 }
 

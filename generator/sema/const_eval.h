@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "ast.h"
-#include "sema.h"
+#include "frontend/ast.h"
+#include "sema/sema.h"
 
 namespace spindle {
 

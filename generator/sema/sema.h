@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "ast.h"
-#include "diagnostics.h"
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
 
 namespace spindle {
 

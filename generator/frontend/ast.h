@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "source.h"
+#include "frontend/source.h"
 #include "spindle/types.h"
 
 namespace spindle {

@@ -1,4 +1,4 @@
-#include "sema.h"
+#include "sema/sema.h"
 
 namespace spindle {
 

@@ -1,9 +1,9 @@
-#include "lexer.h"
+#include "frontend/lexer.h"
 
 #include <cmath>
 #include <cstdlib>
 
-#include "language_limits.h"
+#include "frontend/language_limits.h"
 
 namespace spindle {
 

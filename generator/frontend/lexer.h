@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "diagnostics.h"
-#include "source.h"
+#include "frontend/diagnostics.h"
+#include "frontend/source.h"
 
 namespace spindle {
 

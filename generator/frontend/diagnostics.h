@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "source.h"
+#include "frontend/source.h"
 
 namespace spindle {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "ast.h"
+#include "frontend/ast.h"
 
 namespace spindle {
 std::string dumpAst(const SourceModule& module);

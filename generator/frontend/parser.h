@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include "ast.h"
-#include "diagnostics.h"
-#include "language_limits.h"
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
+#include "frontend/language_limits.h"
 
 namespace spindle {
 

@@ -5,22 +5,22 @@
 
 #include <memory>
 
-#include "ast.h"
-#include "diagnostics.h"
+#include "frontend/ast.h"
+#include "frontend/diagnostics.h"
 
 namespace spindle {
 
 class SemaModule;
 
-struct FrontendResult {
+struct LoadedModule {
   std::unique_ptr<SourceModule> module;  // null only if the file could not be read
   std::unique_ptr<SemaModule> sema;      // null when parsing or analysis failed
-  FrontendResult();
-  FrontendResult(FrontendResult&&) noexcept;
-  FrontendResult& operator=(FrontendResult&&) noexcept;
-  ~FrontendResult();
+  LoadedModule();
+  LoadedModule(LoadedModule&&) noexcept;
+  LoadedModule& operator=(LoadedModule&&) noexcept;
+  ~LoadedModule();
 };
 
-FrontendResult runFrontend(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags);
+LoadedModule loadModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags);
 
 }  // namespace spindle

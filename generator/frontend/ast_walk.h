@@ -13,7 +13,7 @@
 
 #include <type_traits>
 
-#include "ast.h"
+#include "frontend/ast.h"
 
 namespace spindle {
 

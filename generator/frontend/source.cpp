@@ -1,4 +1,4 @@
-#include "source.h"
+#include "frontend/source.h"
 
 #include <algorithm>
 #include <fstream>

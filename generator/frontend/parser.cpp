@@ -9,14 +9,14 @@
 //   - at most one parser error per line (a second is nearly always an echo);
 //   - nothing after a bracket that is never closed (the lexer reports it);
 //   - a broken header skips its whole body.
-#include "parser.h"
+#include "frontend/parser.h"
 
 #include <algorithm>
 #include <deque>
 #include <optional>
 #include <unordered_map>
 
-#include "lexer.h"
+#include "frontend/lexer.h"
 
 namespace spindle {
 

@@ -4,9 +4,9 @@
 #include <functional>
 #include <set>
 
-#include "builtins.h"
-#include "const_eval.h"
-#include "sema.h"
+#include "sema/builtins.h"
+#include "sema/const_eval.h"
+#include "sema/sema.h"
 
 namespace spindle {
 

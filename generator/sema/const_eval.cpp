@@ -1,9 +1,9 @@
-#include "const_eval.h"
+#include "sema/const_eval.h"
 
 #include <cmath>
 #include <limits>
 
-#include "builtins.h"
+#include "sema/builtins.h"
 
 namespace spindle {
 

@@ -1,7 +1,7 @@
 // One line per node: its kind, what it says, and `@line:col` of where it
 // begins; children indented two spaces under it. Blocks of an If/While/For/
 // Def are introduced by a label line (Then, Else, Body) without a location.
-#include "ast_dump.h"
+#include "frontend/ast_dump.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join

@@ -1,4 +1,4 @@
-#include "diagnostics.h"
+#include "frontend/diagnostics.h"
 
 namespace spindle {
 

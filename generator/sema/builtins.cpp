@@ -1,4 +1,4 @@
-#include "builtins.h"
+#include "sema/builtins.h"
 
 #include <iterator>
 
