@@ -18,6 +18,7 @@ install(TARGETS spindle_runtime spindle_generator spindle_templates
 # The public headers, and only they: each includes public headers only.
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/spindle/runtime.hpp
   ${PROJECT_SOURCE_DIR}/generator/include/spindle/generator.h
+  ${PROJECT_SOURCE_DIR}/generator/include/spindle/specialization.h
   ${PROJECT_SOURCE_DIR}/generator/include/spindle/types.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spindle)
 

@@ -1,6 +1,4 @@
 // The generator's library API (spindle/generator.h).
-#include <mutex>
-
 #include "frontend/diagnostics.h"
 #include "generate.h"
 #include "load_module.h"
@@ -12,10 +10,8 @@ namespace spindle {
 
 struct CompiledModule::Impl {
   std::shared_ptr<SourceFile> file;
+  // Never changed after loading: generate() specializes a copy of its own.
   LoadedModule frontend;
-  // Typing a specialization writes types into the shared AST, so one
-  // module generates one source at a time.
-  mutable std::mutex mutex;
 };
 
 CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
@@ -57,18 +53,6 @@ KernelInfo describeKernel(const FunctionScope& k) {
   for (const Symbol* d : runRowDimSymbols(k)) info.runRowDims.push_back(d->name);
   info.gridUsesResidentBlocks = k.gridUsesResidentBlocks;
   return info;
-}
-
-PrintRequest toRequest(const std::string& kernel, const Specialization& spec) {
-  PrintRequest r;
-  r.kernel = kernel;
-  r.staticDims = spec.staticDims;
-  r.typeArgs = spec.typeArgs;
-  r.contiguousTensors = spec.contiguousTensors;
-  r.alignedTensors = spec.alignedTensors;
-  r.divisibleDims = spec.divisibleDims;
-  r.lineDirectives = spec.lineDirectives;
-  return r;
 }
 
 }  // namespace
@@ -118,19 +102,24 @@ const KernelInfo* CompiledModule::findKernel(const std::string& name) const {
 }
 
 std::string CompiledModule::specializationKey(const std::string& kernel, const Specialization& spec) const {
-  return spindle::specializationKey(*impl_->frontend.sema, toRequest(kernel, spec));
+  return spindle::specializationKey(*impl_->frontend.sema, kernel, spec);
 }
 
 GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specialization& spec) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return generateKernel(*impl_->frontend.sema, toRequest(kernel, spec));
+  // Specializing types, analyzes and prunes the module in place, so it
+  // works on a copy of its own: the module loaded again from its text
+  // (microseconds; a miss then compiles for tens of milliseconds). The
+  // text was checked when this module was loaded, so it loads cleanly.
+  DiagnosticEngine diags;
+  LoadedModule copy = loadModule(impl_->file, diags);
+  if (!copy.sema) throw GeneratorError(diags.renderAll());
+  return generateKernel(*copy.sema, kernel, spec);
 }
 
 LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const Specialization& spec,
                                               const std::map<std::string, int64_t>& dims,
                                               const ResidentBlocksQuery& residentBlocks) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return computeLaunchGeometry(*impl_->frontend.sema, toRequest(kernel, spec), dims, residentBlocks);
+  return computeLaunchGeometry(*impl_->frontend.sema, kernel, spec, dims, residentBlocks);
 }
 
 const SourceModule& CompiledModule::ast() const { return *impl_->frontend.module; }

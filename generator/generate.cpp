@@ -1,7 +1,7 @@
 // The driver: one specialization of one kernel, top to bottom.
 //
 //   parse and resolve (once per module: frontend.h, CompiledModule)
-//   -> check the request against the kernel (static dims, dtypes, layout sets)
+//   -> check the specialization against the kernel (static dims, dtypes, layout sets)
 //   -> type the kernel under this binding (sema_types.cpp)
 //   -> evaluate @block (const_eval.cpp)
 //   -> passes: capture analysis (what each closure's outlined function takes),
@@ -12,11 +12,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <set>
 
 #include "passes/capture_analysis.h"
+#include "passes/prune_branches.h"
 #include "passes/specialization_checks.h"
 #include "printer/kernel_source.h"
 #include "sema/const_eval.h"
@@ -36,7 +38,7 @@ uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
-FunctionScope& findKernelOrThrow(SemaModule& sema, const std::string& name) {
+FunctionScope& findKernelOrThrow(const SemaModule& sema, const std::string& name) {
   FunctionScope* k = sema.findKernel(name);
   if (!k) {
     std::string known;
@@ -47,7 +49,7 @@ FunctionScope& findKernelOrThrow(SemaModule& sema, const std::string& name) {
   return *k;
 }
 
-void validateRequest(const SemaModule& sema, const FunctionScope& k, const PrintRequest& req) {
+void validateSpecialization(const SemaModule& sema, const FunctionScope& k, const Specialization& req) {
   std::set<std::string> dims;
   for (auto* d : k.dimSymbols) dims.insert(d->name);
   for (const auto& [name, value] : req.staticDims) {
@@ -153,93 +155,89 @@ std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
   return order;
 }
 
-// Clears `strided` on the named parameters while one source is printed,
-// and restores it after (the analysis is shared by every specialization).
-class ContiguousViews {
- public:
-  ContiguousViews(FunctionScope& kernel, const std::set<std::string>& names) {
-    for (Symbol* p : kernel.params)
-      if (p->strided && names.count(p->name)) {
-        p->strided = false;
-        cleared_.push_back(p);
-      }
-  }
-  ~ContiguousViews() {
-    for (Symbol* p : cleared_) p->strided = true;
-  }
-  ContiguousViews(const ContiguousViews&) = delete;
-  ContiguousViews& operator=(const ContiguousViews&) = delete;
+// A strided parameter passed contiguous is analyzed and printed as a
+// contiguous one in this specialization (its strides leave the ABI).
+void viewAsContiguous(FunctionScope& kernel, const std::set<std::string>& names) {
+  for (Symbol* p : kernel.params)
+    if (p->strided && names.count(p->name)) p->strided = false;
+}
 
- private:
-  std::vector<Symbol*> cleared_;
-};
+// Closures defined in a pruned branch are gone: no function lists them as
+// its closure or callee any more, so nothing outlines or analyzes them.
+void forgetRemovedClosures(SemaModule& sema, const std::set<const FunctionDecl*>& removed) {
+  if (removed.empty()) return;
+  auto isRemoved = [&](const FunctionScope* f) { return f->function && removed.count(f->function); };
+  for (const auto& scope : sema.scopes) {
+    auto& closures = scope->closures;
+    closures.erase(std::remove_if(closures.begin(), closures.end(), isRemoved), closures.end());
+    auto& callees = scope->callees;
+    callees.erase(std::remove_if(callees.begin(), callees.end(), isRemoved), callees.end());
+  }
+}
 
 }  // namespace
 
-std::string specializationKey(const SemaModule& sema, const PrintRequest& request) {
+std::string specializationKey(const SemaModule& sema, const std::string& kernel, const Specialization& spec) {
   // The module's text, not its path: one source gives one key wherever it
   // is loaded from (the path only reaches #line and comments).
-  std::string key = fmt::format("spindle={};text={:016x};kernel={};static=", SPINDLE_VERSION,
-                                fnv1a(sema.file ? sema.file->text() : std::string()), request.kernel);
-  for (const auto& [name, value] : request.staticDims) key += fmt::format("{}={},", name, value);
-  key += ";types=";
-  for (const auto& [name, type] : request.typeArgs) key += fmt::format("{}={},", name, scalarName(type));
-  key += ";contiguous=";
-  for (const auto& name : request.contiguousTensors) key += name + ",";
-  key += ";aligned=";
-  for (const auto& name : request.alignedTensors) key += name + ",";
-  key += ";divisible=";
-  for (const auto& name : request.divisibleDims) key += name + ",";
-  key += fmt::format(";lines={}", request.lineDirectives ? 1 : 0);
+  std::string key = fmt::format("spindle={};text={:016x};kernel={};", SPINDLE_VERSION,
+                                fnv1a(sema.file ? sema.file->text() : std::string()), kernel);
+  for (const std::string& flag : specializationFlags(spec)) key += " " + flag;
   return key;
 }
 
-GeneratedKernel generateKernel(SemaModule& sema, const PrintRequest& request) {
-  FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
-  validateRequest(sema, kernel, request);
+GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, const Specialization& spec) {
+  FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
+  validateSpecialization(sema, kernel, spec);
+  viewAsContiguous(kernel, spec.contiguousTensors);
 
-  // A strided parameter passed contiguous is analyzed and printed as a
-  // contiguous one for this specialization only.
-  ContiguousViews contiguous(kernel, request.contiguousTensors);
+  // Branches dead in this specialization go before anything types or
+  // analyzes them. Module defs see no dims: only consts decide there.
+  PrunedCode pruned;
+  if (sema.file) {
+    pruneConstantBranches(*sema.file, kernel.kernel->body, spec.staticDims, pruned);
+    for (FunctionScope* def : sema.functions) pruneConstantBranches(*sema.file, def->function->body, {}, pruned);
+    forgetRemovedClosures(sema, pruned.removedDefs);
+  }
 
   // Type the kernel under this binding (generic kernels differ per dtype).
   DiagnosticEngine diags;
-  if (!typeCheckKernel(sema, kernel, request.typeArgs, diags)) throw GeneratorError(diags.renderAll());
+  if (!typeCheckKernel(sema, kernel, spec.typeArgs, diags)) throw GeneratorError(diags.renderAll());
 
   std::set<std::string> staticDims;
-  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
   KernelPrintPlan plan{
-      kernel, evaluateBlock(sema, kernel, request.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
+      kernel, evaluateBlock(sema, kernel, spec.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
 
   analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
-  checkSpecializedBodies(sema, kernel, plan.functions, request.staticDims);
+  checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);
   // Per function: where locals are declared (after capture analysis: a
   // closure's captures are uses at its calls), where comments go.
   auto planFunction = [&](const FunctionScope* f, const Block& body, SourceRange range) {
     plan.locals.emplace(f, planLocalDeclarations(*f, body));
     plan.comments.emplace(
-        f, sema.file ? placeComments(*sema.file, body, range.begin.line, range.begin.col) : CommentPlacement{});
+        f, sema.file ? placeComments(*sema.file, body, range.begin.line, range.begin.col, pruned) : CommentPlacement{});
   };
   planFunction(&kernel, kernel.kernel->body, kernel.kernel->range);
   for (const FunctionScope* f : plan.functions) planFunction(f, f->function->body, f->function->range);
 
-  GeneratedKernel out = printKernelSource(sema, request, plan);
-  out.key = specializationKey(sema, request);
+  GeneratedKernel out = printKernelSource(sema, spec, plan);
+  out.key = specializationKey(sema, kernelName, spec);
   return out;
 }
 
-LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
+LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& kernelName, const Specialization& spec,
                                      const std::map<std::string, int64_t>& dims,
                                      const ResidentBlocksQuery& residentBlocks) {
-  FunctionScope& kernel = findKernelOrThrow(sema, request.kernel);
+  const FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
   LaunchGeometry g;
   auto lookup = constsAndDims(dims);
-  std::vector<int64_t> block = evaluateBlock(sema, kernel, request.staticDims);
+  std::vector<int64_t> block = evaluateBlock(sema, kernel, spec.staticDims);
   for (size_t i = 0; i < block.size() && i < 3; ++i) g.block[i] = block[i];
 
   std::set<std::string> staticDims;
-  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
   uint64_t bytes = 0;
   for (const Symbol* s : kernel.declared) {
     if (s->kind != SymbolKind::SharedBuffer) continue;
@@ -254,8 +252,8 @@ LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& reque
     }
     ScalarType elem = s->type;
     if (!s->typeParam.empty()) {
-      auto it = request.typeArgs.find(s->typeParam);
-      if (it != request.typeArgs.end()) elem = it->second;
+      auto it = spec.typeArgs.find(s->typeParam);
+      if (it != spec.typeArgs.end()) elem = it->second;
     }
     bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
   }

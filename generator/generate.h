@@ -8,26 +8,31 @@
 #include <string>
 
 #include "sema/sema.h"
-#include "specialization_request.h"
 #include "spindle/generator.h"
 
 namespace spindle {
 
 // Canonical text of everything the generated source depends on: Spindle's
-// version, a hash of the module's text (not its path), and every field of
-// the request. Two requests with equal keys print identical sources.
-std::string specializationKey(const SemaModule& sema, const PrintRequest& request);
+// version, a hash of the module's text (not its path), the kernel and the
+// specialization's canonical flags. Equal keys print identical sources.
+std::string specializationKey(const SemaModule& sema, const std::string& kernel, const Specialization& spec);
 
-// Checks the request against the kernel (every @static dim has a value, the
-// names are the kernel's dims and type parameters, values are positive),
-// types, analyzes and prints. Throws GeneratorError with the offending
-// names and values, or the rendered diagnostics of the specialization.
-GeneratedKernel generateKernel(SemaModule& sema, const PrintRequest& request);
+// Checks the specialization against the kernel (every @static dim has a
+// value, the names are the kernel's dims and type parameters, values are
+// positive), then specializes, types, analyzes and prints. Throws
+// GeneratorError with the offending names and values, or the rendered
+// diagnostics of the specialization.
+//
+// It works in place: `sema` is this specialization's own copy of the module
+// (a fresh loadModule), never one that is shared; CompiledModule::generate
+// makes that copy, so the module it holds is never changed.
+GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernel, const Specialization& spec);
 
 // Launch geometry for bound dims (`dims` covers every dim symbol). The block
 // and dynamic shared memory come first: resident_blocks() in @grid is asked
 // for them (see CompiledModule::launchGeometry).
-LaunchGeometry computeLaunchGeometry(SemaModule& sema, const PrintRequest& request,
+// Reads `sema` only.
+LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& kernel, const Specialization& spec,
                                      const std::map<std::string, int64_t>& dims,
                                      const ResidentBlocksQuery& residentBlocks);
 

@@ -2,7 +2,9 @@
 # Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer
 # (-DSPINDLE_SANITIZE=ON, see the top-level CMakeLists.txt) in build-asan and
 # runs the whole test suite there. Any sanitizer report fails the test that
-# triggered it (UBSan does not recover).
+# triggered it (UBSan does not recover). Then the generator's concurrency
+# tests (threads specializing one module at once) under ThreadSanitizer, in
+# build-tsan (SPINDLE_TSAN; ASan and TSan do not mix).
 #
 #   scripts/sanitize.sh [CTEST-ARGS...]      e.g. scripts/sanitize.sh -R frontend
 #
@@ -17,5 +19,9 @@ cmake --build "$build" -j "${JOBS:-2}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-cd "$build"
-ctest --output-on-failure -j "${JOBS:-2}" "$@"
+(cd "$build" && ctest --output-on-failure -j "${JOBS:-2}" "$@")
+
+tsan=${TSAN_BUILD_DIR:-$root/build-tsan}
+cmake -S "$root" -B "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_TSAN=ON -DSPINDLE_BUILD_RUNTIME=OFF >/dev/null
+cmake --build "$tsan" -j "${JOBS:-2}" --target sema_tests
+TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} "$tsan/bin/sema_tests" --gtest_filter='Concurrency.*'

@@ -21,8 +21,6 @@ int cmdCompile(const Args& args) {
       if (a == "--target") {
         if (i + 1 >= args.size()) return usageError("compile: '--target' needs a value (sm_90, gfx90a, ...)");
         target = args[++i];
-      } else if (a == "--no-line-directives") {
-        sel.spec.lineDirectives = false;
       } else if (a.size() > 1 && a[0] == '-') {
         return usageError(fmt::format("compile: unknown option '{}'", a));
       } else if (path.empty()) {

@@ -50,8 +50,6 @@ int cmdGen(const Args& args) {
       if (a == "-o") {
         if (i + 1 >= args.size()) return usageError("gen: '-o' needs a file name");
         outPath = args[++i];
-      } else if (a == "--no-line-directives") {
-        sel.spec.lineDirectives = false;
       } else if (a == "--verify") {
         verify = true;
       } else if (a.size() > 1 && a[0] == '-') {

@@ -95,6 +95,7 @@ int cmdRun(const Args& args) {
 
   RuntimeOptions options;
   options.target = target;
+  options.lineDirectives = sel.spec.lineDirectives;
   auto runtime = std::make_unique<Runtime>(options);
   if (!runtime->hasDevice() && target.empty()) {
     // Compile for the backend's flagship target so the kernel is still checked.

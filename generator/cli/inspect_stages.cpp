@@ -92,10 +92,6 @@ std::string inspectScopes(const LoadedModule& result) {
 std::string inspectKey(const LoadedModule& result, const Args& options) {
   KernelSelection sel;
   for (size_t i = 0; i < options.size(); ++i) {
-    if (options[i] == "--no-line-directives") {
-      sel.spec.lineDirectives = false;
-      continue;
-    }
     if (!parseSpecOption(options, i, sel)) throw std::invalid_argument(fmt::format("unknown option '{}'", options[i]));
   }
   SemaModule& sema = *result.sema;
@@ -105,44 +101,36 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
   }
   FunctionScope* k = sema.findKernel(sel.kernel);
   if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
-  PrintRequest request{sel.kernel,
-                       sel.spec.staticDims,
-                       sel.spec.typeArgs,
-                       sel.spec.contiguousTensors,
-                       sel.spec.alignedTensors,
-                       sel.spec.divisibleDims,
-                       sel.spec.lineDirectives};
+  const Specialization& spec = sel.spec;
   std::string out = fmt::format("kernel: {}\n", sel.kernel);
   std::vector<Symbol*> rowDims = runRowDimSymbols(*k);
   auto isRowDim = [&](const Symbol* d) { return std::find(rowDims.begin(), rowDims.end(), d) != rowDims.end(); };
   for (const Symbol* d : k->dimSymbols) {
-    auto it = request.staticDims.find(d->name);
-    if (it != request.staticDims.end()) out += fmt::format("  {} = {}: static, in the key\n", d->name, it->second);
+    auto it = spec.staticDims.find(d->name);
+    if (it != spec.staticDims.end()) out += fmt::format("  {} = {}: static, in the key\n", d->name, it->second);
     else if (d->staticDeclared)
       out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
     else if (isRowDim(d))
-      out +=
-          fmt::format("  {}: dynamic, passed at launch; whether it is a multiple of 16 is in the key ({})\n", d->name,
-                      request.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
+      out += fmt::format("  {}: dynamic, passed at launch; whether it is a multiple of 16 is in the key ({})\n",
+                         d->name, spec.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
     else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
   }
-  for (const auto& [name, type] : request.typeArgs)
-    out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
+  for (const auto& [name, type] : spec.typeArgs) out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
   // The layout facts the runtime checks at every launch (one key bit each).
   for (const Symbol* p : k->params) {
     if (p->kind != SymbolKind::TensorParam) continue;
     if (p->strided)
       out += fmt::format("  {}: strided; whether it is passed row-major is in the key ({})\n", p->name,
-                         request.contiguousTensors.count(p->name) ? "yes here" : "no here; --contiguous " + p->name);
+                         spec.contiguousTensors.count(p->name) ? "yes here" : "no here; --contiguous " + p->name);
     if (p->accessedInRuns)
       out += fmt::format("  {}: indexed in runs; whether it is 16-byte aligned is in the key ({})\n", p->name,
-                         request.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
+                         spec.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
   }
   if (k->gridUsesResidentBlocks)
     out +=
         "  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at launch, "
         "not in the key\n";
-  out += fmt::format("key: {}\n", specializationKey(sema, request));
+  out += fmt::format("key: {}\n", specializationKey(sema, sel.kernel, spec));
   return out;
 }
 

@@ -8,13 +8,6 @@ namespace spindle::cli {
 
 namespace {
 
-std::pair<std::string, std::string> splitAssignment(const std::string& option, const std::string& text) {
-  auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw std::invalid_argument(fmt::format("{} expects NAME=VALUE, got '{}'", option, text));
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
 const std::string& valueOf(const Args& args, size_t& i) {
   if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", args[i]));
   return args[++i];
@@ -36,36 +29,11 @@ int64_t parseInteger(const std::string& option, const std::string& name, const s
 }
 
 bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out) {
-  const std::string& a = args[i];
-  if (a == "--kernel") {
+  if (args[i] == "--kernel") {
     out.kernel = valueOf(args, i);
     return true;
   }
-  if (a == "--static") {
-    auto [name, text] = splitAssignment(a, valueOf(args, i));
-    out.spec.staticDims[name] = parseInteger(a, name, text);
-    return true;
-  }
-  if (a == "--contiguous") {
-    out.spec.contiguousTensors.insert(valueOf(args, i));
-    return true;
-  }
-  if (a == "--aligned") {
-    out.spec.alignedTensors.insert(valueOf(args, i));
-    return true;
-  }
-  if (a == "--divisible") {
-    out.spec.divisibleDims.insert(valueOf(args, i));
-    return true;
-  }
-  if (a == "--dtype") {
-    auto [name, text] = splitAssignment(a, valueOf(args, i));
-    auto t = scalarFromName(text);
-    if (!t) throw std::invalid_argument(fmt::format("--dtype {}: unknown type '{}'", name, text));
-    out.spec.typeArgs[name] = *t;
-    return true;
-  }
-  return false;
+  return parseSpecializationFlag(args, i, out.spec);
 }
 
 std::string chooseKernel(const CompiledModule& module, const std::string& requested) {

@@ -1,9 +1,11 @@
 // The options that pick and specialize a kernel, shared by `gen`,
-// `inspect --stage key`, `compile` and `run`:
-//   --kernel NAME  --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)
+// `inspect --stage key`, `compile` and `run`: --kernel NAME and the
+// specialization flags (spindle/specialization.h):
+//   --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)
 //   --contiguous X (repeatable: strided parameter X is passed row-major contiguous)
 //   --aligned X    (repeatable: tensor parameter X's address is a multiple of 16 bytes)
 //   --divisible N  (repeatable: dynamic dim N is a multiple of 16)
+//   --no-line-directives
 #pragma once
 
 #include <map>

@@ -54,7 +54,8 @@ std::string cppComment(const std::string& text) {
   return "/*" + t + " */";
 }
 
-CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32_t headerLine, uint32_t headerColumn) {
+CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32_t headerLine, uint32_t headerColumn,
+                               const PrunedCode& pruned) {
   CommentPlacement placement;
   std::vector<std::pair<const Stmt*, const Block*>> stmts;
   collectStatements(body, stmts);
@@ -75,11 +76,12 @@ CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32
     startingAt.emplace(s->range.begin.line, s);
     if (!holdsBlocks(*s)) excluded.push_back({s->range.begin.line, s->range.end.line});
   }
+  for (const auto& [line, first] : pruned.headerTakenBy) startingAt.emplace(line, first);
 
   for (uint32_t line = headerLine + 1; line < end; ++line) {
     std::string_view text = file.lineText(line);
     LineShape shape = shapeOf(text);
-    if (!shape.comment) continue;
+    if (!shape.comment || pruned.removesLine(line)) continue;
     bool inside = false;
     for (const auto& [from, to] : excluded) inside |= line > from && line <= to;
     if (inside) continue;
@@ -95,6 +97,7 @@ CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32
     while (next < end && !shapeOf(file.lineText(next)).code) ++next;
     LineShape nextShape = next < end ? shapeOf(file.lineText(next)) : LineShape{};
     auto at = startingAt.find(next);
+    if (at == startingAt.end() && pruned.removesLine(next)) continue;  // it went with the code it describes
     if (next < end && nextShape.column >= shape.column && at != startingAt.end()) {
       auto& lines = placement.before[at->second];
       if (paragraph && at->second != body.front().get()) lines.push_back("");

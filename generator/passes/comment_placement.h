@@ -9,7 +9,7 @@
 // statements). A comment belongs to the next statement at its indentation;
 // one followed by a dedent ends the block whose statements it is aligned
 // with. Comments after code on the same line, inside a multi-line
-// statement, or outside any body are not kept.
+// statement, in a pruned branch or outside any body are not kept.
 #pragma once
 
 #include <map>
@@ -18,6 +18,7 @@
 
 #include "frontend/ast.h"
 #include "frontend/source.h"
+#include "passes/prune_branches.h"
 
 namespace spindle {
 
@@ -29,8 +30,11 @@ struct CommentPlacement {
 };
 
 // `headerLine` is the line of the `kernel`/`def` keyword and `headerColumn`
-// its column: the body is what follows it, indented deeper.
-CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32_t headerLine, uint32_t headerColumn);
+// its column: the body is what follows it, indented deeper. Comments in code
+// that `pruned` removed are dropped with it; one before a removed `if` whose
+// branch stays goes before that branch's first statement.
+CommentPlacement placeComments(const SourceFile& file, const Block& body, uint32_t headerLine, uint32_t headerColumn,
+                               const PrunedCode& pruned);
 
 // A .spn comment's text (after the `#`) as one C++ comment line: `//` and
 // the text, or a /* */ comment when the text ends with a backslash (a `//`

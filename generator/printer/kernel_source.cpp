@@ -67,20 +67,20 @@ std::string joined(const std::vector<std::string>& parts, const char* sep = ", "
 
 }  // namespace
 
-GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request, const KernelPrintPlan& plan) {
+GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, const KernelPrintPlan& plan) {
   FunctionScope& kernel = plan.kernel;
   const std::vector<int64_t>& block = plan.block;
   const std::vector<FunctionScope*>& functions = plan.functions;
   std::set<std::string> staticDims;
-  for (const auto& [name, value] : request.staticDims) staticDims.insert(name);
+  for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
 
   // One field a line reads better than bin-packing.
   // clang-format off
   PrintContext ctx{sema,
                    kernel,
                    staticDims,
-                   request.alignedTensors,
-                   request.divisibleDims,
+                   spec.alignedTensors,
+                   spec.divisibleDims,
                    std::string(kPathPlaceholder),
                    NameSupply(),
                    {},
@@ -95,7 +95,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
   // and listed in a comment.
   Emitter globals;
   Emitter body;
-  body.setLineDirectives(request.lineDirectives);
+  body.setLineDirectives(spec.lineDirectives);
   std::vector<std::string> weakConsts;
   for (Symbol* c : sema.consts) {
     const std::string& n = ctx.globals.declare(c);
@@ -123,8 +123,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
   }
   bool anyStatic = false;
   for (Symbol* d : kernel.dimSymbols) {
-    auto it = request.staticDims.find(d->name);
-    if (it == request.staticDims.end()) continue;
+    auto it = spec.staticDims.find(d->name);
+    if (it == spec.staticDims.end()) continue;
     if (!anyStatic && !weakConsts.empty()) globals.blank();
     anyStatic = true;
     globals.linef("constexpr int64_t {} = {};  // static dim", ctx.globals.declare(d), it->second);
@@ -159,14 +159,14 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
   // Header comment: the specialization and the parameter list in order.
   std::vector<std::string> specParts;
   for (Symbol* d : kernel.dimSymbols) {
-    auto it = request.staticDims.find(d->name);
-    specParts.push_back(it != request.staticDims.end() ? fmt::format("{} = {} (static)", d->name, it->second)
-                                                       : fmt::format("{} dynamic", d->name));
+    auto it = spec.staticDims.find(d->name);
+    specParts.push_back(it != spec.staticDims.end() ? fmt::format("{} = {} (static)", d->name, it->second)
+                                                    : fmt::format("{} dynamic", d->name));
   }
-  for (const auto& [name, type] : request.typeArgs) specParts.push_back(fmt::format("{} = {}", name, scalarName(type)));
-  for (const auto& name : request.contiguousTensors) specParts.push_back(fmt::format("{} contiguous", name));
-  for (const auto& name : request.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
-  for (const auto& name : request.divisibleDims) specParts.push_back(fmt::format("{} % 16 == 0", name));
+  for (const auto& [name, type] : spec.typeArgs) specParts.push_back(fmt::format("{} = {}", name, scalarName(type)));
+  for (const auto& name : spec.contiguousTensors) specParts.push_back(fmt::format("{} contiguous", name));
+  for (const auto& name : spec.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
+  for (const auto& name : spec.divisibleDims) specParts.push_back(fmt::format("{} % 16 == 0", name));
   std::string paramLines;
   std::vector<AbiArg> abi;
   std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;
@@ -193,23 +193,17 @@ GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request,
                   : kernelPrinter.expr(*g).text);
   for (auto b : block) blockParts.push_back(std::to_string(b));
 
-  std::vector<std::string> regen;
-  for (const auto& [name, value] : request.staticDims) regen.push_back(fmt::format(" --static {}={}", name, value));
-  for (const auto& [name, type] : request.typeArgs)
-    regen.push_back(fmt::format(" --dtype {}={}", name, scalarName(type)));
-  for (const auto& name : request.contiguousTensors) regen.push_back(" --contiguous " + name);
-  for (const auto& name : request.alignedTensors) regen.push_back(" --aligned " + name);
-  for (const auto& name : request.divisibleDims) regen.push_back(" --divisible " + name);
-  if (!request.lineDirectives) regen.push_back(" --no-line-directives");
+  std::string regen;
+  for (const std::string& flag : specializationFlags(spec)) regen += " " + flag;
 
   std::string sharedBytes = kernelPrinter.launcherDynamicSharedBytes();
   std::string sharedComment = sharedBytes == "0" ? std::string("none") : sharedBytes + " bytes";
-  std::string source = fmt::format(
-      fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION),
-      fmt::arg("source", ctx.sourcePath), fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", joined(regen, "")),
-      fmt::arg("specialization", specParts.empty() ? std::string("none") : joined(specParts)),
-      fmt::arg("grid", joined(gridComment)), fmt::arg("block", joined(blockParts)),
-      fmt::arg("shared_bytes", sharedComment), fmt::arg("parameter_lines", paramLines));
+  std::string source =
+      fmt::format(fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION),
+                  fmt::arg("source", ctx.sourcePath), fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", regen),
+                  fmt::arg("specialization", specParts.empty() ? std::string("none") : joined(specParts)),
+                  fmt::arg("grid", joined(gridComment)), fmt::arg("block", joined(blockParts)),
+                  fmt::arg("shared_bytes", sharedComment), fmt::arg("parameter_lines", paramLines));
   source += "\n";
   // What follows the prelude; the prelude is cut to what it names.
   std::string rest;

@@ -1,7 +1,7 @@
 // Prints one specialized, self-contained HIP source: the file header, the
 // prelude it needs, static dims, the host launcher, consts, outlined
 // functions and the kernel. It only prints: the driver (generate.cpp) has
-// checked the request, typed the kernel and run the passes.
+// checked the specialization, typed the kernel and run the passes.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,6 @@
 
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
-#include "../specialization_request.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
 
@@ -27,6 +26,6 @@ struct KernelPrintPlan {
   std::map<const FunctionScope*, CommentPlacement> comments;
 };
 
-GeneratedKernel printKernelSource(SemaModule& sema, const PrintRequest& request, const KernelPrintPlan& plan);
+GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, const KernelPrintPlan& plan);
 
 }  // namespace spindle

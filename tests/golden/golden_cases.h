@@ -80,24 +80,13 @@ inline std::vector<GoldenCase> discoverCases() {
   return cases;
 }
 
+// A golden's `# gen:` flags, read as `spindle gen` reads them.
 inline spindle::Specialization parseFlags(const std::vector<std::string>& flags, std::string& kernel) {
   spindle::Specialization spec;
   for (size_t i = 0; i < flags.size(); ++i) {
-    const std::string& f = flags[i];
-    if (f == "--no-line-directives") {
-      spec.lineDirectives = false;
-      continue;
-    }
-    if (i + 1 >= flags.size()) throw std::runtime_error("flag without value: " + f);
-    std::string v = flags[++i];
-    auto eq = v.find('=');
-    if (f == "--kernel") kernel = v;
-    else if (f == "--static") spec.staticDims[v.substr(0, eq)] = std::stoll(v.substr(eq + 1));
-    else if (f == "--dtype") spec.typeArgs[v.substr(0, eq)] = *spindle::scalarFromName(v.substr(eq + 1));
-    else if (f == "--contiguous") spec.contiguousTensors.insert(v);
-    else if (f == "--aligned") spec.alignedTensors.insert(v);
-    else if (f == "--divisible") spec.divisibleDims.insert(v);
-    else throw std::runtime_error("unknown gen flag: " + f);
+    if (flags[i] == "--kernel" && i + 1 < flags.size()) kernel = flags[++i];
+    else if (!spindle::parseSpecializationFlag(flags, i, spec))
+      throw std::runtime_error("unknown gen flag: " + flags[i]);
   }
   return spec;
 }

@@ -3,7 +3,6 @@
 // printer reads is in the key.
 #include <functional>
 
-#include "generate.h"
 #include "sema_test_util.h"
 
 namespace spindle::test {
@@ -52,40 +51,42 @@ kernel copy_view(x: f32[M, N] strided, y: f32[M, N]):
 
 struct Variant {
   const char* what;
-  PrintRequest request;
+  std::string kernel;
+  Specialization spec;
 };
 
 std::vector<Variant> variants() {
-  PrintRequest base{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, {}, true};
-  std::vector<Variant> v = {{"base", base}};
+  Specialization base;
+  base.typeArgs = {{"T", ScalarType::F32}};
+  std::vector<Variant> v = {{"base", "scale", base}};
   auto with = [&](const char* what, auto change) {
-    PrintRequest r = base;
+    Variant r{what, "scale", base};
     change(r);
-    v.push_back({what, r});
+    v.push_back(r);
   };
-  with("static N", [](PrintRequest& r) { r.staticDims["N"] = 1024; });
-  with("other static N", [](PrintRequest& r) { r.staticDims["N"] = 2048; });
-  with("static M and N", [](PrintRequest& r) { r.staticDims = {{"M", 8}, {"N", 1024}}; });
-  with("T = f16", [](PrintRequest& r) { r.typeArgs["T"] = ScalarType::F16; });
-  with("T = f64", [](PrintRequest& r) { r.typeArgs["T"] = ScalarType::F64; });
-  with("no line directives", [](PrintRequest& r) { r.lineDirectives = false; });
+  with("static N", [](Variant& r) { r.spec.staticDims["N"] = 1024; });
+  with("other static N", [](Variant& r) { r.spec.staticDims["N"] = 2048; });
+  with("static M and N", [](Variant& r) { r.spec.staticDims = {{"M", 8}, {"N", 1024}}; });
+  with("T = f16", [](Variant& r) { r.spec.typeArgs["T"] = ScalarType::F16; });
+  with("T = f64", [](Variant& r) { r.spec.typeArgs["T"] = ScalarType::F64; });
+  with("no line directives", [](Variant& r) { r.spec.lineDirectives = false; });
   // A non-generic kernel of the module, with `change` applied on top.
   auto onKernel = [&](const char* what, const char* kernel, auto change) {
-    with(what, [&](PrintRequest& r) {
+    with(what, [&](Variant& r) {
       r.kernel = kernel;
-      r.typeArgs.clear();
-      change(r);
+      r.spec.typeArgs.clear();
+      change(r.spec);
     });
   };
-  auto asIs = [](PrintRequest&) {};
-  onKernel("other kernel", "fill", [](PrintRequest& r) { r.staticDims = {{"K", 256}}; });
+  auto asIs = [](Specialization&) {};
+  onKernel("other kernel", "fill", [](Specialization& r) { r.staticDims = {{"K", 256}}; });
   onKernel("strided view", "copy_view", asIs);
-  onKernel("strided view passed contiguous", "copy_view", [](PrintRequest& r) { r.contiguousTensors = {"x"}; });
+  onKernel("strided view passed contiguous", "copy_view", [](Specialization& r) { r.contiguousTensors = {"x"}; });
   onKernel("runs", "scale_runs", asIs);
-  onKernel("runs, x aligned", "scale_runs", [](PrintRequest& r) { r.alignedTensors = {"x"}; });
-  onKernel("runs, x and y aligned", "scale_runs", [](PrintRequest& r) { r.alignedTensors = {"x", "y"}; });
+  onKernel("runs, x aligned", "scale_runs", [](Specialization& r) { r.alignedTensors = {"x"}; });
+  onKernel("runs, x and y aligned", "scale_runs", [](Specialization& r) { r.alignedTensors = {"x", "y"}; });
   onKernel("row runs", "row_runs", asIs);
-  onKernel("row runs, N divisible", "row_runs", [](PrintRequest& r) { r.divisibleDims = {"N"}; });
+  onKernel("row runs, N divisible", "row_runs", [](Specialization& r) { r.divisibleDims = {"N"}; });
   return v;
 }
 
@@ -108,30 +109,33 @@ void expectGeneratorError(const std::function<void()>& call, const std::string& 
 }
 
 TEST(SpecializationKey, EveryPrinterInputChangesTheKeyAndEqualKeysPrintEqualSources) {
-  auto a = analyze(kModule);
-  ASSERT_FALSE(a->diags.hasErrors()) << a->diags.renderAll();
-  SemaModule& sema = *a->result.sema;
+  auto module = compileTestModule();
+  ASSERT_TRUE(module);
   std::vector<std::pair<std::string, std::string>> keyed;  // key, source
   for (const auto& v : variants()) {
-    std::string key = specializationKey(sema, v.request);
-    std::string source = generateKernel(sema, v.request).source;
+    std::string key = module->specializationKey(v.kernel, v.spec);
+    std::string source = module->generate(v.kernel, v.spec).source;
     for (const auto& [otherKey, otherSource] : keyed) {
       // Different inputs: the sources differ, and so must the keys.
       EXPECT_NE(source, otherSource) << v.what;
       EXPECT_NE(key, otherKey) << v.what;
     }
     keyed.push_back({key, source});
-    // The same request again: the same key and byte-identical source.
-    EXPECT_EQ(key, specializationKey(sema, v.request)) << v.what;
-    EXPECT_EQ(source, generateKernel(sema, v.request).source) << v.what;
+    // The same specialization again: the same key and byte-identical source.
+    EXPECT_EQ(key, module->specializationKey(v.kernel, v.spec)) << v.what;
+    EXPECT_EQ(source, module->generate(v.kernel, v.spec).source) << v.what;
   }
 }
 
 TEST(SpecializationKey, ModuleTextIsPartOfTheKey) {
-  auto a = analyze(kModule);
-  auto b = analyze(std::string(kModule) + "\n# an appended comment: same kernels, different text\n");
-  PrintRequest r{"scale", {}, {{"T", ScalarType::F32}}, {}, {}, {}, true};
-  EXPECT_NE(specializationKey(*a->result.sema, r), specializationKey(*b->result.sema, r));
+  DiagnosticEngine diags;
+  auto a = CompiledModule::fromString("test.spn", kModule, diags);
+  auto b = CompiledModule::fromString(
+      "test.spn", std::string(kModule) + "\n# an appended comment: same kernels, different text\n", diags);
+  ASSERT_TRUE(a && b) << diags.renderAll();
+  Specialization r;
+  r.typeArgs = {{"T", ScalarType::F32}};
+  EXPECT_NE(a->specializationKey("scale", r), b->specializationKey("scale", r));
 }
 
 TEST(Specialization, StaticDimsAreConstexprAndDynamicDimsAreParameters) {
@@ -486,6 +490,40 @@ kernel k(x: f32[M, N], y: f32[M, N]):
   EXPECT_NE(dyn.find("double* b = reinterpret_cast<double*>(__spn_dynamic_shared + __spn_align16(N * sizeof(float)));"),
             std::string::npos)
       << dyn;
+}
+
+// Specialize-and-prune: a branch whose condition is false in this
+// specialization is neither checked nor printed, so it may use what this
+// specialization lacks (here a static_range over K, which must be static);
+// the condition itself stays when it is not a compile-time constant.
+TEST(Specialization, DeadBranchesAreNeitherCheckedNorPrinted) {
+  const char* text = R"(
+@grid(M)
+@block(64)
+kernel k(x: f32[M, N], y: f32[M, K]):
+    acc = 0.0
+    if N >= 8:
+        for i in static_range(K):
+            acc += y[block_id(), i]
+    x[block_id(), thread_id()] = acc
+)";
+  auto m = CompiledModule::loadString("test.spn", text);
+  Specialization small;
+  small.staticDims["N"] = 4;
+  std::string source = m->generate("k", small).source;
+  EXPECT_EQ(source.find("for ("), std::string::npos) << source;
+  EXPECT_EQ(source.find("if ("), std::string::npos) << source;
+
+  Specialization large;
+  large.staticDims["N"] = 16;
+  expectGeneratorError([&] { m->generate("k", large); }, "[spec-static-range-dynamic]");
+  large.staticDims["K"] = 2;
+  source = m->generate("k", large).source;
+  EXPECT_NE(source.find("for (int64_t i = 0; i < K; ++i)"), std::string::npos) << source;
+  EXPECT_EQ(source.find("if ("), std::string::npos) << source;
+
+  // N dynamic: the if stays, so its body is checked.
+  expectGeneratorError([&] { m->generate("k", Specialization{}); }, "[spec-static-range-dynamic]");
 }
 
 }  // namespace

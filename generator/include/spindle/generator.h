@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "spindle/specialization.h"
 #include "spindle/types.h"
 
 namespace spindle {
@@ -54,29 +55,6 @@ struct KernelInfo {
   // @grid calls resident_blocks(): the grid is computed at launch from the
   // device and the loaded binary (CompiledModule::launchGeometry).
   bool gridUsesResidentBlocks = false;
-};
-
-// What the caller fixes for one compiled binary. Everything here, and nothing
-// else, changes the generated source (see specializationKey).
-struct Specialization {
-  std::map<std::string, int64_t> staticDims;   // dim symbol -> value (must cover @static)
-  std::map<std::string, ScalarType> typeArgs;  // type parameter -> dtype
-  // `strided` tensor parameters known to be row-major contiguous at launch:
-  // they are addressed through their dims, like a contiguous parameter, and
-  // their strides leave the ABI (as PyTorch's contiguous fast paths do).
-  std::set<std::string> contiguousTensors;
-  // Tensor parameters whose base address is a multiple of 16 bytes at launch
-  // (the runtime checks the pointer of every tensor accessed in runs). The
-  // kernel tells the compiler so, and runs whose index keeps that alignment
-  // may become 16-byte vector loads and stores; an unaligned pointer gets its
-  // own binary. Only tensors with KernelParamInfo::accessedInRuns qualify.
-  std::set<std::string> alignedTensors;
-  // Dynamic dims that are multiples of 16 at launch (the runtime checks the
-  // dims in KernelInfo::runRowDims). With them an aligned tensor's rows
-  // start aligned too, so runs along a row of run-time length may become
-  // vector accesses (Triton specializes integer arguments the same way).
-  std::set<std::string> divisibleDims;
-  bool lineDirectives = true;
 };
 
 // The generated kernel's parameter list, in order: for each source parameter,
@@ -155,8 +133,12 @@ class CompiledModule {
   const std::vector<KernelInfo>& kernels() const { return kernels_; }
   const KernelInfo* findKernel(const std::string& name) const;
 
-  // The canonical specialization key: every input the printer reads.
+  // The specialization key: Spindle's version, a hash of the module's text
+  // (not its path), the kernel and the canonical flags of `spec`
+  // (specializationFlags). Equal keys give equal sources.
   std::string specializationKey(const std::string& kernel, const Specialization& spec) const;
+  // Generates from a private copy of the module (the module itself is never
+  // changed): any number of threads may generate from one module at once.
   GeneratedKernel generate(const std::string& kernel, const Specialization& spec) const;
   // `dims` holds every dim symbol's bound value (static and dynamic). The
   // specialization says which dims are static: a shared buffer sized only by

@@ -1,0 +1,64 @@
+// One specialization of a kernel as a value, and its one text form: the
+// command-line flags that `spindle gen`, `compile`, `run` and `inspect`
+// take. The file header's "Regenerate with" line and the cache key are
+// those flags, so a fact added here reaches both through one function.
+//
+// Adding a specialization fact: a field below, its flag in
+// specializationFlags and parseSpecializationFlag (generator/specialization.cpp),
+// its check in the driver (generator/generate.cpp, validateSpecialization),
+// and, if the runtime derives it at launch, a word of the runtime's
+// fixed-size key (runtime/src/launch_binding.cpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "spindle/types.h"
+
+namespace spindle {
+
+// What the caller fixes for one compiled binary of one kernel. Everything
+// here, and nothing else besides the module's text, changes the generated
+// source; the key hashes exactly this (CompiledModule::specializationKey).
+// Built once: from command-line flags (parseSpecializationFlag) or, on a
+// runtime cache miss, from the launch's arguments.
+struct Specialization {
+  std::map<std::string, int64_t> staticDims;   // dim symbol -> value (must cover @static)
+  std::map<std::string, ScalarType> typeArgs;  // type parameter -> dtype
+  // `strided` tensor parameters known to be row-major contiguous at launch:
+  // they are addressed through their dims, like a contiguous parameter, and
+  // their strides leave the ABI (as PyTorch's contiguous fast paths do).
+  std::set<std::string> contiguousTensors;
+  // Tensor parameters whose base address is a multiple of 16 bytes at launch
+  // (the runtime checks the pointer of every tensor accessed in runs). The
+  // kernel tells the compiler so, and runs whose index keeps that alignment
+  // may become 16-byte vector loads and stores; an unaligned pointer gets its
+  // own binary. Only tensors with KernelParamInfo::accessedInRuns qualify.
+  std::set<std::string> alignedTensors;
+  // Dynamic dims that are multiples of 16 at launch (the runtime checks the
+  // dims in KernelInfo::runRowDims). With them an aligned tensor's rows
+  // start aligned too, so runs along a row of run-time length may become
+  // vector accesses (Triton specializes integer arguments the same way).
+  std::set<std::string> divisibleDims;
+  bool lineDirectives = true;  // #line directives to the .spn (an option, not a fact)
+
+  bool operator==(const Specialization& other) const;
+  bool operator!=(const Specialization& other) const { return !(*this == other); }
+};
+
+// The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --contiguous X,
+// --aligned X, --divisible N, --no-line-directives, in that order and each
+// kind sorted by name. parseSpecializationFlag reads them back to an equal
+// Specialization.
+std::vector<std::string> specializationFlags(const Specialization& spec);
+
+// Consumes args[i] (and its value) when it is one of the flags above and
+// returns true; false for any other argument. Throws std::invalid_argument
+// with a one-line message naming the flag for a malformed value
+// ("--static N: 'abc' is not an integer").
+bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Specialization& spec);
+
+}  // namespace spindle

@@ -1,0 +1,85 @@
+// Specialization's one text form: the flags (spindle/specialization.h).
+#include "spindle/specialization.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace spindle {
+
+bool Specialization::operator==(const Specialization& other) const {
+  return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
+         alignedTensors == other.alignedTensors && divisibleDims == other.divisibleDims &&
+         lineDirectives == other.lineDirectives;
+}
+
+std::vector<std::string> specializationFlags(const Specialization& spec) {
+  // std::map and std::set iterate sorted: the order is canonical.
+  std::vector<std::string> flags;
+  auto add = [&](const char* flag, std::string value) {
+    flags.push_back(flag);
+    flags.push_back(std::move(value));
+  };
+  for (const auto& [name, value] : spec.staticDims) add("--static", fmt::format("{}={}", name, value));
+  for (const auto& [name, type] : spec.typeArgs) add("--dtype", fmt::format("{}={}", name, scalarName(type)));
+  for (const auto& name : spec.contiguousTensors) add("--contiguous", name);
+  for (const auto& name : spec.alignedTensors) add("--aligned", name);
+  for (const auto& name : spec.divisibleDims) add("--divisible", name);
+  if (!spec.lineDirectives) flags.push_back("--no-line-directives");
+  return flags;
+}
+
+namespace {
+
+std::pair<std::string, std::string> splitAssignment(const std::string& flag, const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw std::invalid_argument(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+int64_t parseInteger(const std::string& flag, const std::string& name, const std::string& text) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty())
+    throw std::invalid_argument(fmt::format("{} {}: '{}' is not an integer", flag, name, text));
+  return v;
+}
+
+}  // namespace
+
+bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Specialization& spec) {
+  const std::string& flag = args[i];
+  if (flag == "--no-line-directives") {
+    spec.lineDirectives = false;
+    return true;
+  }
+  const bool takesValue =
+      flag == "--static" || flag == "--dtype" || flag == "--contiguous" || flag == "--aligned" || flag == "--divisible";
+  if (!takesValue) return false;
+  if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", flag));
+  const std::string& value = args[++i];
+  if (flag == "--static") {
+    auto [name, text] = splitAssignment(flag, value);
+    spec.staticDims[name] = parseInteger(flag, name, text);
+  } else if (flag == "--dtype") {
+    auto [name, text] = splitAssignment(flag, value);
+    auto type = scalarFromName(text);
+    if (!type) throw std::invalid_argument(fmt::format("--dtype {}: unknown type '{}'", name, text));
+    spec.typeArgs[name] = *type;
+  } else if (flag == "--contiguous") {
+    spec.contiguousTensors.insert(value);
+  } else if (flag == "--aligned") {
+    spec.alignedTensors.insert(value);
+  } else {
+    spec.divisibleDims.insert(value);
+  }
+  return true;
+}
+
+}  // namespace spindle
