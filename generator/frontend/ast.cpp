@@ -50,8 +50,22 @@ bool isComparison(BinaryOp op) {
     case BinaryOp::Ge:
     case BinaryOp::Eq:
     case BinaryOp::Ne: return true;
-    default: return false;
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod:
+    case BinaryOp::Pow:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:
+    case BinaryOp::And:
+    case BinaryOp::Or: return false;
   }
+  return false;
 }
 
 bool isLogical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }

@@ -91,7 +91,14 @@ class CaptureAnalysis {
       case SymbolKind::SharedBuffer:
       case SymbolKind::LocalBuffer: return CaptureMode::Pointer;
       case SymbolKind::DimSymbol: return CaptureMode::Dim;
-      default: break;
+      case SymbolKind::Const:
+      case SymbolKind::Function:
+      case SymbolKind::Kernel:
+      case SymbolKind::ScalarParam:
+      case SymbolKind::TypeParam:
+      case SymbolKind::Local:
+      case SymbolKind::LoopVar:
+      case SymbolKind::Closure: break;
     }
     for (const auto& [name, target] : f.nonlocals)
       if (target == s) return CaptureMode::Reference;

@@ -43,12 +43,11 @@ int binaryPrec(BinaryOp op) {
 }
 
 const char* cppOperator(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::FloorDiv: return "/";  // truncates like C++ (docs/language.md 4.7)
-    case BinaryOp::And: return "&&";
-    case BinaryOp::Or: return "||";
-    default: return binaryOpSpelling(op);
-  }
+  // Spindle's spelling, except where C++ spells the operator otherwise.
+  if (op == BinaryOp::FloorDiv) return "/";  // truncates like C++ (docs/language.md 4.7)
+  if (op == BinaryOp::And) return "&&";
+  if (op == BinaryOp::Or) return "||";
+  return binaryOpSpelling(op);
 }
 
 // Operands that clang's -Wparentheses would flag get parentheses even when

@@ -293,15 +293,14 @@ void FunctionPrinter::printPendingDeclarations(const Stmt& s) {
 
 void FunctionPrinter::printStmt(const Stmt& s) {
   printPendingDeclarations(s);
+  const bool printsNothing = s.kind == StmtKind::Nonlocal || s.kind == StmtKind::FuncDef ||  // outlined
+                             s.kind == StmtKind::Pass;
+  // A for maps itself: lines it prints before its header must not shift it.
+  if (!printsNothing && s.kind != StmtKind::For) out_.mapToSource(s.range.begin.line, ctx_.sourcePath);
   switch (s.kind) {
     case StmtKind::Nonlocal:
-    case StmtKind::FuncDef:  // outlined: nothing is printed in place
+    case StmtKind::FuncDef:
     case StmtKind::Pass: return;
-    default: break;
-  }
-  // A for maps itself: lines it prints before its header must not shift it.
-  if (s.kind != StmtKind::For) out_.mapToSource(s.range.begin.line, ctx_.sourcePath);
-  switch (s.kind) {
     case StmtKind::Assign: printAssign(*s.as<AssignStmt>()); return;
     case StmtKind::AugAssign: printAugAssign(*s.as<AugAssignStmt>()); return;
     case StmtKind::ExprStmt: out_.line(expr(*s.as<ExprStmt>()->expr).text + ";"); return;
@@ -322,7 +321,6 @@ void FunctionPrinter::printStmt(const Stmt& s) {
       else out_.line("return;");
       return;
     }
-    default: return;
   }
 }
 

@@ -37,8 +37,10 @@ class ConstEvaluator {
         return c->asDouble() != 0 ? eval(*t.thenValue) : eval(*t.elseValue);
       }
       case ExprKind::Call: return evalCall(*e.as<CallExpr>());
-      default: return fail(e, "not a constant expression");
+      case ExprKind::Index:
+      case ExprKind::List: return fail(e, "not a constant expression");
     }
+    return fail(e, "not a constant expression");
   }
 
  private:
@@ -100,13 +102,11 @@ class ConstEvaluator {
         if (asFloat) return fail(b, "bitwise operators need integers");
         if ((b.op == BinaryOp::Shl || b.op == BinaryOp::Shr) && (ri < 0 || ri > 63))
           return fail(b, "shift count out of range");
-        switch (b.op) {
-          case BinaryOp::BitAnd: return ConstValue::ofInt(li & ri);
-          case BinaryOp::BitOr: return ConstValue::ofInt(li | ri);
-          case BinaryOp::BitXor: return ConstValue::ofInt(li ^ ri);
-          case BinaryOp::Shl: return ConstValue::ofInt(static_cast<int64_t>(static_cast<uint64_t>(li) << ri));
-          default: return ConstValue::ofInt(li >> ri);
-        }
+        if (b.op == BinaryOp::BitAnd) return ConstValue::ofInt(li & ri);
+        if (b.op == BinaryOp::BitOr) return ConstValue::ofInt(li | ri);
+        if (b.op == BinaryOp::BitXor) return ConstValue::ofInt(li ^ ri);
+        if (b.op == BinaryOp::Shl) return ConstValue::ofInt(static_cast<int64_t>(static_cast<uint64_t>(li) << ri));
+        return ConstValue::ofInt(li >> ri);
       case BinaryOp::Lt: return ConstValue::ofInt(lf < rf);
       case BinaryOp::Le: return ConstValue::ofInt(lf <= rf);
       case BinaryOp::Gt: return ConstValue::ofInt(lf > rf);

@@ -125,8 +125,13 @@ bool isCapturable(const Symbol* s) {
     case SymbolKind::LoopVar:
     case SymbolKind::SharedBuffer:
     case SymbolKind::LocalBuffer: return true;
-    default: return false;
+    case SymbolKind::Const:
+    case SymbolKind::Function:
+    case SymbolKind::Kernel:
+    case SymbolKind::TypeParam:
+    case SymbolKind::Closure: return false;
   }
+  return false;
 }
 
 bool isTypeName(const std::string& name) { return scalarFromName(name).has_value(); }
@@ -440,7 +445,10 @@ class Resolver {
           return;
         }
         case ExprKind::IntLit: return;
-        default: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
+        case ExprKind::FloatLit:
+        case ExprKind::BoolLit:
+        case ExprKind::Index:
+        case ExprKind::List: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
       }
     };
     visit(e);
@@ -854,7 +862,16 @@ class Resolver {
         if (assign && sym->init == assign->value.get()) break;  // its declaration
         error(DiagId::sema_rebind_scratch, name->range, name->name);
         return;
-      default: error(DiagId::sema_assign_kind, name->range, name->name, symbolKindName(sym->kind)); return;
+      case SymbolKind::Const:
+      case SymbolKind::Function:
+      case SymbolKind::Kernel:
+      case SymbolKind::TensorParam:
+      case SymbolKind::DimSymbol:
+      case SymbolKind::TypeParam:
+      case SymbolKind::LoopVar:
+      case SymbolKind::Closure:
+        error(DiagId::sema_assign_kind, name->range, name->name, symbolKindName(sym->kind));
+        return;
     }
     if (isAugmented && sym->kind == SymbolKind::Local && sym->owner == scope && !state().assigned.count(sym)) {
       reportReadBeforeAssign(*name, sym);
@@ -927,7 +944,14 @@ class Resolver {
       case SymbolKind::Kernel:
       case SymbolKind::Closure:
       case SymbolKind::TypeParam: error(DiagId::sema_not_a_value, n.range, n.name); return;
-      default: break;
+      case SymbolKind::Const:
+      case SymbolKind::TensorParam:
+      case SymbolKind::ScalarParam:
+      case SymbolKind::DimSymbol:
+      case SymbolKind::Local:
+      case SymbolKind::LoopVar:
+      case SymbolKind::SharedBuffer:
+      case SymbolKind::LocalBuffer: break;
     }
     bool declaredByAssignment =
         sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer;

@@ -27,8 +27,12 @@ bool isWeak(const Expr& e) {
       const auto& t = *e.as<TernaryExpr>();
       return isWeak(*t.thenValue) && isWeak(*t.elseValue);
     }
-    default: return false;
+    case ExprKind::BoolLit:
+    case ExprKind::Call:
+    case ExprKind::Index:
+    case ExprKind::List: return false;
   }
+  return false;
 }
 
 namespace {
@@ -162,7 +166,10 @@ class TypeChecker {
         if (sym && sym->scope) typeFunction(*sym->scope);
         return;
       }
-      default: return;
+      case StmtKind::Break:
+      case StmtKind::Continue:
+      case StmtKind::Pass:
+      case StmtKind::Nonlocal: return;
     }
   }
 
@@ -319,7 +326,18 @@ class TypeChecker {
           return ScalarType::Invalid;
         }
         break;
-      default: break;
+      case BinaryOp::Add:
+      case BinaryOp::Sub:
+      case BinaryOp::Mul:
+      case BinaryOp::Pow:
+      case BinaryOp::Lt:
+      case BinaryOp::Le:
+      case BinaryOp::Gt:
+      case BinaryOp::Ge:
+      case BinaryOp::Eq:
+      case BinaryOp::Ne:
+      case BinaryOp::And:
+      case BinaryOp::Or: break;
     }
     return result;
   }
@@ -381,8 +399,15 @@ class TypeChecker {
           return ScalarType::Invalid;
         }
         return s->type;
-      default: return s->type;
+      case SymbolKind::Const:
+      case SymbolKind::Function:
+      case SymbolKind::Kernel:
+      case SymbolKind::ScalarParam:
+      case SymbolKind::DimSymbol:
+      case SymbolKind::TypeParam:
+      case SymbolKind::Closure: return s->type;
     }
+    return s->type;
   }
 
   ScalarType typeUnary(UnaryExpr& u) {
@@ -401,13 +426,15 @@ class TypeChecker {
           return ScalarType::Invalid;
         }
         return t;
-      default:
+      case UnaryOp::Neg:
+      case UnaryOp::Pos:
         if (!isNumeric(t)) {
           error(DiagId::sema_operand_type, u.range, unaryOpSpelling(u.op), scalarName(t));
           return ScalarType::Invalid;
         }
         return computeType(t);
     }
+    return ScalarType::Invalid;
   }
 
   ScalarType typeBinary(BinaryExpr& b) {
