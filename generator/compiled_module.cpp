@@ -1,4 +1,6 @@
 // The generator's library API (spindle/generator.h).
+#include <fmt/format.h>
+
 #include "frontend/diagnostics.h"
 #include "generate.h"
 #include "load_module.h"
@@ -12,6 +14,28 @@ struct CompiledModule::Impl {
   std::shared_ptr<SourceFile> file;
   // Never changed after loading: generate() specializes a copy of its own.
   LoadedModule frontend;
+  // withConsts(): the const values this module was loaded with, part of
+  // every specialization it generates (and so of every key).
+  std::map<std::string, ConstOverride> consts;
+
+  // `spec` with this module's own consts, checked and canonical.
+  Specialization effective(const Specialization& spec) const {
+    Specialization s = spec;
+    for (const auto& [name, value] : consts) {
+      auto [it, added] = s.consts.emplace(name, value);
+      if (!added && it->second != value)
+        throw GeneratorError(fmt::format("--const {}: this module was loaded with another value for it", name));
+    }
+    return checkConsts(*frontend.sema, std::move(s));
+  }
+  // The module's sema with `spec`'s const values: its own when they are the
+  // ones it was loaded with, else a copy loaded with them.
+  LoadedModule copyWith(const Specialization& spec) const {
+    DiagnosticEngine diags;
+    LoadedModule copy = loadModule(file, diags, constValues(spec));
+    if (!copy.sema) throw GeneratorError(diags.renderAll());
+    return copy;
+  }
 };
 
 CompiledModule::CompiledModule() : impl_(std::make_unique<Impl>()) {}
@@ -67,6 +91,18 @@ std::unique_ptr<CompiledModule> CompiledModule::fromString(const std::string& na
   return m;
 }
 
+std::unique_ptr<CompiledModule> CompiledModule::withConsts(const std::map<std::string, ConstOverride>& consts) const {
+  Specialization values;
+  values.consts = consts;
+  values = impl_->effective(values);
+  std::unique_ptr<CompiledModule> m(new CompiledModule());
+  m->impl_->file = impl_->file;
+  m->impl_->consts = values.consts;
+  m->impl_->frontend = impl_->copyWith(values);
+  for (auto* k : m->impl_->frontend.sema->kernels) m->kernels_.push_back(describeKernel(*k));
+  return m;
+}
+
 std::unique_ptr<CompiledModule> CompiledModule::fromFile(const std::string& path, DiagnosticEngine& diags) {
   std::string error;
   auto file = SourceFile::load(path, error);
@@ -102,24 +138,29 @@ const KernelInfo* CompiledModule::findKernel(const std::string& name) const {
 }
 
 std::string CompiledModule::specializationKey(const std::string& kernel, const Specialization& spec) const {
-  return spindle::specializationKey(*impl_->frontend.sema, kernel, spec);
+  return spindle::specializationKey(*impl_->frontend.sema, kernel, impl_->effective(spec));
 }
 
 GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specialization& spec) const {
   // Specializing types, analyzes and prunes the module in place, so it
   // works on a copy of its own: the module loaded again from its text
   // (microseconds; a miss then compiles for tens of milliseconds). The
-  // text was checked when this module was loaded, so it loads cleanly.
-  DiagnosticEngine diags;
-  LoadedModule copy = loadModule(impl_->file, diags);
-  if (!copy.sema) throw GeneratorError(diags.renderAll());
-  return generateKernel(*copy.sema, kernel, spec);
+  // text was checked when this module was loaded; only const values given
+  // here can make it fail (a const sizing a tensor turned negative).
+  Specialization s = impl_->effective(spec);
+  LoadedModule copy = impl_->copyWith(s);
+  return generateKernel(*copy.sema, kernel, s);
 }
 
 LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const Specialization& spec,
                                               const std::map<std::string, int64_t>& dims,
                                               const ResidentBlocksQuery& residentBlocks) const {
-  return computeLaunchGeometry(*impl_->frontend.sema, kernel, spec, dims, residentBlocks);
+  Specialization s = impl_->effective(spec);
+  if (s.consts == impl_->consts) return computeLaunchGeometry(*impl_->frontend.sema, kernel, s, dims, residentBlocks);
+  // Other const values than this module's: evaluated on a copy loaded with
+  // them (slower; a runtime kernel uses withConsts() once instead).
+  LoadedModule copy = impl_->copyWith(s);
+  return computeLaunchGeometry(*copy.sema, kernel, s, dims, residentBlocks);
 }
 
 const SourceModule& CompiledModule::ast() const { return *impl_->frontend.module; }

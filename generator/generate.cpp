@@ -177,6 +177,45 @@ void forgetRemovedClosures(SemaModule& sema, const std::set<const FunctionDecl*>
 
 }  // namespace
 
+Specialization checkConsts(const SemaModule& sema, Specialization spec) {
+  for (auto& [name, value] : spec.consts) {
+    const Symbol* c = nullptr;
+    for (const Symbol* s : sema.consts) c = s->name == name ? s : c;
+    if (!c) {
+      std::string names;
+      for (const Symbol* s : sema.consts) names += (names.empty() ? "" : ", ") + s->name;
+      throw GeneratorError(fmt::format("--const {}: the module has no const named '{}' (its consts: {})", name, name,
+                                       names.empty() ? "none" : names));
+    }
+    const bool floatConst = c->weakType ? c->value.isFloat : isFloat(c->type);
+    if (floatConst) {
+      if (!value.isFloat) value = ConstOverride::ofFloat(static_cast<double>(value.i));
+      continue;
+    }
+    if (value.isFloat)
+      throw GeneratorError(fmt::format("--const {}={}: '{}' is an integer const; give it an integer", name,
+                                       constOverrideText(value), name));
+    if (c->weakType) continue;  // weak integers are i32 or, past its range, i64 (docs/language.md 3.2)
+    const ScalarType t = c->type;
+    const int bits = scalarBits(t);
+    const bool fits =
+        t == ScalarType::Bool ? (value.i == 0 || value.i == 1)
+        : isSigned(t) ? bits >= 64 || (value.i >= -(int64_t(1) << (bits - 1)) && value.i < (int64_t(1) << (bits - 1)))
+                      : value.i >= 0 && (bits >= 64 || value.i < (int64_t(1) << bits));
+    if (!fits)
+      throw GeneratorError(fmt::format("--const {}={}: '{}' is declared {}, which does not hold {}", name, value.i,
+                                       name, scalarName(t), value.i));
+  }
+  return spec;
+}
+
+ConstValues constValues(const Specialization& spec) {
+  ConstValues values;
+  for (const auto& [name, v] : spec.consts)
+    values[name] = v.isFloat ? ConstValue::ofFloat(v.f) : ConstValue::ofInt(v.i);
+  return values;
+}
+
 std::string specializationKey(const SemaModule& sema, const std::string& kernel, const Specialization& spec) {
   // The module's text, not its path: one source gives one key wherever it
   // is loaded from (the path only reaches #line and comments).

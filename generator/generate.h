@@ -17,6 +17,15 @@ namespace spindle {
 // specialization's canonical flags. Equal keys print identical sources.
 std::string specializationKey(const SemaModule& sema, const std::string& kernel, const Specialization& spec);
 
+// Checks each const override of `spec` against the module (a module const;
+// an integer const takes an integer within its type, a float const any
+// number) and returns `spec` with the overrides in canonical form (a float
+// const's value as a float). Throws GeneratorError naming the const and
+// the value.
+Specialization checkConsts(const SemaModule& sema, Specialization spec);
+// The overrides as the resolver takes them (loadModule).
+ConstValues constValues(const Specialization& spec);
+
 // Checks the specialization against the kernel (every @static dim has a
 // value, the names are the kernel's dims and type parameters, values are
 // positive), then specializes, types, analyzes and prints. Throws

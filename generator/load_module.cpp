@@ -10,11 +10,12 @@ LoadedModule::LoadedModule(LoadedModule&&) noexcept = default;
 LoadedModule& LoadedModule::operator=(LoadedModule&&) noexcept = default;
 LoadedModule::~LoadedModule() = default;
 
-LoadedModule loadModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags) {
+LoadedModule loadModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags,
+                        const ConstValues& constOverrides) {
   LoadedModule result;
   result.module = parseModule(file, diags);
   if (diags.hasErrors() || !result.module) return result;
-  result.sema = analyzeModule(*result.module, diags);
+  result.sema = analyzeModule(*result.module, diags, constOverrides);
   if (diags.hasErrors()) result.sema.reset();
   return result;
 }

@@ -7,10 +7,9 @@
 
 #include "frontend/ast.h"
 #include "frontend/diagnostics.h"
+#include "sema/sema.h"
 
 namespace spindle {
-
-class SemaModule;
 
 struct LoadedModule {
   std::unique_ptr<SourceModule> module;  // null only if the file could not be read
@@ -21,6 +20,9 @@ struct LoadedModule {
   ~LoadedModule();
 };
 
-LoadedModule loadModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags);
+// `constOverrides`: module consts given other values (a specialization's
+// --const), already checked against their types (generate.h, checkConsts).
+LoadedModule loadModule(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags,
+                        const ConstValues& constOverrides = {});
 
 }  // namespace spindle

@@ -7,28 +7,6 @@
 
 namespace spindle {
 
-bool Specialization::operator==(const Specialization& other) const {
-  return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
-         alignedTensors == other.alignedTensors && divisibleDims == other.divisibleDims &&
-         lineDirectives == other.lineDirectives;
-}
-
-std::vector<std::string> specializationFlags(const Specialization& spec) {
-  // std::map and std::set iterate sorted: the order is canonical.
-  std::vector<std::string> flags;
-  auto add = [&](const char* flag, std::string value) {
-    flags.push_back(flag);
-    flags.push_back(std::move(value));
-  };
-  for (const auto& [name, value] : spec.staticDims) add("--static", fmt::format("{}={}", name, value));
-  for (const auto& [name, type] : spec.typeArgs) add("--dtype", fmt::format("{}={}", name, scalarName(type)));
-  for (const auto& name : spec.contiguousTensors) add("--contiguous", name);
-  for (const auto& name : spec.alignedTensors) add("--aligned", name);
-  for (const auto& name : spec.divisibleDims) add("--divisible", name);
-  if (!spec.lineDirectives) flags.push_back("--no-line-directives");
-  return flags;
-}
-
 namespace {
 
 std::pair<std::string, std::string> splitAssignment(const std::string& flag, const std::string& text) {
@@ -51,7 +29,54 @@ int64_t parseInteger(const std::string& flag, const std::string& name, const std
   return v;
 }
 
+// An integer (decimal, or True/False as 1/0) or a float literal.
+ConstOverride parseConstValue(const std::string& name, const std::string& text) {
+  if (text == "True" || text == "False") return ConstOverride::ofInt(text == "True" ? 1 : 0);
+  size_t used = 0;
+  try {
+    long long i = std::stoll(text, &used);
+    if (used == text.size()) return ConstOverride::ofInt(i);
+  } catch (const std::exception&) {
+  }
+  try {
+    double f = std::stod(text, &used);
+    if (used == text.size()) return ConstOverride::ofFloat(f);
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(fmt::format("--const {}: '{}' is not a number", name, text));
+}
+
 }  // namespace
+
+std::string constOverrideText(const ConstOverride& v) {
+  if (!v.isFloat) return std::to_string(v.i);
+  std::string text = fmt::format("{}", v.f);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // `n`: inf and nan spell themselves
+  return text;
+}
+
+bool Specialization::operator==(const Specialization& other) const {
+  return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
+         alignedTensors == other.alignedTensors && divisibleDims == other.divisibleDims && consts == other.consts &&
+         lineDirectives == other.lineDirectives;
+}
+
+std::vector<std::string> specializationFlags(const Specialization& spec) {
+  // std::map and std::set iterate sorted: the order is canonical.
+  std::vector<std::string> flags;
+  auto add = [&](const char* flag, std::string value) {
+    flags.push_back(flag);
+    flags.push_back(std::move(value));
+  };
+  for (const auto& [name, value] : spec.staticDims) add("--static", fmt::format("{}={}", name, value));
+  for (const auto& [name, type] : spec.typeArgs) add("--dtype", fmt::format("{}={}", name, scalarName(type)));
+  for (const auto& [name, value] : spec.consts) add("--const", fmt::format("{}={}", name, constOverrideText(value)));
+  for (const auto& name : spec.contiguousTensors) add("--contiguous", name);
+  for (const auto& name : spec.alignedTensors) add("--aligned", name);
+  for (const auto& name : spec.divisibleDims) add("--divisible", name);
+  if (!spec.lineDirectives) flags.push_back("--no-line-directives");
+  return flags;
+}
 
 bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Specialization& spec) {
   const std::string& flag = args[i];
@@ -59,8 +84,8 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     spec.lineDirectives = false;
     return true;
   }
-  const bool takesValue =
-      flag == "--static" || flag == "--dtype" || flag == "--contiguous" || flag == "--aligned" || flag == "--divisible";
+  const bool takesValue = flag == "--static" || flag == "--dtype" || flag == "--const" || flag == "--contiguous" ||
+                          flag == "--aligned" || flag == "--divisible";
   if (!takesValue) return false;
   if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", flag));
   const std::string& value = args[++i];
@@ -72,6 +97,9 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     auto type = scalarFromName(text);
     if (!type) throw std::invalid_argument(fmt::format("--dtype {}: unknown type '{}'", name, text));
     spec.typeArgs[name] = *type;
+  } else if (flag == "--const") {
+    auto [name, text] = splitAssignment(flag, value);
+    spec.consts[name] = parseConstValue(name, text);
   } else if (flag == "--contiguous") {
     spec.contiguousTensors.insert(value);
   } else if (flag == "--aligned") {

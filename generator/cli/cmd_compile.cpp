@@ -48,6 +48,7 @@ int cmdCompile(const Args& args) {
   }
   KernelOptions kernelOptions;
   for (const auto& [dim, value] : sel.spec.staticDims) kernelOptions.staticDims.push_back(dim);
+  kernelOptions.consts = sel.spec.consts;
   Kernel kernel = module.kernel(name, kernelOptions);
   // The layout flags (--contiguous, --aligned, --divisible) pick the binary
   // a launch with such arguments would use.

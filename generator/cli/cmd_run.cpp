@@ -112,6 +112,7 @@ int cmdRun(const Args& args) {
     return usageError(std::string("run: ") + e.what());
   }
   KernelOptions kernelOptions;
+  kernelOptions.consts = sel.spec.consts;
   for (const auto& [dim, v] : sel.spec.staticDims) {
     kernelOptions.staticDims.push_back(dim);
     auto it = dims.find(dim);

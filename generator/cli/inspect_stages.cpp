@@ -101,7 +101,7 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
   }
   FunctionScope* k = sema.findKernel(sel.kernel);
   if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
-  const Specialization& spec = sel.spec;
+  const Specialization spec = checkConsts(sema, sel.spec);  // canonical, as generation keys it
   std::string out = fmt::format("kernel: {}\n", sel.kernel);
   std::vector<Symbol*> rowDims = runRowDimSymbols(*k);
   auto isRowDim = [&](const Symbol* d) { return std::find(rowDims.begin(), rowDims.end(), d) != rowDims.end(); };
@@ -115,6 +115,8 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
                          d->name, spec.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
     else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
   }
+  for (const auto& [name, value] : spec.consts)
+    out += fmt::format("  const {} = {}: given for this specialization, in the key\n", name, constOverrideText(value));
   for (const auto& [name, type] : spec.typeArgs) out += fmt::format("  {} = {}: in the key\n", name, scalarName(type));
   // The layout facts the runtime checks at every launch (one key bit each).
   for (const Symbol* p : k->params) {

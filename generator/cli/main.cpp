@@ -39,6 +39,7 @@ void printHelp() {
       "  --kernel NAME          the kernel to generate (needed when the module has several)\n"
       "  --static N=VAL         specialize dim symbol N to VAL (repeatable)\n"
       "  --dtype T=TYPE         bind type parameter T to TYPE (repeatable)\n"
+      "  --const C=VAL          give module const C the value VAL; consts computed from it follow (repeatable)\n"
       "  --contiguous X         strided parameter X is contiguous: address it by its dims (repeatable)\n"
       "  --aligned X            tensor parameter X is 16-byte aligned: allow vector access (repeatable)\n"
       "  --divisible N          dynamic dim N is a multiple of 16: rows of aligned tensors stay aligned (repeatable)\n"

@@ -1,7 +1,7 @@
 // The options that pick and specialize a kernel, shared by `gen`,
 // `inspect --stage key`, `compile` and `run`: --kernel NAME and the
 // specialization flags (spindle/specialization.h):
-//   --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)
+//   --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)  --const C=VAL (repeatable)
 //   --contiguous X (repeatable: strided parameter X is passed row-major contiguous)
 //   --aligned X    (repeatable: tensor parameter X's address is a multiple of 16 bytes)
 //   --divisible N  (repeatable: dynamic dim N is a multiple of 16)

@@ -2,13 +2,14 @@
 
 namespace spindle {
 
-void runResolver(SemaModule& sema, DiagnosticEngine& diags);  // sema_resolve.cpp
+void runResolver(SemaModule& sema, DiagnosticEngine& diags, const ConstValues& overrides);  // sema_resolve.cpp
 
-std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine& diags) {
+std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine& diags,
+                                          const ConstValues& constOverrides) {
   auto sema = std::make_unique<SemaModule>();
   sema->module = &module;
   sema->file = module.file;
-  runResolver(*sema, diags);
+  runResolver(*sema, diags, constOverrides);
   if (diags.hasErrors()) return sema;
   for (auto* f : sema->functions) typeCheckFunction(*sema, *f, diags);
   // A generic kernel is checked with its type parameters bound to f32; the

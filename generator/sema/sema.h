@@ -161,7 +161,11 @@ class SemaModule {
   FunctionScope* findKernel(const std::string& name) const;
 };
 
-std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine& diags);
+// Module consts given other values, by name (a specialization's --const).
+using ConstValues = std::map<std::string, ConstValue>;
+
+std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine& diags,
+                                          const ConstValues& constOverrides = {});
 
 // Layer 2: types every expression of `kernel` (and the defs and closures it
 // reaches) with the type parameters bound as given. Returns false on errors.

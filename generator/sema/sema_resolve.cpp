@@ -144,7 +144,8 @@ const CallExpr* scratchCall(const Expr* e) {
 
 class Resolver {
  public:
-  Resolver(SemaModule& sema, DiagnosticEngine& diags) : sema_(sema), diags_(diags), file_(sema.file) {}
+  Resolver(SemaModule& sema, DiagnosticEngine& diags, const ConstValues& overrides)
+      : sema_(sema), diags_(diags), file_(sema.file), overrides_(overrides) {}
 
   void run() {
     declareGlobals();
@@ -233,6 +234,9 @@ class Resolver {
             failure.reason);
       value = ConstValue::ofInt(0);
     }
+    // A specialization's value replaces the expression's (the driver checked
+    // it against the const's type); consts after this one see it.
+    if (auto o = overrides_.find(c.name); o != overrides_.end()) value = o->second;
     sym->value = *value;
     if (c.type) {
       if (c.type->isTensor) {
@@ -1146,11 +1150,14 @@ class Resolver {
 
   SemaModule& sema_;
   DiagnosticEngine& diags_;
+  const ConstValues& overrides_;  // a specialization's const values (CompiledModule::generate)
   std::shared_ptr<const SourceFile> file_;
 };
 
 }  // namespace
 
-void runResolver(SemaModule& sema, DiagnosticEngine& diags) { Resolver(sema, diags).run(); }
+void runResolver(SemaModule& sema, DiagnosticEngine& diags, const ConstValues& overrides) {
+  Resolver(sema, diags, overrides).run();
+}
 
 }  // namespace spindle

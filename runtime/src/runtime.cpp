@@ -314,6 +314,10 @@ struct Loaded {
 
 struct Kernel::State {
   std::shared_ptr<Module::State> module;
+  // The module with KernelOptions::consts (CompiledModule::withConsts);
+  // null without them.
+  std::shared_ptr<const CompiledModule> withConsts;
+  std::map<std::string, ConstOverride> consts;  // KernelOptions::consts, as given
   const KernelInfo* info = nullptr;
   rt::KernelPlan plan;
   std::mutex mu;
@@ -331,7 +335,7 @@ struct Kernel::State {
   LaunchGeometry memoGeometry;
 
   Runtime::Impl& rt() const { return *module->rt; }
-  const CompiledModule& compiled() const { return *module->compiled; }
+  const CompiledModule& compiled() const { return withConsts ? *withConsts : *module->compiled; }
 
   Specialization specialization(const rt::Binding& b) const {
     Specialization spec;
@@ -415,7 +419,15 @@ struct Kernel::State {
 };
 
 Kernel Module::kernel(const std::string& name, const KernelOptions& options) const {
-  const KernelInfo* info = state_->compiled->findKernel(name);
+  std::shared_ptr<const CompiledModule> withConsts;
+  if (!options.consts.empty()) {
+    try {
+      withConsts = state_->compiled->withConsts(options.consts);
+    } catch (const GeneratorError& e) {
+      throw Error(fmt::format("spindle: module '{}': {}", state_->compiled->path(), e.what()));
+    }
+  }
+  const KernelInfo* info = (withConsts ? *withConsts : *state_->compiled).findKernel(name);
   if (!info) {
     std::string names;
     for (const auto& k : state_->compiled->kernels()) names += (names.empty() ? "" : ", ") + k.name;
@@ -424,6 +436,8 @@ Kernel Module::kernel(const std::string& name, const KernelOptions& options) con
   }
   auto s = std::make_shared<Kernel::State>();
   s->module = state_;
+  s->withConsts = std::move(withConsts);
+  s->consts = options.consts;
   s->info = info;
   s->plan = rt::KernelPlan::make(*info, options.staticDims);
   return Kernel(std::move(s));
@@ -499,6 +513,13 @@ CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues
 CompileReport Kernel::compile(const Specialization& spec) const {
   State& s = *state_;
   const rt::KernelPlan& plan = s.plan;
+  // A kernel handle's consts are fixed when it is made; the binary must be
+  // the one its launches use.
+  if (!spec.consts.empty() && spec.consts != s.consts)
+    throw Error(
+        fmt::format("{}: a kernel's consts are fixed when it is made (KernelOptions::consts); make a "
+                    "kernel with these",
+                    plan.kernel));
   rt::Binding b;
   for (const auto& [sym, value] : spec.staticDims) {
     auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), sym);

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "golden_cases.h"
+#include "sema/sema.h"
 #include "spindle/generator.h"
 
 namespace spindle::golden {
@@ -63,6 +64,16 @@ Specialization randomSpecialization(const KernelInfo& info, const Specialization
   return s;
 }
 
+// Sometimes one of the module's integer consts at twice its value, or a
+// float const at twice its value or spelled as an integer.
+void maybeOverrideAConst(const CompiledModule& module, Specialization& s, std::mt19937& rng) {
+  const auto& consts = module.sema().consts;
+  if (consts.empty() || rng() % 3 != 0) return;
+  const Symbol& c = *consts[rng() % consts.size()];
+  if (c.value.isFloat) s.consts[c.name] = rng() % 2 ? ConstOverride::ofFloat(c.value.f * 2) : ConstOverride::ofInt(2);
+  else s.consts[c.name] = ConstOverride::ofInt(c.value.i * (rng() % 2 ? 2 : 1));
+}
+
 // `spec` spelled another way: its flags shuffled pairwise, one repeated.
 Specialization respelled(const Specialization& spec, std::mt19937& rng) {
   std::vector<std::string> flags = specializationFlags(spec);
@@ -111,6 +122,7 @@ TEST(SpecializationKeyProperty, EqualKeysExactlyWhenSourcesAreEqual) {
     record(k.golden);
     for (int i = 0; i < 12; ++i) {
       Specialization spec = randomSpecialization(info, k.golden, rng);
+      maybeOverrideAConst(*module, spec, rng);
       Specialization again = respelled(spec, rng);
       EXPECT_EQ(spec, again) << "flags: " << ::testing::PrintToString(specializationFlags(spec));
       record(spec);
@@ -129,12 +141,13 @@ TEST(SpecializationKeyProperty, FlagsReadBackToTheSameSpecialization) {
   spec.contiguousTensors = {"x"};
   spec.alignedTensors = {"y", "x"};
   spec.divisibleDims = {"M"};
+  spec.consts = {{"BS", ConstOverride::ofInt(256)}, {"EPS", ConstOverride::ofFloat(1.0)}};
   spec.lineDirectives = false;
   std::vector<std::string> flags = specializationFlags(spec);
   EXPECT_EQ(::testing::PrintToString(flags),
             ::testing::PrintToString(std::vector<std::string>{
-                "--static", "K=8", "--static", "N=4096", "--dtype", "T=bf16", "--contiguous", "x", "--aligned", "x",
-                "--aligned", "y", "--divisible", "M", "--no-line-directives"}));
+                "--static", "K=8", "--static", "N=4096", "--dtype", "T=bf16", "--const", "BS=256", "--const", "EPS=1.0",
+                "--contiguous", "x", "--aligned", "x", "--aligned", "y", "--divisible", "M", "--no-line-directives"}));
   Specialization back;
   for (size_t i = 0; i < flags.size(); ++i) ASSERT_TRUE(parseSpecializationFlag(flags, i, back));
   EXPECT_EQ(back, spec);
@@ -147,6 +160,9 @@ TEST(SpecializationKeyProperty, FlagsReadBackToTheSameSpecialization) {
   EXPECT_THROW(parseSpecializationFlag(bad, i, back), std::invalid_argument);
   i = 0;
   bad = {"--aligned"};
+  EXPECT_THROW(parseSpecializationFlag(bad, i, back), std::invalid_argument);
+  i = 0;
+  bad = {"--const", "BS=12x"};
   EXPECT_THROW(parseSpecializationFlag(bad, i, back), std::invalid_argument);
   i = 0;
   bad = {"--kernel", "k"};

@@ -216,6 +216,35 @@ TEST(Runtime, CompileFromArgumentsFollowsTheirLayout) {
                   "row_runs: 'M' is not a dynamic dim that places rows of a tensor indexed in runs");
 }
 
+// KernelOptions::consts: one module, one kernel handle per const value;
+// each compiles its own binary, with the key `spindle compile --const`
+// gives (CompiledModule::withConsts and Specialization::consts agree).
+TEST(Runtime, KernelConstsAreFixedPerHandleAndKeyed) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  Module m = rt.loadModule(SPINDLE_SOURCE_DIR "/samples/softmax.spn");
+  KernelOptions narrow;
+  narrow.staticDims = {"N"};
+  narrow.consts["BLOCK"] = ConstOverride::ofInt(256);
+  KernelOptions plain;
+  plain.staticDims = {"N"};
+  CompileReport a = m.kernel("softmax", narrow).compile({{"N", 4096}}, {});
+  CompileReport b = m.kernel("softmax", plain).compile({{"N", 4096}}, {});
+  EXPECT_CONTAINS(a.source, "__launch_bounds__(256)");
+  EXPECT_CONTAINS(b.source, "__launch_bounds__(512)");
+  EXPECT_NE(a.keyHex, b.keyHex);
+  Specialization spec;
+  spec.staticDims["N"] = 4096;
+  spec.consts["BLOCK"] = ConstOverride::ofInt(256);
+  EXPECT_EQ(m.compiled().generate("softmax", spec).source, a.source);
+  EXPECT_CONTAINS(errorFrom([&] { m.kernel("softmax", plain).compile(spec); }),
+                  "a kernel's consts are fixed when it is made (KernelOptions::consts)");
+  KernelOptions bad;
+  bad.consts["BLOCKS"] = ConstOverride::ofInt(1);
+  EXPECT_CONTAINS(errorFrom([&] { m.kernel("softmax", bad); }), "the module has no const named 'BLOCKS'");
+}
+
 TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
   test::TempDir dir;

@@ -526,5 +526,68 @@ kernel k(x: f32[M, N], y: f32[M, K]):
   expectGeneratorError([&] { m->generate("k", Specialization{}); }, "[spec-static-range-dynamic]");
 }
 
+// Consts as generation parameters (--const): the given value replaces the
+// const's own, consts computed from it follow, and it reaches @block, the
+// code, the launch geometry and the key; bad values name the const.
+TEST(Specialization, ConstOverridesReplaceValuesAndReachDependents) {
+  const char* text = R"(
+const BS = 128
+const HALF = BS // 2
+const EPS: f32 = 1e-5
+const SMALL: i8 = 3
+const W = 8
+
+@grid(M)
+@block(BS)
+kernel k(x: f32[M, W], y: f32[M, W]):
+    t = thread_id()
+    if t < HALF and t < W:
+        y[block_id(), t] = x[block_id(), t] * f32(SMALL) + EPS
+)";
+  auto m = CompiledModule::loadString("test.spn", text);
+  Specialization base;
+  Specialization wide;
+  wide.consts["BS"] = ConstOverride::ofInt(256);
+  std::string source = m->generate("k", wide).source;
+  EXPECT_NE(source.find("__launch_bounds__(256)"), std::string::npos) << source;
+  EXPECT_NE(source.find("t < 128"), std::string::npos) << source;  // HALF, computed from BS
+  EXPECT_NE(source.find("--const BS=256"), std::string::npos) << source;
+  EXPECT_EQ(m->launchGeometry("k", wide, {{"M", 4}}).block[0], 256);
+  EXPECT_EQ(m->launchGeometry("k", base, {{"M", 4}}).block[0], 128);
+  EXPECT_NE(m->specializationKey("k", wide), m->specializationKey("k", base));
+
+  // A float const takes an integer as the float it is: one key for both.
+  Specialization one, onePointZero;
+  one.consts["EPS"] = ConstOverride::ofInt(1);
+  onePointZero.consts["EPS"] = ConstOverride::ofFloat(1.0);
+  EXPECT_EQ(m->specializationKey("k", one), m->specializationKey("k", onePointZero));
+  EXPECT_EQ(m->generate("k", one).source, m->generate("k", onePointZero).source);
+
+  auto expectError = [&](const char* name, ConstOverride value, const std::string& needle) {
+    Specialization s;
+    s.consts[name] = value;
+    expectGeneratorError([&] { m->generate("k", s); }, needle);
+  };
+  expectError("SMALL", ConstOverride::ofInt(300), "--const SMALL=300: 'SMALL' is declared i8, which does not hold 300");
+  expectError("BS", ConstOverride::ofFloat(1.5), "--const BS=1.5: 'BS' is an integer const; give it an integer");
+  expectError("NOPE", ConstOverride::ofInt(1),
+              "--const NOPE: the module has no const named 'NOPE' (its consts: BS, HALF, EPS, SMALL, W)");
+  expectError("BS", ConstOverride::ofInt(4096), "@block must be a compile-time integer from 1 to 1024, got 4096");
+
+  // withConsts: a module whose kernels and every specialization carry the
+  // values; a const in a tensor's shape follows them.
+  auto narrow = m->withConsts({{"W", ConstOverride::ofInt(4)}});
+  EXPECT_EQ(narrow->findKernel("k")->params[0].dims[1].value, 4);
+  EXPECT_EQ(m->findKernel("k")->params[0].dims[1].value, 8);
+  Specialization w4;
+  w4.consts["W"] = ConstOverride::ofInt(4);
+  EXPECT_EQ(narrow->specializationKey("k", base), m->specializationKey("k", w4));
+  EXPECT_EQ(narrow->generate("k", base).source, m->generate("k", w4).source);
+  Specialization w2;
+  w2.consts["W"] = ConstOverride::ofInt(2);
+  expectGeneratorError([&] { narrow->generate("k", w2); },
+                       "--const W: this module was loaded with another value for it");
+}
+
 }  // namespace
 }  // namespace spindle::test

@@ -129,6 +129,14 @@ class CompiledModule {
   static std::unique_ptr<CompiledModule> fromString(const std::string& name, const std::string& text,
                                                     DiagnosticEngine& diags);
 
+  // This module with its consts given other values (`--const`), consts
+  // computed from them computed again: kernels() reflects them (a const in
+  // a tensor's shape, say), and every specialization it generates carries
+  // them, so they are in every key. Throws GeneratorError for a const the
+  // module lacks or a value its type cannot hold. The runtime's
+  // KernelOptions::consts use it.
+  std::unique_ptr<CompiledModule> withConsts(const std::map<std::string, ConstOverride>& consts) const;
+
   const std::string& path() const;
   const std::vector<KernelInfo>& kernels() const { return kernels_; }
   const KernelInfo* findKernel(const std::string& name) const;

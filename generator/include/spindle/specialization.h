@@ -20,6 +20,18 @@
 
 namespace spindle {
 
+// A value given to a module const for one specialization (`--const NAME=VALUE`):
+// an integer or a float, as the const's type takes it.
+struct ConstOverride {
+  bool isFloat = false;
+  int64_t i = 0;   // when !isFloat
+  double f = 0.0;  // when isFloat
+  static ConstOverride ofInt(int64_t v) { return {false, v, 0.0}; }
+  static ConstOverride ofFloat(double v) { return {true, 0, v}; }
+  bool operator==(const ConstOverride& o) const { return isFloat == o.isFloat && (isFloat ? f == o.f : i == o.i); }
+  bool operator!=(const ConstOverride& o) const { return !(*this == o); }
+};
+
 // What the caller fixes for one compiled binary of one kernel. Everything
 // here, and nothing else besides the module's text, changes the generated
 // source; the key hashes exactly this (CompiledModule::specializationKey).
@@ -43,15 +55,25 @@ struct Specialization {
   // start aligned too, so runs along a row of run-time length may become
   // vector accesses (Triton specializes integer arguments the same way).
   std::set<std::string> divisibleDims;
+  // Module consts given another value (their expression is ignored; consts
+  // computed from them are computed again). An integer const takes an
+  // integer that fits its type; a float const takes any number (kept as a
+  // float). Checked against the module when generating.
+  std::map<std::string, ConstOverride> consts;
   bool lineDirectives = true;  // #line directives to the .spn (an option, not a fact)
 
   bool operator==(const Specialization& other) const;
   bool operator!=(const Specialization& other) const { return !(*this == other); }
 };
 
-// The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --contiguous X,
-// --aligned X, --divisible N, --no-line-directives, in that order and each
-// kind sorted by name. parseSpecializationFlag reads them back to an equal
+// A const value as --const writes it: shortest text that reads back as the
+// same value and kind (a float always with a '.' or an exponent: "2.0").
+std::string constOverrideText(const ConstOverride& value);
+
+// The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --const C=V,
+// --contiguous X, --aligned X, --divisible N, --no-line-directives, in that
+// order and each kind sorted by name (a float const's value always has a
+// '.' or an exponent, so it reads back as a float). parseSpecializationFlag reads them back to an equal
 // Specialization.
 std::vector<std::string> specializationFlags(const Specialization& spec);
 

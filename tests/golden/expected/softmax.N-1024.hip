@@ -100,22 +100,22 @@ inline hipError_t launch_softmax(hipStream_t stream, const float* __restrict__ x
 }
 #endif
 
-#line 43 "samples/softmax.spn"
+#line 45 "samples/softmax.spn"
 extern "C" __global__ __launch_bounds__(512) void softmax(
     const float* __restrict__ x, float* __restrict__ y, int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 44 "samples/softmax.spn"
+#line 46 "samples/softmax.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float v[__spn_cdiv(N, 512)];
   __spn_fill(v, __spn_cdiv(N, 512), -__spn_inff());
 
   // Read the row once, keeping the running maximum.
-#line 49 "samples/softmax.spn"
+#line 51 "samples/softmax.spn"
   float m = -__spn_inff();
   int64_t j;
   #pragma unroll
-#line 50 "samples/softmax.spn"
+#line 52 "samples/softmax.spn"
   for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
     j = t + k * 512;
     if (j < N) {
@@ -123,23 +123,23 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
       m = fmaxf(m, v[k]);
     }
   }
-#line 55 "samples/softmax.spn"
+#line 57 "samples/softmax.spn"
   m = __spn_block_max(m, __spn_reduce_scratch);
 
   // Exponentials in place, and their sum.
   float s = 0.0f;
   #pragma unroll
-#line 59 "samples/softmax.spn"
+#line 61 "samples/softmax.spn"
   for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
     v[k] = expf(v[k] - m);
     s += v[k];
   }
-#line 62 "samples/softmax.spn"
+#line 64 "samples/softmax.spn"
   float inv = 1.0f / __spn_block_sum(s, __spn_reduce_scratch);
 
   // Normalize and store.
   #pragma unroll
-#line 65 "samples/softmax.spn"
+#line 67 "samples/softmax.spn"
   for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
     j = t + k * 512;
     if (j < N) {
