@@ -59,8 +59,9 @@ void validateSpecialization(const SemaModule& sema, const FunctionScope& k, cons
       throw GeneratorError(fmt::format("kernel '{}' has no dim symbol '{}' to specialize (its dims: {})", k.name, name,
                                        known.empty() ? "none" : known));
     }
-    if (value < 1)
-      throw GeneratorError(fmt::format("kernel '{}': static dim {} = {} must be at least 1", k.name, name, value));
+    if (value < 1 || value > (int64_t(1) << 62))
+      throw GeneratorError(
+          fmt::format("kernel '{}': static dim {} = {} must be at least 1 and at most 2^62", k.name, name, value));
   }
   for (auto* d : k.dimSymbols)
     if (d->staticDeclared && !req.staticDims.count(d->name))

@@ -288,7 +288,15 @@ struct ForStmt : Stmt {
   std::vector<ExprPtr> rangeArgs;
   Block body;
   Symbol* symbol = nullptr;  // filled by sema
-  int64_t step = 1;          // filled by sema: the step's value (a nonzero compile-time integer)
+  // Filled by typing (docs/language.md 5.8): the step's value when it is a
+  // compile-time integer, else 0 (a run-time step, evaluated once); its
+  // sign, when known (+1 or -1; 2: not negative, an unsigned run-time step;
+  // 0: only known at run time); and whether
+  // `i += step` provably stays within the variable's type (else the printer
+  // advances through __spn_range_next, which stops at `stop`).
+  int64_t step = 1;
+  int stepSign = 1;
+  bool plainIncrement = true;
   ForStmt(SourceRange r, std::string v, SourceRange vr) : Stmt(kKind, r), var(std::move(v)), varRange(vr) {}
 };
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/source.h"
@@ -65,11 +66,12 @@ class DiagnosticEngine {
     Diagnostic d{id, diagSeverity(id), range, formatMessage(diagFormat(id), args...), std::move(file), {}};
     return add(std::move(d));
   }
-  // Attach a note ("previous definition is here") to the last diagnostic.
+  // Attach a note ("previous definition is here") to the diagnostic reported
+  // last (not necessarily the last in source order).
   template <typename... Args>
   void note(std::shared_ptr<const SourceFile> file, SourceRange range, const char* format, const Args&... args) {
-    if (diags_.empty()) return;
-    diags_.back().notes.push_back(
+    if (lastAdded_ >= diags_.size()) return;
+    diags_[lastAdded_].notes.push_back(
         Diagnostic{DiagId::Count, Severity::Note, range, formatMessage(format, args...), std::move(file), {}});
   }
 
@@ -88,7 +90,12 @@ class DiagnosticEngine {
   bool hasErrors() const { return errorCount_ > 0; }
   size_t errorCount() const { return errorCount_; }
   bool tooManyErrors() const { return errorCount_ >= kMaxErrors; }
+  // In source order: by file (in the order each was first reported), then
+  // line, then column, whatever order the stages reported them in. A
+  // diagnostic with no location stays after the ones reported before it.
   const std::vector<Diagnostic>& diagnostics() const { return diags_; }
+  // Whether an error of `file` is already reported on `line`.
+  bool hasErrorOnLine(const SourceFile* file, uint32_t line) const;
   void clear();
 
   // clang-style text: "file:line:col: error: message [id]", the source line,
@@ -100,7 +107,22 @@ class DiagnosticEngine {
   Diagnostic& add(Diagnostic d);
   std::vector<Diagnostic> diags_;
   size_t errorCount_ = 0;
+  size_t lastAdded_ = SIZE_MAX;  // index of the diagnostic reported last
 };
+
+// Hints for spellings people bring from CUDA and C (docs/language.md 11.7).
+// Each returns the Spindle form, or an empty view when `name` is none of them.
+//   spindleTypeFor("float") == "f32", ("unsigned") == "u32", ("int64_t") == "i64"
+std::string_view spindleTypeFor(std::string_view name);
+//   spindleGeometryFor("threadIdx") == "thread_id" (also blockIdx, blockDim, gridDim)
+std::string_view spindleGeometryFor(std::string_view name);
+// What to write instead of a CUDA function or keyword, quoted, to follow
+// "in Spindle, write ": spindleCallFor("__syncthreads") == "'sync()'",
+// ("expf") == "'exp(x)'", ("atomicAdd") == "'atomic_add(x[i], v)'".
+std::string_view spindleCallFor(std::string_view name);
+// The candidate closest to `name` by edit distance (ignoring case), if it is
+// close enough to be a likely misspelling; else empty.
+std::string_view closestSpelling(std::string_view name, const std::vector<std::string_view>& candidates);
 
 // Thrown by a stage that cannot go on (e.g. the parser's nesting limit). The
 // diagnostic is already in the engine; the catcher just stops the stage.

@@ -1,5 +1,6 @@
 #include "frontend/lexer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -172,19 +173,44 @@ void Lexer::report(DiagId id, SourceRange range, const Args&... args) {
   stopIfTooManyErrors(diags_, file_);
 }
 
+template <typename... Args>
+void Lexer::note(SourceRange range, const char* format, const Args&... args) {
+  diags_.note(file_, range, format, args...);
+}
+
 Lexer::Lexer(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags)
     : file_(std::move(file)), diags_(diags), text_(file_->text()) {
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // a UTF-8 byte order mark
   lastEnd_ = loc(pos_);
-  if (auto bad = findInvalidUtf8(text_)) {
-    // Nothing after a bad byte can be trusted; one diagnostic, then EOF.
-    uint32_t at = *bad;
-    report(DiagId::lex_invalid_utf8, SourceRange{file_->locFor(at), file_->locFor(at + 1)},
-           static_cast<unsigned>(static_cast<unsigned char>(text_[at])));
-    done_ = true;
-    return;
+  // Every byte that is not part of a valid UTF-8 sequence. The lexer reports
+  // them where it meets them and goes on, so a stray byte hides nothing else.
+  for (uint32_t from = 0; from < text_.size();) {
+    auto bad = findInvalidUtf8(text_.substr(from));
+    if (!bad) break;
+    invalidUtf8_.push_back(from + *bad);
+    from += *bad + 1;
   }
   neverClosed_ = findNeverClosedBracket(text_, pos_);
+}
+
+bool Lexer::invalidUtf8At(uint32_t offset) const {
+  return std::binary_search(invalidUtf8_.begin(), invalidUtf8_.end(), offset);
+}
+
+void Lexer::reportInvalidUtf8(uint32_t offset) {
+  reportedInvalidUtf8_ = true;
+  report(DiagId::lex_invalid_utf8, SourceRange{loc(offset), loc(offset + 1)},
+         fmt::format("0x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(text_[offset]))));
+}
+
+// A comment runs to the end of the line. Bad bytes in comments are reported
+// once per file: a file saved in Latin-1 has them on every commented line.
+void Lexer::skipComment() {
+  uint32_t begin = pos_;
+  while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+  if (reportedInvalidUtf8_) return;
+  auto bad = std::lower_bound(invalidUtf8_.begin(), invalidUtf8_.end(), begin);
+  if (bad != invalidUtf8_.end() && *bad < pos_) reportInvalidUtf8(*bad);
 }
 
 SourceLoc Lexer::loc(uint32_t offset) const {
@@ -234,8 +260,7 @@ void Lexer::lexMore() {
     if (!pending_.empty()) return;
   }
   while (pos_ < text_.size() && isBlank(text_[pos_])) ++pos_;
-  if (peekChar() == '#')
-    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+  if (peekChar() == '#') skipComment();
   if (pos_ >= text_.size()) {
     finish();
     return;
@@ -252,10 +277,19 @@ void Lexer::lexMore() {
     }
     return;
   }
-  if (isIdentStart(c)) lexName();
-  else if (isDigit(c) || (c == '.' && isDigit(peekChar(1)))) lexNumber();
-  else if (matchPunctuator(text_.substr(pos_))) lexPunctuator();
-  else lexBadChars();
+  if (invalidUtf8At(pos_)) {
+    // One report for a run of bad bytes, then on with the line.
+    uint32_t begin = pos_;
+    while (pos_ < text_.size() && invalidUtf8At(pos_)) ++pos_;
+    reportInvalidUtf8(begin);
+  } else if (isIdentStart(c)) {
+    lexName();
+  } else if (isDigit(c) || (c == '.' && isDigit(peekChar(1)))) {
+    lexNumber();
+  } else if (!lexForeignOperator()) {
+    if (matchPunctuator(text_.substr(pos_))) lexPunctuator();
+    else lexBadChars();
+  }
 }
 
 // At the start of a line outside brackets: skips blank and comment-only lines,
@@ -273,8 +307,7 @@ void Lexer::startLine() {
       }
       ++pos_;
     }
-    if (peekChar() == '#')
-      while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    if (peekChar() == '#') skipComment();
     if (pos_ >= text_.size()) return;  // finish() closes the open blocks
     if (text_[pos_] == '\n') {
       ++pos_;
@@ -328,8 +361,28 @@ void Lexer::lexName() {
     pending_.back().floatValue = word == "inf" ? HUGE_VAL : std::nan("");
     return;
   }
+  if (lexCudaGeometry(begin, word)) return;
   emit(keywordOrName(word), begin, pos_);
-  if (word.substr(0, 2) == "__") report(DiagId::lex_reserved_name, pending_.back().range, word);
+  if (word.substr(0, 2) == "__") {
+    SourceRange range = pending_.back().range;
+    report(DiagId::lex_reserved_name, range, word);
+    if (std::string_view instead = spindleCallFor(word); !instead.empty())
+      note(range, "'{}' is CUDA; in Spindle, write {}", word, instead);
+  }
+}
+
+// CUDA's `threadIdx.x` (blockIdx, blockDim, gridDim; .x, .y, .z): one
+// error that names the builtin, and one name token so the line still parses.
+bool Lexer::lexCudaGeometry(uint32_t begin, std::string_view word) {
+  std::string_view builtin = spindleGeometryFor(word);
+  char axis = peekChar(1);
+  if (builtin.empty() || peekChar() != '.' || axis < 'x' || axis > 'z' || isIdentChar(peekChar(2))) return false;
+  pos_ += 2;
+  emit(Tok::Name, begin, pos_);
+  pending_.back().text = word;
+  std::string instead = axis == 'x' ? fmt::format("{}()", builtin) : fmt::format("{}({})", builtin, axis - 'x');
+  report(DiagId::lex_cuda_geometry, pending_.back().range, text_.substr(begin, pos_ - begin), instead);
+  return true;
 }
 
 // int   = digit { digit } | "0" ("x"|"X") hexdigit { hexdigit }
@@ -366,6 +419,8 @@ void Lexer::lexNumber() {
     if (!isFloatLit && text_[begin] == '0' && pos_ - begin > 1) bad = true;
   }
   // A letter or digit glued to a number makes one malformed word: `2x`, `0x1g`.
+  bool badBody = bad;
+  uint32_t bodyEnd = pos_;
   if (pos_ < text_.size() && isIdentChar(text_[pos_])) {
     bad = true;
     while (pos_ < text_.size() && isIdentChar(text_[pos_])) ++pos_;
@@ -374,6 +429,10 @@ void Lexer::lexNumber() {
   Token& tok = pending_.back();
   if (bad) {
     report(DiagId::lex_bad_number, tok.range, tok.text);
+    if (!badBody) {
+      if (!overflow) tok.intValue = value;
+      noteNumberSuffix(tok, text_.substr(begin, bodyEnd - begin), text_.substr(bodyEnd, pos_ - bodyEnd), isFloatLit);
+    }
   } else if (isFloatLit) {
     tok.floatValue = std::strtod(std::string(tok.text).c_str(), nullptr);
     if (!std::isfinite(tok.floatValue)) report(DiagId::lex_float_out_of_range, tok.range, tok.text);
@@ -382,6 +441,61 @@ void Lexer::lexNumber() {
   } else {
     tok.intValue = value;
   }
+}
+
+// C's literal suffixes (`1.0f`, `10u`, `1ll`): the note says what to write,
+// and the token keeps the literal's value so the rest of the line parses.
+void Lexer::noteNumberSuffix(Token& tok, std::string_view body, std::string_view suffix, bool isFloatLit) {
+  std::string lower(suffix);
+  for (char& c : lower) c = static_cast<char>(c | 0x20);
+  if (lower == "f" && (isFloatLit || body.substr(0, 2) != "0x")) {
+    std::string instead = isFloatLit ? std::string(body) : std::string(body) + ".0";
+    tok.kind = Tok::Float;
+    tok.floatValue = std::strtod(instead.c_str(), nullptr);
+    note(tok.range, "a literal takes no C suffix: write '{}' (a float literal is f32 unless its context makes it f64)",
+         instead);
+    return;
+  }
+  if (isFloatLit || lower.find_first_not_of("ul") != std::string::npos ||
+      std::count(lower.begin(), lower.end(), 'u') > 1)
+    return;
+  bool isUnsigned = lower.find('u') != std::string::npos;
+  bool isLong = lower.find('l') != std::string::npos;
+  const char* type = isUnsigned ? (isLong ? "u64" : "u32") : "i64";
+  note(tok.range, "a literal takes no C suffix: write '{}({})', or just '{}' where the context gives the type", type,
+       body, body);
+}
+
+// C's `&&`, `||` and `!` (not `!=`), and `++`/`--` ending a statement: an
+// error that names the Spindle operator, and that operator's token, so the
+// line parses as what was meant.
+bool Lexer::lexForeignOperator() {
+  std::string_view rest = text_.substr(pos_);
+  std::string_view two = rest.substr(0, 2);
+  uint32_t begin = pos_;
+  if (two == "&&" || two == "||" || (rest[0] == '!' && two != "!=")) {
+    Tok kind = two == "&&" ? Tok::KwAnd : two == "||" ? Tok::KwOr : Tok::KwNot;
+    pos_ += kind == Tok::KwNot ? 1 : 2;
+    emit(kind, begin, pos_);
+    report(DiagId::lex_c_operator, pending_.back().range, pending_.back().text,
+           kind == Tok::KwAnd  ? "and"
+           : kind == Tok::KwOr ? "or"
+                               : "not");
+    return true;
+  }
+  if (two != "++" && two != "--") return false;
+  uint32_t after = pos_ + 2;
+  while (after < text_.size() && isBlank(text_[after])) ++after;
+  if (after < text_.size() && text_[after] != '\n' && text_[after] != '#') return false;
+  pos_ += 2;
+  emit(two == "++" ? Tok::PlusAssign : Tok::MinusAssign, begin, pos_);
+  Token one = pending_.back();
+  one.kind = Tok::Int;
+  one.text = "1";
+  one.intValue = 1;
+  pending_.push_back(one);
+  report(DiagId::lex_c_operator, one.range, two, two == "++" ? "+= 1" : "-= 1");
+  return true;
 }
 
 void Lexer::lexPunctuator() {
@@ -426,14 +540,21 @@ void Lexer::lexBadChars() {
   uint32_t begin = pos_;
   auto startsToken = [&](uint32_t at) {
     char c = text_[at];
-    return isBlank(c) || c == '\n' || c == '#' || isIdentChar(c) ||
+    return isBlank(c) || c == '\n' || c == '#' || isIdentChar(c) || c == '!' || invalidUtf8At(at) ||
            (c == '.' && at + 1 < text_.size() && isDigit(text_[at + 1])) ||
            matchPunctuator(text_.substr(at)) != nullptr;
   };
   while (pos_ < text_.size() && (pos_ == begin || !startsToken(pos_)))
     pos_ += utf8Length(static_cast<unsigned char>(text_[pos_]));
   if (pos_ > text_.size()) pos_ = static_cast<uint32_t>(text_.size());
-  report(DiagId::lex_unexpected_char, SourceRange{loc(begin), loc(pos_)}, describeChar(text_.substr(begin)));
+  SourceRange range{loc(begin), loc(pos_)};
+  report(DiagId::lex_unexpected_char, range, describeChar(text_.substr(begin)));
+  // C and CUDA punctuation with a Spindle form.
+  std::string_view run = text_.substr(begin, pos_ - begin);
+  if (run == ";") note(range, "a statement ends at the end of its line: remove the ';'");
+  else if (run == "{" || run == "}") note(range, "a block is the indented lines after a ':', not braces");
+  else if (run == "?") note(range, "a conditional expression is written 'a if cond else b'");
+  else if (run == ".") note(range, "Spindle has no '.' operator; the size of a tensor x along axis k is dim(x, k)");
 }
 
 std::vector<Token> tokenize(std::shared_ptr<const SourceFile> file, DiagnosticEngine& diags) {

@@ -137,9 +137,15 @@ class Lexer {
   void applyIndent(uint32_t width, SourceLoc at);
   void finish();
   void lexName();
+  bool lexCudaGeometry(uint32_t begin, std::string_view word);
   void lexNumber();
+  void noteNumberSuffix(Token& tok, std::string_view body, std::string_view suffix, bool isFloatLit);
+  bool lexForeignOperator();
   void lexPunctuator();
   void lexBadChars();
+  void skipComment();
+  bool invalidUtf8At(uint32_t offset) const;
+  void reportInvalidUtf8(uint32_t offset);
   void openBracket(const Token& token);
   bool closeBracket(const Token& token);
   void emit(Tok kind, uint32_t begin, uint32_t end);
@@ -149,6 +155,8 @@ class Lexer {
   char peekChar(size_t ahead = 0) const;
   template <typename... Args>
   void report(DiagId id, SourceRange range, const Args&... args);
+  template <typename... Args>
+  void note(SourceRange range, const char* format, const Args&... args);
 
   std::shared_ptr<const SourceFile> file_;
   DiagnosticEngine& diags_;
@@ -159,11 +167,13 @@ class Lexer {
   bool atLineStart_ = true;
   bool lineHasTokens_ = false;
   bool reportedTab_ = false;
+  bool reportedInvalidUtf8_ = false;
   bool done_ = false;
   SourceLoc lastEnd_;  // end of the last real token: where NEWLINE and EOF sit
   std::vector<uint32_t> indents_{0};
   std::vector<OpenBracket> brackets_;
   std::optional<uint32_t> neverClosed_;  // found by a pre-scan
+  std::vector<uint32_t> invalidUtf8_;    // where each invalid UTF-8 sequence starts, in order
   std::optional<uint32_t> cutoff_;
   std::deque<Token> pending_;
 };

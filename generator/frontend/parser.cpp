@@ -208,6 +208,7 @@ class Parser {
   ExprPtr parseCall(ExprPtr callee);
   ExprPtr parseIndex(ExprPtr base);
   ExprPtr parsePrimary();
+  ExprPtr parseCCast();
   ExprPtr parseList();
   void parseArgs(std::vector<ExprPtr>& args, std::vector<KeywordArg>& kwargs);
 
@@ -260,10 +261,7 @@ void Parser::expectEndOfLine() {
 template <typename... Args>
 void Parser::report(DiagId id, SourceRange range, const Args&... args) {
   if (auto cut = lexer_.cutoff(); cut && range.begin.offset >= *cut) return;
-  const auto& all = diags_.diagnostics();
-  if (!all.empty() && all.back().file == file_ && all.back().severity == Severity::Error &&
-      all.back().range.begin.line == range.begin.line)
-    return;
+  if (diags_.hasErrorOnLine(file_.get(), range.begin.line)) return;
   diags_.report(id, file_, range, args...);
   stopIfTooManyErrors(diags_, file_);
 }
@@ -939,6 +937,13 @@ ExprPtr Parser::parsePrimary() {
       return std::make_unique<NameExpr>(tok.range, std::string(tok.text));
     }
     case Tok::LParen: {
+      if (peek(1).is(Tok::Name) && peek(2).is(Tok::RParen)) {
+        // `(float)x`: a C cast, never valid Spindle (`(f32)(x)` is a call).
+        Tok next = peek(3).kind;
+        bool operand =
+            next == Tok::Name || next == Tok::Int || next == Tok::Float || next == Tok::KwTrue || next == Tok::KwFalse;
+        if (operand && (scalarFromName(peek(1).text) || !spindleTypeFor(peek(1).text).empty())) return parseCCast();
+      }
       Token open = advance();
       DepthGuard guard(*this, open.range);
       ExprPtr e = parseExpr();
@@ -950,6 +955,25 @@ ExprPtr Parser::parsePrimary() {
     case Tok::LBracket: return parseList();
     default: fail(t, "an expression");
   }
+}
+
+// c_cast = "(" TYPE ")" postfix: reported, and parsed as the call TYPE(postfix)
+// with TYPE's Spindle spelling, so the rest of the line is checked.
+ExprPtr Parser::parseCCast() {
+  Token open = advance();
+  Token type = advance();
+  advance();  // ")"
+  ExprPtr operand = parsePostfix();
+  std::string spindle(scalarFromName(type.text) ? type.text : spindleTypeFor(type.text));
+  SourceRange range{open.range.begin, operand->range.end};
+  std::string_view operandText =
+      std::string_view(file_->text())
+          .substr(operand->range.begin.offset, operand->range.end.offset - operand->range.begin.offset);
+  report(DiagId::parse_c_cast, range, type.text, spindle, operandText);
+  auto call = std::make_unique<CallExpr>(range, spindle, type.range);
+  int h = height(operand.get());
+  call->args.push_back(std::move(operand));
+  return seal(std::move(call), h);
 }
 
 // list = "[" [ expr { "," expr } [ "," ] ] "]"

@@ -10,15 +10,44 @@ namespace spindle {
 
 namespace {
 
+// A static_range bound with no compile-time value. Only a dynamic dim is
+// fixed by making it static; a local, loop variable or parameter never has
+// a compile-time value, so its message says to use a const.
+[[noreturn]] void throwStaticRangeError(const SemaModule& sema, const Expr& bound, const ConstEvalFailure& failure) {
+  const Expr& where = failure.where ? *failure.where : bound;
+  const auto* name = where.as<NameExpr>();
+  const SymbolKind kind = name && name->symbol ? name->symbol->kind : SymbolKind::Const;
+  switch (kind) {
+    case SymbolKind::DimSymbol:
+      throwSpecializationError(sema, DiagId::spec_static_range_dynamic, where.range, failure.reason);
+    case SymbolKind::Local:
+      throwSpecializationError(sema, DiagId::spec_static_range_variable, where.range, name->name, "local", "locals");
+    case SymbolKind::LoopVar:
+      throwSpecializationError(sema, DiagId::spec_static_range_variable, where.range, name->name, "loop variable",
+                               "loop variables");
+    case SymbolKind::ScalarParam:
+      throwSpecializationError(sema, DiagId::spec_static_range_variable, where.range, name->name, "parameter",
+                               "parameters");
+    case SymbolKind::Const:
+    case SymbolKind::Function:
+    case SymbolKind::Kernel:
+    case SymbolKind::TensorParam:
+    case SymbolKind::TypeParam:
+    case SymbolKind::SharedBuffer:
+    case SymbolKind::LocalBuffer:
+    case SymbolKind::Closure: break;
+  }
+  throwSpecializationError(sema, DiagId::spec_static_range_not_constant, where.range,
+                           failure.reason.empty() ? std::string("this is not a compile-time value") : failure.reason);
+}
+
 void checkBlock(const SemaModule& sema, const Block& body, const std::map<std::string, int64_t>& staticValues) {
   std::function<void(const Block&)> visit = [&](const Block& b) {
     for (const auto& s : b) {
       if (const auto* f = s->as<ForStmt>(); f && f->isStatic) {
         for (const auto& a : f->rangeArgs) {
           ConstEvalFailure failure;
-          if (!evaluateConst(*a, constsAndDims(staticValues), &failure))
-            throwSpecializationError(sema, DiagId::spec_static_range_dynamic,
-                                     (failure.where ? failure.where : a.get())->range, failure.reason);
+          if (!evaluateConst(*a, constsAndDims(staticValues), &failure)) throwStaticRangeError(sema, *a, failure);
         }
       }
       if (const auto* a = s->as<AssignStmt>()) {

@@ -432,16 +432,35 @@ void FunctionPrinter::printFor(const ForStmt& f) {
 
   const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;
   const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
-  const int64_t step = f.step;  // a compile-time constant, evaluated by sema
+  const int64_t step = f.step;  // compile-time, or 0 for a run-time step (sema_types.cpp, checkStep)
   std::string bound = loopBound(f, stop);
   std::string init = start ? value(*start) : "0";
-  std::string cond = fmt::format("{} {} {}", varName, step > 0 ? "<" : ">", bound);
-  // The step as the author wrote it (BLOCK, not 256), unless it is negative.
-  std::string stepText = f.rangeArgs.size() == 3 && step > 0 ? value(*f.rangeArgs[2]) : std::to_string(-step);
-  std::string incr = step == 1    ? "++" + varName
-                     : step == -1 ? "--" + varName
-                     : step > 0   ? fmt::format("{} += {}", varName, stepText)
-                                  : fmt::format("{} -= {}", varName, stepText);
+  // The step as the author wrote it (BLOCK, not 256); a run-time one is
+  // evaluated once, before the loop, as Python does.
+  std::string signedStep;
+  if (step == 0) {
+    const Expr& s = *f.rangeArgs[2];
+    signedStep = names_.fresh(varName + "_step");
+    out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
+    out_.linef("const {} {} = {};", cppType(s.type), signedStep, value(s));
+  } else {
+    signedStep = f.rangeArgs.size() == 3 && step > 0 ? value(*f.rangeArgs[2]) : std::to_string(step);
+  }
+  // A step of unknown sign picks the direction at run time; zero runs the
+  // loop no times.
+  std::string cond = f.stepSign == 1   ? fmt::format("{} < {}", varName, bound)
+                     : f.stepSign == 2 ? fmt::format("{} > 0 && {} < {}", signedStep, varName, bound)
+                     : f.stepSign < 0
+                         ? fmt::format("{} > {}", varName, bound)
+                         : fmt::format("{s} > 0 ? {v} < {b} : ({s} < 0 && {v} > {b})", fmt::arg("s", signedStep),
+                                       fmt::arg("v", varName), fmt::arg("b", bound));
+  std::string incr = !f.plainIncrement ? fmt::format("{v} = __spn_range_next({v}, {b}, {s})", fmt::arg("v", varName),
+                                                     fmt::arg("b", bound), fmt::arg("s", signedStep))
+                     : step == 0       ? fmt::format("{} += {}", varName, signedStep)
+                     : step == 1       ? "++" + varName
+                     : step == -1      ? "--" + varName
+                     : step > 0        ? fmt::format("{} += {}", varName, signedStep)
+                                       : fmt::format("{} -= {}", varName, -step);
   if (f.isStatic) out_.line("#pragma unroll");
   // The header on its own line as compilers report it (a hoisted bound or
   // the pragma above took lines of their own).

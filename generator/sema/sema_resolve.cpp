@@ -250,7 +250,7 @@ class Resolver {
           error(DiagId::sema_const_float_to_int, c.value->range, c.name, scalarName(*t));
         }
       } else {
-        error(DiagId::sema_unknown_type, c.type->elemRange, c.type->elemName);
+        unknownType(c.type->elemRange, c.type->elemName);
       }
     } else {
       // Unannotated consts are "weak" like literals: they take the type of
@@ -265,6 +265,22 @@ class Resolver {
 
   // ------------------------------------------------------------- signatures
 
+  // An unknown type name, with the Spindle spelling of a C or CUDA one
+  // (`float`: f32) or the type it likely misspells (`f23`: f32).
+  void unknownType(SourceRange range, const std::string& name) {
+    std::string hint;
+    if (std::string_view t = spindleTypeFor(name); !t.empty()) {
+      hint = fmt::format("; in Spindle, write '{}'", t);
+    } else {
+      std::vector<std::string_view> types;
+      for (const char* t : {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"})
+        types.push_back(t);
+      if (std::string_view close = closestSpelling(name, types); !close.empty())
+        hint = fmt::format("; did you mean '{}'?", close);
+    }
+    error(DiagId::sema_unknown_type, range, name, hint);
+  }
+
   // Resolves an element/scalar type name: a scalar type or a type parameter.
   bool resolveElemType(FunctionScope* scope, const TypeRef& t, Symbol* sym) {
     if (auto st = scalarFromName(t.elemName)) {
@@ -276,7 +292,7 @@ class Resolver {
       sym->type = ScalarType::F32;  // placeholder until typing binds it
       return true;
     }
-    error(DiagId::sema_unknown_type, t.elemRange, t.elemName);
+    unknownType(t.elemRange, t.elemName);
     return false;
   }
 
@@ -477,7 +493,7 @@ class Resolver {
       scope->returnType = ScalarType::F32;  // bound at typing
       scope->returnsTypeParam = true;
     } else {
-      error(DiagId::sema_unknown_type, f.returnType->elemRange, f.returnType->elemName);
+      unknownType(f.returnType->elemRange, f.returnType->elemName);
     }
   }
 
@@ -591,7 +607,7 @@ class Resolver {
         else if (auto t = scalarFromName(annotation->elemName)) sym->declaredType = *t;
         else if (scope->kernelRoot && scope->kernelRoot->typeParams.count(annotation->elemName))
           sym->typeParam = annotation->elemName;
-        else error(DiagId::sema_unknown_type, annotation->elemRange, annotation->elemName);
+        else unknownType(annotation->elemRange, annotation->elemName);
       }
       declareLocalName(scope, sym);
     });
@@ -752,7 +768,11 @@ class Resolver {
       bool assignedInBody = it->second->kind == SymbolKind::Local &&
                             it->second->declRange.begin.offset >= f.range.begin.offset &&
                             it->second->declRange.begin.offset < f.range.end.offset;
-      if (!assignedInBody) error(DiagId::sema_loop_var_clash, f.varRange, f.var, symbolKindName(it->second->kind));
+      if (!assignedInBody) {
+        error(DiagId::sema_loop_var_clash, f.varRange, f.var, symbolKindName(it->second->kind));
+        note(it->second->declRange, "the {} '{}' is declared here; give the loop variable another name",
+             symbolKindName(it->second->kind), f.var);
+      }
     }
     checkNotTypeName(f.var, f.varRange);
     auto* sym = sema_.newSymbol(SymbolKind::LoopVar, f.var, f.varRange, scope);
@@ -904,7 +924,7 @@ class Resolver {
     auto* base = idx.base->as<NameExpr>();
     for (auto& i : idx.indices) resolveExpr(*i);
     if (!base) {
-      error(DiagId::sema_index_base, idx.base->range);
+      if (!resolveChainedIndex(idx)) error(DiagId::sema_index_base, idx.base->range);
       return;
     }
     resolveName(*base);
@@ -923,6 +943,32 @@ class Resolver {
       sym->accessedInRuns = true;
   }
 
+  // C's `x[i][j]` on a tensor or buffer of two or more dims: one error that
+  // spells the subscript out, `x[i, j]`. False when `idx` is not that.
+  bool resolveChainedIndex(IndexExpr& idx) {
+    std::vector<IndexExpr*> chain{&idx};  // outermost first
+    while (auto* inner = chain.back()->base->as<IndexExpr>()) chain.push_back(inner);
+    auto* root = chain.back()->base->as<NameExpr>();
+    if (chain.size() < 2 || !root) return false;
+    for (size_t k = 1; k < chain.size(); ++k)
+      for (auto& i : chain[k]->indices) resolveExpr(*i);
+    resolveName(*root);
+    const Symbol* sym = root->symbol;
+    if (!sym) return true;  // reported
+    bool indexable = sym->kind == SymbolKind::TensorParam || sym->kind == SymbolKind::SharedBuffer ||
+                     sym->kind == SymbolKind::LocalBuffer;
+    if (!indexable || sym->shape.size() < 2) return false;
+    std::string indices;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      for (auto& i : (*it)->indices) {
+        if (!indices.empty()) indices += ", ";
+        indices += file_->text().substr(i->range.begin.offset, i->range.end.offset - i->range.begin.offset);
+      }
+    }
+    error(DiagId::sema_chained_index, idx.range, root->name, fmt::format("{}[{}]", root->name, indices));
+    return true;
+  }
+
   // `e + k` or `k + e`, k a static_range variable: consecutive elements as
   // the unrolled loop steps, which a compiler may merge into one access.
   static bool addsUnrolledLoopVar(const Expr& index) {
@@ -939,8 +985,15 @@ class Resolver {
     state().referenced.insert(n.name);
     Symbol* sym = lookup(n.name);
     if (!sym) {
-      if (isTypeName(n.name) || findBuiltin(n.name)) error(DiagId::sema_not_a_value, n.range, n.name);
-      else error(DiagId::sema_unknown_name, n.range, n.name);
+      if (isTypeName(n.name) || findBuiltin(n.name)) {
+        error(DiagId::sema_not_a_value, n.range, n.name);
+      } else {
+        error(DiagId::sema_unknown_name, n.range, n.name);
+        if (std::string_view g = spindleGeometryFor(n.name); !g.empty())
+          note(n.range, "CUDA's '{0}.x' is '{1}()' in Spindle; '{0}.y' is '{1}(1)' and '{0}.z' is '{1}(2)'", n.name, g);
+        else if (std::string_view instead = spindleCallFor(n.name); !instead.empty())
+          note(n.range, "'{}' is CUDA; in Spindle, write {}", n.name, instead);
+      }
       return;
     }
     switch (sym->kind) {
@@ -1019,12 +1072,38 @@ class Resolver {
       return;
     }
     const BuiltinInfo* b = findBuiltin(c.callee);
+    if (!b && c.callee == "sizeof") {
+      error(DiagId::sema_sizeof, c.calleeRange);  // its argument is a C type or a tensor: nothing to resolve
+      return;
+    }
     if (!b) {
-      error(DiagId::sema_unknown_function, c.calleeRange, c.callee);
+      error(DiagId::sema_unknown_function, c.calleeRange, c.callee, unknownFunctionHint(c.callee));
       for (auto& a : c.args) resolveExpr(*a);
       return;
     }
     resolveBuiltinCall(c, *b);
+  }
+
+  // What an unknown function's message adds: the Spindle form of a C or
+  // CUDA name (`float(x)`, `expf`, `atomicAdd`), else the builtin, def or
+  // visible closure it likely misspells.
+  std::string unknownFunctionHint(const std::string& name) {
+    if (std::string_view t = spindleTypeFor(name); !t.empty())
+      return fmt::format("; a cast is written with a Spindle type: '{}(...)'", t);
+    if (std::string_view instead = spindleCallFor(name); !instead.empty())
+      return fmt::format("; in Spindle, write {}", instead);
+    if (std::string_view g = spindleGeometryFor(name); !g.empty()) return fmt::format("; in Spindle, write '{}()'", g);
+    std::vector<std::string_view> names;
+    for (const BuiltinInfo& b : allBuiltins())
+      if (b.category != BuiltinCategory::Scratch && b.category != BuiltinCategory::Range &&
+          b.category != BuiltinCategory::LaunchQuery)
+        names.push_back(b.name);
+    for (auto* f : sema_.functions) names.push_back(f->name);
+    for (FunctionScope* s = state().scope; s; s = s->parent)
+      for (auto* cl : s->closures) names.push_back(cl->name);
+    if (std::string_view close = closestSpelling(name, names); !close.empty())
+      return fmt::format("; did you mean '{}'?", close);
+    return "";
   }
 
   void checkUserCallShape(CallExpr& c, FunctionScope* callee) {

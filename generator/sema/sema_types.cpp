@@ -196,7 +196,8 @@ class TypeChecker {
     if (auto* n = a.target->as<NameExpr>()) {
       Symbol* sym = n->symbol;
       if (!sym) return;
-      if (sym->type == ScalarType::Invalid) {
+      const bool declares = sym->type == ScalarType::Invalid;
+      if (declares) {
         // The declaring assignment: the local's type comes from the
         // annotation, else from the value (f16/bf16 values compute in f32).
         sym->type = sym->declaredType != ScalarType::Invalid ? sym->declaredType
@@ -204,6 +205,7 @@ class TypeChecker {
                                                              : computeType(value);
       }
       n->type = sym->type;
+      if (!declares && truncatesInferredLocal(*a.value, value, *sym)) return;
       checkConvertible(*a.value, value, sym->type);
       return;
     }
@@ -216,7 +218,42 @@ class TypeChecker {
     ScalarType value = typeOf(*a.value);
     if (target == ScalarType::Invalid || value == ScalarType::Invalid) return;
     ScalarType result = arithmetic(a.op, {target, false}, {value, isWeak(*a.value)}, a.range);
-    if (result != ScalarType::Invalid) checkConvertible(*a.value, result, target);
+    if (result == ScalarType::Invalid) return;
+    if (auto* n = a.target->as<NameExpr>(); n && n->symbol && truncatesInferredLocal(*a.value, result, *n->symbol))
+      return;
+    checkConvertible(*a.value, result, target);
+  }
+
+  // docs/language.md 5.1: a local whose integer type was inferred from its
+  // first value does not silently truncate a float assigned to it later
+  // (`s = 0` then `s += x[i]` would drop the fraction at every step). An
+  // annotated local (`s: i32 = 0`), an element, a parameter and an explicit
+  // cast convert as C++ does. Reports, and returns true, when `from` is such
+  // a float.
+  bool truncatesInferredLocal(const Expr& where, ScalarType from, const Symbol& local) {
+    if (local.kind != SymbolKind::Local || local.declaredType != ScalarType::Invalid || !local.typeParam.empty())
+      return false;
+    if (!isInteger(local.type) || !isFloat(from)) return false;
+    const ScalarType floatType = computeType(from);
+    error(DiagId::sema_float_to_int_local, where.range, local.name, scalarName(local.type), scalarName(floatType));
+    // The fix: the first value as a float literal, else an annotation.
+    const Expr* init = local.init;
+    const auto* negated = init ? init->as<UnaryExpr>() : nullptr;
+    if (negated && negated->op == UnaryOp::Neg) init = negated->operand.get();
+    else negated = nullptr;
+    const auto* literal = init ? init->as<IntLitExpr>() : nullptr;
+    if (literal && floatType == ScalarType::F32) {
+      diags_.note(sema_.file, local.declRange,
+                  "'{}' gets its type from this assignment; write '{} = {}{}.0' to make it a float, or convert with "
+                  "{}(...) to truncate on purpose",
+                  local.name, local.name, negated ? "-" : "", literal->value, scalarName(local.type));
+    } else {
+      diags_.note(sema_.file, local.declRange,
+                  "'{}' gets its type from this assignment; declare it '{}: {} = ...' to make it a float, or convert "
+                  "with {}(...) to truncate on purpose",
+                  local.name, local.name, scalarName(floatType), scalarName(local.type));
+    }
+    return true;
   }
 
   void checkScratch(Symbol& buf, CallExpr& call) {
@@ -236,6 +273,9 @@ class TypeChecker {
   void checkFor(ForStmt& f) {
     ScalarType t = ScalarType::Invalid;
     bool allWeak = true;
+    // The variable's type comes from start and stop; the step is typed on
+    // its own, so a run-time step of another signedness is no sign mix.
+    const size_t bounds = std::min<size_t>(f.rangeArgs.size(), 2);
     for (size_t i = 0; i < f.rangeArgs.size(); ++i) {
       Expr& a = *f.rangeArgs[i];
       ScalarType at = typeOf(a);
@@ -250,18 +290,87 @@ class TypeChecker {
         checkBlock(f.body);
         return;
       }
+      if (i >= bounds) continue;
       bool weak = isWeak(a);
       if (t == ScalarType::Invalid) t = at;
       else t = arithmetic(BinaryOp::Add, {t, allWeak}, {at, weak}, a.range);
       allWeak &= weak;
     }
-    if (f.rangeArgs.size() == 3) {
-      auto step = evaluateConst(*f.rangeArgs[2], constsOnly());
-      if (!step || step->isFloat || step->i == 0) error(DiagId::sema_range_step, f.rangeArgs[2]->range);
-      else f.step = step->i;
-    }
+    if (f.rangeArgs.size() == 3) checkStep(f, t);
     if (f.symbol) f.symbol->type = t;
     checkBlock(f.body);
+  }
+
+  // A range's step: a nonzero compile-time integer (unrolled loops need
+  // one), or for `range` any integer, evaluated once at run time.
+  void checkStep(ForStmt& f, ScalarType var) {
+    Expr& step = *f.rangeArgs[2];
+    ConstEvalFailure failure;
+    if (auto v = evaluateConst(step, constsOnly(), &failure); v && !v->isFloat) {
+      if (v->i == 0) return error(DiagId::sema_range_step_zero, step.range);
+      if (v->i < 0 && isInteger(var) && !isSigned(var)) return error(DiagId::sema_range_step_unsigned, step.range);
+      f.step = v->i;
+      f.stepSign = v->i > 0 ? 1 : -1;
+      f.plainIncrement = incrementStaysInRange(f, var);
+      return;
+    }
+    if (f.isStatic) return error(DiagId::sema_range_step, step.range);
+    const ScalarType st = step.type;
+    f.step = 0;
+    // An unsigned step is never negative: it counts up, or not at all.
+    f.stepSign = knownPositive(step) ? 1 : isInteger(st) && !isSigned(st) ? 2 : 0;
+    // A step of at most 32 bits toward a dim cannot carry a 64-bit variable
+    // past its limit (dims are at most 2^62).
+    f.plainIncrement = f.stepSign == 1 && scalarBits(st) <= 32 && scalarBits(var) == 64 && isSigned(var) &&
+                       isDim(*f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0]);
+    if (f.stepSign == 0 && isInteger(var) && !isSigned(var)) error(DiagId::sema_range_step_unsigned, step.range);
+  }
+
+  // A step the language knows is positive without running: positive
+  // constants and the launch geometry (block_dim(), grid_dim(),
+  // warp_size()), and sums and products of those.
+  static bool knownPositive(const Expr& e) {
+    if (auto v = evaluateConst(e, constsOnly())) return !v->isFloat && v->i > 0;
+    if (const auto* c = e.as<CallExpr>()) {
+      const BuiltinInfo* b = findBuiltin(c->callee);
+      if (b) return b->id == BuiltinId::BlockDim || b->id == BuiltinId::GridDim || b->id == BuiltinId::WarpSize;
+      // A conversion to an integer type of 32 bits or more keeps it positive.
+      auto to = scalarFromName(c->callee);
+      return to && isInteger(*to) && scalarBits(*to) >= 32 && c->args.size() == 1 && knownPositive(*c->args[0]);
+    }
+    if (const auto* b = e.as<BinaryExpr>())
+      return (b->op == BinaryOp::Mul || b->op == BinaryOp::Add) && knownPositive(*b->lhs) && knownPositive(*b->rhs);
+    return false;
+  }
+
+  // Whether `i += step` (a compile-time step) can never overflow the loop
+  // variable's type: a step of 1 or -1 stops on the bound itself; a 64-bit
+  // variable running to a dim stays under 2^62 + 2^62 (dims are at most
+  // 2^62, checked at launch); a compile-time stop leaves room for the last
+  // step.
+  static bool incrementStaysInRange(const ForStmt& f, ScalarType var) {
+    const int64_t step = f.step;
+    if (step == 1 || step == -1) return true;
+    const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
+    const int64_t limit = int64_t(1) << 62;
+    if (scalarBits(var) == 64 && isSigned(var) && step > -limit && step < limit && isDim(stop)) return true;
+    auto s = evaluateConst(stop, constsOnly());
+    if (!s || s->isFloat || !isInteger(var)) return false;
+    // The last value is past stop by less than |step|: it must fit.
+    const int bits = scalarBits(var);
+    const double last = double(s->i) + double(step);
+    const double lo = isSigned(var) ? -std::ldexp(1.0, bits - 1) : 0.0;
+    const double hi = isSigned(var) ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+    return last >= lo && last <= hi && std::abs(double(step)) < std::ldexp(1.0, 52);
+  }
+
+  static bool isDim(const Expr& e) {
+    if (const auto* n = e.as<NameExpr>()) return n->symbol && n->symbol->kind == SymbolKind::DimSymbol;
+    if (const auto* c = e.as<CallExpr>()) {
+      const BuiltinInfo* b = findBuiltin(c->callee);
+      return b && b->id == BuiltinId::Dim;
+    }
+    return false;
   }
 
   // Assignment, argument and return conversions: numeric to numeric, bool

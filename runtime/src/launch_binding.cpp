@@ -231,6 +231,8 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
       if (v <= 0)
         failDim(fmt::format("size {} in {}; every size must be at least 1 (empty tensors are not launched)", v,
                             shapeText(a)));
+      // Loops running to a dim advance with a plain `i += step` (docs/language.md 5.8).
+      if (v > kMaxDim) failDim(fmt::format("size {} in {} is over 2^62, the largest a dim may be", v, shapeText(a)));
       if (sym < 0) {
         if (v != p.dimLiteral[ax]) failDim(fmt::format("expected {}, got {}", p.dimLiteral[ax], v));
       } else if (out.dims[sym] < 0) {

@@ -15,6 +15,9 @@
 namespace spindle::rt {
 
 inline constexpr int kMaxDimSymbols = 64;
+// The largest size of one axis: generated loops that run to a dim rely on it
+// (docs/language.md 5.8); no memory comes near it.
+inline constexpr int64_t kMaxDim = int64_t(1) << 62;
 inline constexpr int kMaxTypeParams = 8;
 inline constexpr int kMaxKeyWords = 32;  // static dim values + bound dtypes + 3 layout words
 // Tensors whose address is a multiple of this many bytes get the aligned

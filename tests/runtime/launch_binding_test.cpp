@@ -172,6 +172,11 @@ TEST(LaunchBinding, HugeSizes) {
   int64_t n = std::numeric_limits<int64_t>::max() / 2;  // elements fit, bytes do not
   e = bindError(softmaxInfo(), {tensor(dev, F32, {1, n}), tensor(dev, F32, {1, n}), scalar(1.0f)});
   EXPECT_CONTAINS(e, "is more bytes than an int64_t can count");
+  // Generated loops running to a dim rely on dims being at most 2^62.
+  int64_t over = (int64_t(1) << 62) + 1;
+  e = bindError(softmaxInfo(), {tensor(dev, F32, {1, over}), tensor(dev, F32, {1, over}), scalar(1.0f)});
+  EXPECT_CONTAINS(e, "parameter 'x' dim 1 (N): size 4611686018427387905 in");
+  EXPECT_CONTAINS(e, "is over 2^62, the largest a dim may be");
 }
 
 TEST(LaunchBinding, NonContiguousViewForContiguousParameter) {

@@ -589,5 +589,43 @@ kernel k(x: f32[M, W], y: f32[M, W]):
                        "--const W: this module was loaded with another value for it");
 }
 
+// A static_range bound that is not compile-time: the advice follows the
+// cause (make a dynamic dim static; a local is never compile-time, so use a
+// const; anything else, say what a bound may use).
+TEST(Specialization, StaticRangeBoundMessagesFollowTheCause) {
+  const char* text = R"(
+@grid(M)
+@block(64)
+kernel k(x: f32[M, N], n: i32):
+    m = 4
+    acc = 0.0
+    for i in static_range(N):
+        acc += x[block_id(), i]
+    for j in static_range(m):
+        acc += 1.0
+    for q in static_range(thread_id()):
+        acc += 1.0
+    x[block_id(), 0] = acc
+)";
+  auto m = CompiledModule::loadString("test.spn", text);
+  expectGeneratorError([&] { m->generate("k", {}); },
+                       "make the dim static (@static or --static) [spec-static-range-dynamic]");
+  Specialization n;
+  n.staticDims["N"] = 4;
+  expectGeneratorError(
+      [&] { m->generate("k", n); },
+      "test.spn:9:27: error: static_range needs compile-time bounds, but 'm' is a local, and locals are "
+      "never compile-time values; use a const instead");
+  const char* other = R"(
+@grid(M)
+@block(64)
+kernel k(x: f32[M]):
+    for q in static_range(thread_id()):
+        x[q] = 1.0
+)";
+  auto m2 = CompiledModule::loadString("test.spn", other);
+  expectGeneratorError([&] { m2->generate("k", {}); }, "[spec-static-range-not-constant]");
+}
+
 }  // namespace
 }  // namespace spindle::test

@@ -41,6 +41,14 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
+// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
+// type's limit (distances in 64-bit unsigned arithmetic, exact for any 64-bit or narrower integer).
+template <typename T, typename B, typename S>
+__device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
+  typedef unsigned long long U;
+  const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
+  return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
+}
 template <typename T, typename V>
 __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
 #pragma unroll
@@ -221,7 +229,7 @@ extern "C" __global__ __launch_bounds__(256) void scan(const float* __restrict__
   // 3: every (tile, warp) slot becomes the sum of all slots before it.
   int64_t slots = __spn_cdiv(N, int64_t(256) * 4) * warps;
   float carry = 0.0f;
-  for (int64_t first = 0; first < slots; first += 256) {
+  for (int64_t first = 0; first < slots; first = __spn_range_next(first, slots, 256)) {
     int64_t s = first + t;
     float own = s < slots ? totals[s] : 0.0f;
     float upto = __spn_block_cumsum(own, __spn_reduce_scratch);
