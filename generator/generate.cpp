@@ -1,13 +1,15 @@
 // The driver: one specialization of one kernel, top to bottom.
 //
-//   parse and resolve (once per module: frontend.h, CompiledModule)
+//   parse and resolve (load_module.h: once per module, and again for each
+//   specialization's private copy, with its const values; CompiledModule)
 //   -> check the specialization against the kernel (static dims, dtypes, layout sets)
-//   -> type the kernel under this binding (sema_types.cpp)
-//   -> evaluate @block (const_eval.cpp)
+//   -> prune branches dead in this specialization (passes/prune_branches)
+//   -> type the kernel under this binding (sema/sema_types.cpp)
+//   -> evaluate @block (sema/const_eval.cpp)
 //   -> passes: capture analysis (what each closure's outlined function takes),
-//      specialization checks (static_range bounds and local sizes known)
-//   -> print (printer/: local declarations, comments and names are planned
-//      per function as it is printed)
+//      specialization checks (static_range bounds and local sizes known),
+//      local declarations and comment placement, per function
+//   -> print (printer/: only prints what the stages above decided)
 #include "generate.h"
 
 #include <fmt/format.h>

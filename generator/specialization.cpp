@@ -16,19 +16,6 @@ std::pair<std::string, std::string> splitAssignment(const std::string& flag, con
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-int64_t parseInteger(const std::string& flag, const std::string& name, const std::string& text) {
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty())
-    throw std::invalid_argument(fmt::format("{} {}: '{}' is not an integer", flag, name, text));
-  return v;
-}
-
 // An integer (decimal, or True/False as 1/0) or a float literal.
 ConstOverride parseConstValue(const std::string& name, const std::string& text) {
   if (text == "True" || text == "False") return ConstOverride::ofInt(text == "True" ? 1 : 0);
@@ -78,6 +65,19 @@ std::vector<std::string> specializationFlags(const Specialization& spec) {
   return flags;
 }
 
+int64_t parseIntegerFlag(const std::string& flag, const std::string& name, const std::string& text) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty())
+    throw std::invalid_argument(fmt::format("{} {}: '{}' is not an integer", flag, name, text));
+  return v;
+}
+
 bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Specialization& spec) {
   const std::string& flag = args[i];
   if (flag == "--no-line-directives") {
@@ -91,7 +91,7 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
   const std::string& value = args[++i];
   if (flag == "--static") {
     auto [name, text] = splitAssignment(flag, value);
-    spec.staticDims[name] = parseInteger(flag, name, text);
+    spec.staticDims[name] = parseIntegerFlag(flag, name, text);
   } else if (flag == "--dtype") {
     auto [name, text] = splitAssignment(flag, value);
     auto type = scalarFromName(text);

@@ -29,7 +29,7 @@ void parseDims(const std::string& text, std::map<std::string, int64_t>& out) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw std::invalid_argument(fmt::format("--dims expects NAME=VALUE[,NAME=VALUE...], got '{}'", text));
-    out[item.substr(0, eq)] = parseInteger("--dims", item.substr(0, eq), item.substr(eq + 1));
+    out[item.substr(0, eq)] = parseIntegerFlag("--dims", item.substr(0, eq), item.substr(eq + 1));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
@@ -69,7 +69,7 @@ int cmdRun(const Args& args) {
       } else if (a == "--target") {
         target = value();
       } else if (a == "--reps") {
-        reps = int(parseInteger("--reps", "", value()));
+        reps = int(parseIntegerFlag("--reps", "", value()));
         if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
       } else if (a == "--scalar") {
         const std::string& s = value();

@@ -15,19 +15,6 @@ const std::string& valueOf(const Args& args, size_t& i) {
 
 }  // namespace
 
-int64_t parseInteger(const std::string& option, const std::string& name, const std::string& text) {
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty())
-    throw std::invalid_argument(fmt::format("{} {}: '{}' is not an integer", option, name, text));
-  return v;
-}
-
 bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out) {
   if (args[i] == "--kernel") {
     out.kernel = valueOf(args, i);

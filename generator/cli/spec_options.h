@@ -27,10 +27,6 @@ struct KernelSelection {
 // malformed value.
 bool parseSpecOption(const Args& args, size_t& i, KernelSelection& out);
 
-// Parses a whole decimal integer, or throws std::invalid_argument naming
-// the option: "--static N: 'abc' is not an integer".
-int64_t parseInteger(const std::string& option, const std::string& name, const std::string& text);
-
 // Resolves an empty kernel name to the module's only kernel; throws
 // std::invalid_argument naming the kernels when that is ambiguous.
 std::string chooseKernel(const CompiledModule& module, const std::string& requested);

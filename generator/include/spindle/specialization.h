@@ -83,4 +83,8 @@ std::vector<std::string> specializationFlags(const Specialization& spec);
 // ("--static N: 'abc' is not an integer").
 bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Specialization& spec);
 
+// A whole decimal integer, or std::invalid_argument naming the flag:
+// "--static N: 'abc' is not an integer" (also for the CLI's other flags).
+int64_t parseIntegerFlag(const std::string& flag, const std::string& name, const std::string& text);
+
 }  // namespace spindle
