@@ -1229,8 +1229,8 @@ class Resolver {
 
   SemaModule& sema_;
   DiagnosticEngine& diags_;
-  const ConstValues& overrides_;  // a specialization's const values (CompiledModule::generate)
   std::shared_ptr<const SourceFile> file_;
+  const ConstValues& overrides_;  // a specialization's const values (CompiledModule::generate)
 };
 
 }  // namespace
