@@ -176,7 +176,7 @@ TEST(GoldenFiles, EveryPreludePartIsCompiledSomewhere) {
 }
 
 // The whole file a user reads for a softmax (the README's example) stays
-// short: the prelude carries only what it uses (docs/language.md, 11).
+// short: the prelude carries only what it uses (docs/language.md 10.1).
 TEST(GoldenFiles, SoftmaxFileIsUnder150Lines) {
   const fs::path root = SPINDLE_SOURCE_DIR;
   auto module = spindle::CompiledModule::load((root / "samples/softmax.spn").string());
