@@ -1,7 +1,7 @@
 // gpu_check: runs every sample through the Spindle runtime on a GPU.
 //
 //   gpu_check [--samples DIR] [--json FILE] [--seed S] [--only a,b] [--variant NAME=PATH]...
-//             [--no-perf] [--no-probe] [--reps R]
+//             [--const SAMPLE:NAME=VALUE]... [--no-perf] [--no-probe] [--reps R]
 //
 // For each sample: fresh random inputs (seed printed; --seed repeats a run),
 // two shapes that are not multiples of the block size, outputs poisoned with
@@ -17,7 +17,9 @@
 //
 // --variant softmax=bench/variants/softmax_regs.spn runs that file in place of
 // samples/softmax.spn (tagged with its file stem); with variants given, only
-// the named samples run.
+// the named samples run. --const softmax:BLOCK=256 gives a const of a sample
+// another value (KernelOptions::consts; tagged BLOCK=256), checked against
+// the same reference.
 #include <spindle/runtime.hpp>
 
 #include <dlfcn.h>
@@ -119,7 +121,8 @@ struct Json {
 struct Ctx {
   Runtime* rt = nullptr;
   std::string samplesDir;
-  std::map<std::string, std::string> variantPath;  // sample -> file
+  std::map<std::string, std::string> variantPath;                                     // sample -> file
+  std::map<std::string, std::map<std::string, spindle::ConstOverride>> sampleConsts;  // sample -> --const values
   std::FILE* json = nullptr;
   Rng rng{0};
   uint64_t seed = 0;
@@ -133,6 +136,13 @@ struct Ctx {
     return it != variantPath.end() ? it->second : samplesDir + "/" + sample + ".spn";
   }
   std::string variantOf(const std::string& sample) const {
+    auto consts = sampleConsts.find(sample);
+    if (consts != sampleConsts.end()) {
+      std::string tag;
+      for (const auto& [name, v] : consts->second)
+        tag += (tag.empty() ? "" : ",") + name + "=" + spindle::constOverrideText(v);
+      return tag;
+    }
     auto it = variantPath.find(sample);
     if (it == variantPath.end()) return "";
     std::string p = it->second;
@@ -145,7 +155,9 @@ struct Ctx {
     std::string path = pathOf(sample);
     auto it = modules.find(path);
     if (it == modules.end()) it = modules.emplace(path, rt->loadModule(path)).first;
-    return it->second.kernel(name);
+    spindle::KernelOptions options;
+    if (auto consts = sampleConsts.find(sample); consts != sampleConsts.end()) options.consts = consts->second;
+    return it->second.kernel(name, options);
   }
   void emit(const Json& j) {
     if (json) {
@@ -956,6 +968,22 @@ int main(int argc, char** argv) {
         return 2;
       }
       variants.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--const") {
+      // SAMPLE:NAME=VALUE, read as spindle gen reads --const NAME=VALUE.
+      std::string v = value();
+      size_t colon = v.find(':');
+      std::vector<std::string> flag = {"--const", colon == std::string::npos ? "" : v.substr(colon + 1)};
+      spindle::Specialization spec;
+      size_t at = 0;
+      try {
+        if (colon == std::string::npos) throw std::invalid_argument("--const expects SAMPLE:NAME=VALUE");
+        spindle::parseSpecializationFlag(flag, at, spec);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "gpu_check: %s\n", e.what());
+        return 2;
+      }
+      for (const auto& [name, cv] : spec.consts) c.sampleConsts[v.substr(0, colon)][name] = cv;
+      only.insert(v.substr(0, colon));
     } else if (a == "--no-perf") c.perf = false;
     else if (a == "--no-probe") probe = false;
     else if (a == "--reps") c.reps = std::max(1, std::atoi(value().c_str()));
