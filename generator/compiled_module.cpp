@@ -144,9 +144,10 @@ std::string CompiledModule::specializationKey(const std::string& kernel, const S
 GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specialization& spec) const {
   // Specializing types, analyzes and prunes the module in place, so it
   // works on a copy of its own: the module loaded again from its text
-  // (microseconds; a miss then compiles for tens of milliseconds). The
-  // text was checked when this module was loaded; only const values given
-  // here can make it fail (a const sizing a tensor turned negative).
+  // (a whole generation, printing included, takes about half a
+  // millisecond; the compile that follows a miss takes hundreds). The text
+  // was checked when this module was loaded; only const values given here
+  // can make it fail (a const others divide by turned zero).
   Specialization s = impl_->effective(spec);
   LoadedModule copy = impl_->copyWith(s);
   return generateKernel(*copy.sema, kernel, s);

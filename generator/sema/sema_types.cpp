@@ -305,8 +305,7 @@ class TypeChecker {
   // one), or for `range` any integer, evaluated once at run time.
   void checkStep(ForStmt& f, ScalarType var) {
     Expr& step = *f.rangeArgs[2];
-    ConstEvalFailure failure;
-    if (auto v = evaluateConst(step, constsOnly(), &failure); v && !v->isFloat) {
+    if (auto v = evaluateConst(step, constsOnly()); v && !v->isFloat) {
       if (v->i == 0) return error(DiagId::sema_range_step_zero, step.range);
       if (v->i < 0 && isInteger(var) && !isSigned(var)) return error(DiagId::sema_range_step_unsigned, step.range);
       f.step = v->i;

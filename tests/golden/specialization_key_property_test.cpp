@@ -117,7 +117,9 @@ TEST(SpecializationKeyProperty, EqualKeysExactlyWhenSourcesAreEqual) {
         ++equalPairs;
         EXPECT_EQ(byKey->second, g.pathFreeSource) << "equal keys, different sources: " << g.key;
       }
-      if (!newSource) EXPECT_EQ(bySource->second, g.key) << "equal sources, different keys";
+      if (!newSource) {
+        EXPECT_EQ(bySource->second, g.key) << "equal sources, different keys";
+      }
     };
     record(k.golden);
     for (int i = 0; i < 12; ++i) {

@@ -189,6 +189,8 @@ TEST(Specialization, BadRequestsNameTheOffendingValues) {
   bad = f32;
   bad.staticDims["N"] = 0;
   expectError("scale", bad, "static dim N = 0 must be at least 1");
+  bad.staticDims["N"] = (int64_t(1) << 62) + 1;  // loops to a dim rely on dims of at most 2^62
+  expectError("scale", bad, "static dim N = 4611686018427387905 must be at least 1 and at most 2^62");
   bad = f32;
   bad.typeArgs["U"] = ScalarType::F32;
   expectError("scale", bad, "has no type parameter 'U'");
@@ -573,6 +575,13 @@ kernel k(x: f32[M, W], y: f32[M, W]):
   expectError("NOPE", ConstOverride::ofInt(1),
               "--const NOPE: the module has no const named 'NOPE' (its consts: BS, HALF, EPS, SMALL, W)");
   expectError("BS", ConstOverride::ofInt(4096), "@block must be a compile-time integer from 1 to 1024, got 4096");
+  // A value the module's own consts cannot take: the copy loaded with it
+  // reports where (HALF = BS // 2 is fine with 0, so a divisor instead).
+  auto divided = CompiledModule::loadString("div.spn", "const WD = 8\nconst DD = 16 // WD\n" + std::string(text));
+  Specialization zero;
+  zero.consts["WD"] = ConstOverride::ofInt(0);
+  expectGeneratorError([&] { divided->generate("k", zero); },
+                       "div.spn:2:12: error: const 'DD' is not a compile-time constant: division by zero");
 
   // withConsts: a module whose kernels and every specialization carry the
   // values; a const in a tensor's shape follows them.

@@ -178,7 +178,7 @@ struct KernelOptions {
   std::vector<std::string> staticDims;  // dim symbols to specialize in addition to @static
   // Module consts given other values for this kernel handle (`--const`):
   // every binary it compiles uses them, and they are part of its keys.
-  std::map<std::string, ConstOverride> consts;
+  std::map<std::string, ConstOverride> consts = {};
 };
 
 class Module {
