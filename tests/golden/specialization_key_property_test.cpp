@@ -7,6 +7,7 @@
 // in another order, a flag repeated) must be the same value.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <random>
 #include <set>
@@ -71,7 +72,9 @@ void maybeOverrideAConst(const CompiledModule& module, Specialization& s, std::m
   if (consts.empty() || rng() % 3 != 0) return;
   const Symbol& c = *consts[rng() % consts.size()];
   if (c.value.isFloat) s.consts[c.name] = rng() % 2 ? ConstOverride::ofFloat(c.value.f * 2) : ConstOverride::ofInt(2);
-  else s.consts[c.name] = ConstOverride::ofInt(c.value.i * (rng() % 2 ? 2 : 1));
+  else if (c.value.i > INT64_MIN / 2 && c.value.i < INT64_MAX / 2)  // doubling must not overflow
+    s.consts[c.name] = ConstOverride::ofInt(c.value.i * (rng() % 2 ? 2 : 1));
+  else s.consts[c.name] = ConstOverride::ofInt(c.value.i);
 }
 
 // `spec` spelled another way: its flags shuffled pairwise, one repeated.
