@@ -3,6 +3,7 @@
 
 #include "frontend/diagnostics.h"
 #include "generate.h"
+#include "launch_geometry.h"
 #include "load_module.h"
 #include "passes/capture_analysis.h"
 #include "sema/sema.h"
@@ -76,6 +77,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
   }
   for (const Symbol* d : runRowDimSymbols(k)) info.runRowDims.push_back(d->name);
   info.gridUsesResidentBlocks = k.gridUsesResidentBlocks;
+  for (const Symbol* s : k.launchScalars) info.launchScalars.push_back(s->name);
   return info;
 }
 
@@ -154,14 +156,15 @@ GeneratedKernel CompiledModule::generate(const std::string& kernel, const Specia
 }
 
 LaunchGeometry CompiledModule::launchGeometry(const std::string& kernel, const Specialization& spec,
-                                              const std::map<std::string, int64_t>& dims,
-                                              const ResidentBlocksQuery& residentBlocks) const {
+                                              const std::map<std::string, int64_t>& values,
+                                              const ResidentBlocksQuery& residentBlocks, int64_t warpSize) const {
   Specialization s = impl_->effective(spec);
-  if (s.consts == impl_->consts) return computeLaunchGeometry(*impl_->frontend.sema, kernel, s, dims, residentBlocks);
+  if (s.consts == impl_->consts)
+    return computeLaunchGeometry(*impl_->frontend.sema, kernel, s, values, residentBlocks, warpSize);
   // Other const values than this module's: evaluated on a copy loaded with
   // them (slower; a runtime kernel uses withConsts() once instead).
   LoadedModule copy = impl_->copyWith(s);
-  return computeLaunchGeometry(*copy.sema, kernel, s, dims, residentBlocks);
+  return computeLaunchGeometry(*copy.sema, kernel, s, values, residentBlocks, warpSize);
 }
 
 const SourceModule& CompiledModule::ast() const { return *impl_->frontend.module; }

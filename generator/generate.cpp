@@ -5,7 +5,7 @@
 //   -> check the specialization against the kernel (static dims, dtypes, layout sets)
 //   -> prune branches dead in this specialization (passes/prune_branches)
 //   -> type the kernel under this binding (sema/sema_types.cpp)
-//   -> evaluate @block (sema/const_eval.cpp)
+//   -> evaluate @block (launch_geometry.cpp)
 //   -> passes: capture analysis (what each closure's outlined function takes),
 //      specialization checks (static_range bounds and local sizes known),
 //      local declarations and comment placement, per function
@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 
+#include "launch_geometry.h"
 #include "passes/capture_analysis.h"
 #include "passes/prune_branches.h"
 #include "passes/specialization_checks.h"
@@ -38,17 +39,6 @@ uint64_t fnv1a(const std::string& text) {
     h *= 1099511628211ull;
   }
   return h;
-}
-
-FunctionScope& findKernelOrThrow(const SemaModule& sema, const std::string& name) {
-  FunctionScope* k = sema.findKernel(name);
-  if (!k) {
-    std::string known;
-    for (auto* kk : sema.kernels) known += (known.empty() ? "" : ", ") + kk->name;
-    throw GeneratorError(fmt::format("no kernel named '{}' in {} (kernels: {})", name,
-                                     sema.file ? sema.file->path() : "<input>", known.empty() ? "none" : known));
-  }
-  return *k;
 }
 
 void validateSpecialization(const SemaModule& sema, const FunctionScope& k, const Specialization& req) {
@@ -120,28 +110,6 @@ void validateSpecialization(const SemaModule& sema, const FunctionScope& k, cons
       throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
 }
 
-// @block: compile-time, from consts and static dims.
-std::vector<int64_t> evaluateBlock(const SemaModule& sema, const FunctionScope& k,
-                                   const std::map<std::string, int64_t>& staticDims) {
-  std::vector<int64_t> block;
-  const Decorator* d = k.kernel->findDecorator("block");
-  for (const auto& e : d->args) {
-    ConstEvalFailure failure;
-    auto v = evaluateConst(*e, constsAndDims(staticDims), &failure);
-    if (!v || v->isFloat || v->i < 1 || v->i > 1024) {
-      throwSpecializationError(sema, DiagId::spec_block_not_constant, (failure.where ? failure.where : e.get())->range,
-                               !v ? " (" + failure.reason + "; a dim used in @block must be static)"
-                                  : fmt::format(", got {}", v->isFloat ? v->f : static_cast<double>(v->i)));
-    }
-    block.push_back(v->i);
-  }
-  int64_t total = 1;
-  for (auto b : block) total *= b;
-  if (total > 1024)
-    throw GeneratorError(fmt::format("kernel '{}': @block has {} threads, more than 1024", k.name, total));
-  return block;
-}
-
 // Defs and closures the kernel reaches, callees before callers, so every
 // function is defined before its first use and no prototypes are needed.
 std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
@@ -179,6 +147,17 @@ void forgetRemovedClosures(SemaModule& sema, const std::set<const FunctionDecl*>
 }
 
 }  // namespace
+
+FunctionScope& findKernelOrThrow(const SemaModule& sema, const std::string& name) {
+  FunctionScope* k = sema.findKernel(name);
+  if (!k) {
+    std::string known;
+    for (auto* kk : sema.kernels) known += (known.empty() ? "" : ", ") + kk->name;
+    throw GeneratorError(fmt::format("no kernel named '{}' in {} (kernels: {})", name,
+                                     sema.file ? sema.file->path() : "<input>", known.empty() ? "none" : known));
+  }
+  return *k;
+}
 
 Specialization checkConsts(const SemaModule& sema, Specialization spec) {
   for (auto& [name, value] : spec.consts) {
@@ -248,8 +227,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
 
   std::set<std::string> staticDims;
   for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
-  KernelPrintPlan plan{
-      kernel, evaluateBlock(sema, kernel, spec.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
+  KernelPrintPlan plan{kernel, planBlock(sema, kernel, spec.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
 
   analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
@@ -267,59 +245,6 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   GeneratedKernel out = printKernelSource(sema, spec, plan);
   out.key = specializationKey(sema, kernelName, spec);
   return out;
-}
-
-LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& kernelName, const Specialization& spec,
-                                     const std::map<std::string, int64_t>& dims,
-                                     const ResidentBlocksQuery& residentBlocks) {
-  const FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
-  LaunchGeometry g;
-  auto lookup = constsAndDims(dims);
-  std::vector<int64_t> block = evaluateBlock(sema, kernel, spec.staticDims);
-  for (size_t i = 0; i < block.size() && i < 3; ++i) g.block[i] = block[i];
-
-  std::set<std::string> staticDims;
-  for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
-  uint64_t bytes = 0;
-  for (const Symbol* s : kernel.declared) {
-    if (s->kind != SymbolKind::SharedBuffer) continue;
-    bool dynamic = false;
-    for (Symbol* d : shapeDimSymbols(*s)) dynamic |= !staticDims.count(d->name);
-    if (!dynamic) continue;
-    uint64_t count = 1;
-    for (const Expr* e : s->shape) {
-      auto v = evaluateConst(*e, lookup);
-      if (!v || v->isFloat || v->i < 0) throwSpecializationError(sema, DiagId::spec_shared_size, e->range, s->name);
-      count *= static_cast<uint64_t>(v->i);
-    }
-    ScalarType elem = s->type;
-    if (!s->typeParam.empty()) {
-      auto it = spec.typeArgs.find(s->typeParam);
-      if (it != spec.typeArgs.end()) elem = it->second;
-    }
-    bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
-  }
-  g.dynamicSharedBytes = bytes;
-
-  // Asked at most once, however often @grid names it.
-  std::optional<int64_t> resident;
-  ResidentBlocksValue residentValue;
-  if (residentBlocks) {
-    residentValue = [&] {
-      if (!resident) resident = residentBlocks(g.block[0] * g.block[1] * g.block[2], g.dynamicSharedBytes);
-      return *resident;
-    };
-  }
-  const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
-  for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
-    ConstEvalFailure failure;
-    auto v = evaluateConst(*gridArgs[i], lookup, &failure, residentValue);
-    if (!v || v->isFloat)
-      throwSpecializationError(sema, DiagId::spec_grid_eval, (failure.where ? failure.where : gridArgs[i].get())->range,
-                               v ? "the grid must be an integer" : failure.reason);
-    g.grid[i] = v->i;
-  }
-  return g;
 }
 
 }  // namespace spindle

@@ -37,12 +37,8 @@ ConstValues constValues(const Specialization& spec);
 // makes that copy, so the module it holds is never changed.
 GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernel, const Specialization& spec);
 
-// Launch geometry for bound dims (`dims` covers every dim symbol). The block
-// and dynamic shared memory come first: resident_blocks() in @grid is asked
-// for them (see CompiledModule::launchGeometry).
-// Reads `sema` only.
-LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& kernel, const Specialization& spec,
-                                     const std::map<std::string, int64_t>& dims,
-                                     const ResidentBlocksQuery& residentBlocks);
+// The kernel named `name`; GeneratorError listing the module's kernels
+// when there is none.
+FunctionScope& findKernelOrThrow(const SemaModule& sema, const std::string& name);
 
 }  // namespace spindle

@@ -291,8 +291,13 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       // named so that mixed operands (u32 and a literal) convert to it.
       return {fmt::format("__spn_{}<{}>({})", b.name, cppType(c.type), argList()), kPostfix};
     }
-    case BuiltinCategory::IntMath:
     case BuiltinCategory::WarpReduce:
+      // A block that may end in a partial warp (its size is not a multiple
+      // of 64, or follows the launch) gets the forms that combine only the
+      // lanes that exist; whole warps keep the plain butterfly.
+      if (!ctx_.plan.block.wholeWarps) return {std::string(b.hipF32) + "_any(" + argList() + ")", kPostfix};
+      return {std::string(b.hipF32) + "(" + argList() + ")", kPostfix};
+    case BuiltinCategory::IntMath:
     case BuiltinCategory::Shuffle: return {std::string(b.hipF32) + "(" + argList() + ")", kPostfix};
     case BuiltinCategory::BlockReduce:
       return {std::string(b.hipF32) + "(" + argList() + ", " + blockScratchName_ + ")", kPostfix};

@@ -65,11 +65,17 @@ std::string joined(const std::vector<std::string>& parts, const char* sep = ", "
   return out;
 }
 
+// An expression as the author wrote it (the generated form without a file).
+std::string sourceText(const SemaModule& sema, const Expr& e, FunctionPrinter& printer) {
+  return sema.file ? sema.file->text().substr(e.range.begin.offset, e.range.end.offset - e.range.begin.offset)
+                   : printer.expr(e).text;
+}
+
 }  // namespace
 
 GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, const KernelPrintPlan& plan) {
   FunctionScope& kernel = plan.kernel;
-  const std::vector<int64_t>& block = plan.block;
+  const BlockPlan& block = plan.block;
   const std::vector<FunctionScope*>& functions = plan.functions;
   std::set<std::string> staticDims;
   for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
@@ -148,12 +154,21 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
     FunctionPrinter(ctx, *f, body).printDeviceFunction();
     body.blank();
   }
-  std::string launchBounds = fmt::format("{}", [&] {
-    int64_t total = 1;
-    for (auto b : block) total *= b;
-    return total;
-  }());
   FunctionPrinter kernelPrinter(ctx, kernel, body);
+  // __launch_bounds__: the thread count where generation knows it, as an
+  // expression of the warp-width macro where only the target decides it,
+  // else the bound generation proved for a block that follows the launch.
+  std::string launchBounds = std::to_string(block.maxThreads);
+  if (!block.followsLaunch) {
+    std::vector<std::string> factors;
+    for (size_t i = 0; i < block.axes.size(); ++i)
+      factors.push_back(block.values[i] ? std::to_string(*block.values[i])
+                                        : kernelPrinter.launcherValue(*block.axes[i]));
+    if (factors.size() > 1)
+      for (auto& f : factors) f = "(" + f + ")";
+    if (std::any_of(block.values.begin(), block.values.end(), [](const auto& v) { return !v; }))
+      launchBounds = joined(factors, " * ");
+  }
   kernelPrinter.printKernel(launchBounds);
 
   // Header comment: the specialization and the parameter list in order.
@@ -185,13 +200,25 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
     setLaunchTypes(*g);
     gridParts.push_back("uint32_t(" + kernelPrinter.launcherValue(*g) + ")");
   }
-  std::vector<std::string> gridComment, blockParts;
+  // @block per axis as the launcher computes it, and the source text the
+  // header quotes: a number where generation knows it.
+  std::vector<std::string> blockParts, blockComment;
+  for (size_t i = 0; i < block.axes.size(); ++i) {
+    if (block.values[i]) {
+      blockParts.push_back(std::to_string(*block.values[i]));
+      blockComment.push_back(blockParts.back());
+      continue;
+    }
+    Expr& axis = *kernel.kernel->findDecorator("block")->args[i];  // block.axes[i], typed for the launcher
+    setLaunchTypes(axis);
+    blockParts.push_back("uint32_t(" + kernelPrinter.launcherValue(axis) + ")");
+    blockComment.push_back(sourceText(sema, axis, kernelPrinter));
+  }
+  std::vector<std::string> gridComment;
   // The comment quotes @grid as the author wrote it.
-  for (auto& g : kernel.kernel->findDecorator("grid")->args)
-    gridComment.push_back(
-        sema.file ? sema.file->text().substr(g->range.begin.offset, g->range.end.offset - g->range.begin.offset)
-                  : kernelPrinter.expr(*g).text);
-  for (auto b : block) blockParts.push_back(std::to_string(b));
+  for (auto& g : kernel.kernel->findDecorator("grid")->args) gridComment.push_back(sourceText(sema, *g, kernelPrinter));
+  std::string blockText = joined(blockComment);
+  if (block.followsLaunch) blockText += fmt::format(", at most {} threads", block.maxThreads);
 
   std::string regen;
   for (const std::string& flag : specializationFlags(spec)) regen += " " + flag;
@@ -202,7 +229,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
       fmt::format(fmt::runtime(templateText("file_header")), fmt::arg("version", SPINDLE_VERSION),
                   fmt::arg("source", ctx.sourcePath), fmt::arg("kernel", kernel.name), fmt::arg("regen_flags", regen),
                   fmt::arg("specialization", specParts.empty() ? std::string("none") : joined(specParts)),
-                  fmt::arg("grid", joined(gridComment)), fmt::arg("block", joined(blockParts)),
+                  fmt::arg("grid", joined(gridComment)), fmt::arg("block", blockText),
                   fmt::arg("shared_bytes", sharedComment), fmt::arg("parameter_lines", paramLines));
   source += "\n";
   // What follows the prelude; the prelude is cut to what it names.

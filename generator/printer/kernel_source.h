@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "../launch_geometry.h"
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
 #include "sema/sema.h"
@@ -18,7 +19,7 @@ namespace spindle {
 // What the driver decided for one specialization.
 struct KernelPrintPlan {
   FunctionScope& kernel;
-  std::vector<int64_t> block;             // @block, evaluated
+  BlockPlan block;                        // @block as far as generation knows it
   std::vector<FunctionScope*> functions;  // defs and closures it reaches, callees first
   // Per function printed (the kernel and `functions`): where each local is
   // declared, and where the author's comments go.

@@ -32,8 +32,8 @@ double floatMath(BuiltinId id, const std::vector<ConstValue>& a) {
 
 class ConstEvaluator {
  public:
-  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure, const ResidentBlocksValue& residentBlocks)
-      : lookup_(lookup), failure_(failure), residentBlocks_(residentBlocks) {}
+  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure, const LaunchFacts& launch)
+      : lookup_(lookup), failure_(failure), launch_(launch) {}
 
   std::optional<ConstValue> eval(const Expr& e) {
     switch (e.kind) {
@@ -153,8 +153,12 @@ class ConstEvaluator {
       return eval(*tensor->symbol->shape[static_cast<size_t>(axis->i)]);
     }
     if (b && b->id == BuiltinId::ResidentBlocks && c.args.empty() && c.kwargs.empty()) {
-      if (!residentBlocks_) return fail(c, "resident_blocks() is known only when launching on a device");
-      return ConstValue::ofInt(residentBlocks_());
+      if (!launch_.residentBlocks) return fail(c, "resident_blocks() is known only when launching on a device");
+      return ConstValue::ofInt(launch_.residentBlocks());
+    }
+    if (b && b->id == BuiltinId::WarpSize && c.args.empty() && c.kwargs.empty()) {
+      if (launch_.warpSize <= 0) return fail(c, "warp_size() depends on the target: it is known at launch");
+      return ConstValue::ofInt(launch_.warpSize);
     }
     std::vector<ConstValue> args;
     for (const auto& a : c.args) {
@@ -187,7 +191,7 @@ class ConstEvaluator {
 
   const ConstLookup& lookup_;
   ConstEvalFailure* failure_;
-  const ResidentBlocksValue& residentBlocks_;
+  const LaunchFacts& launch_;
 };
 
 }  // namespace
@@ -211,9 +215,21 @@ ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
   };
 }
 
+ConstLookup launchValues(const std::map<std::string, int64_t>& values) {
+  return [&values](const NameExpr& n) -> std::optional<ConstValue> {
+    if (!n.symbol) return std::nullopt;
+    if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+    if (n.symbol->kind == SymbolKind::DimSymbol || n.symbol->kind == SymbolKind::ScalarParam) {
+      auto it = values.find(n.symbol->name);
+      if (it != values.end()) return ConstValue::ofInt(it->second);
+    }
+    return std::nullopt;
+  };
+}
+
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,
-                                        const ResidentBlocksValue& residentBlocks) {
-  return ConstEvaluator(lookup, failure, residentBlocks).eval(expr);
+                                        const LaunchFacts& launch) {
+  return ConstEvaluator(lookup, failure, launch).eval(expr);
 }
 
 }  // namespace spindle

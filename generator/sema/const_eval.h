@@ -20,11 +20,23 @@ ConstLookup constsOnly();
 // Consts, and the dim symbols that `dims` gives a value (static dims at
 // generation, every dim at launch). `dims` must outlive the lookup.
 ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims);
+// For @grid and @block at launch: consts, and the dims and integer scalar
+// parameters that `values` names (sema resolves launch expressions to the
+// kernel's own, so no def's parameter is ever looked up here).
+ConstLookup launchValues(const std::map<std::string, int64_t>& values);
 
 // The value of `resident_blocks()` in a @grid expression: how many blocks of
 // the compiled kernel the device holds at once. Only a launch on a device
 // knows it, so it is a callback; an empty one makes the call fail.
 using ResidentBlocksValue = std::function<int64_t()>;
+
+// What a launch on a device knows and generation does not: the values of
+// resident_blocks() and warp_size() in launch expressions. Empty or zero
+// makes those calls fail (the generated file is target-neutral).
+struct LaunchFacts {
+  ResidentBlocksValue residentBlocks;
+  int64_t warpSize = 0;
+};
 
 struct ConstEvalFailure {
   const Expr* where = nullptr;  // the sub-expression that could not be evaluated
@@ -35,7 +47,6 @@ struct ConstEvalFailure {
 // says which sub-expression and why (a name with no value, division by zero,
 // an operator or call that is not allowed in a constant).
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup,
-                                        ConstEvalFailure* failure = nullptr,
-                                        const ResidentBlocksValue& residentBlocks = {});
+                                        ConstEvalFailure* failure = nullptr, const LaunchFacts& launch = {});
 
 }  // namespace spindle

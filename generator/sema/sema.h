@@ -138,6 +138,9 @@ struct FunctionScope {
   // Kernel only: @grid calls resident_blocks(), so the grid depends on the
   // device and the compiled binary, not only on the dims.
   bool gridUsesResidentBlocks = false;
+  // Kernel only: integer scalar parameters @grid or @block names, in order of
+  // first use: the launcher evaluates those expressions with their values.
+  std::vector<Symbol*> launchScalars;
   // Kernel only: dim symbols in first-appearance order.
   std::vector<Symbol*> dimSymbols;
   std::map<std::string, Symbol*> typeParams;

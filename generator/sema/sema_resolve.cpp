@@ -426,6 +426,20 @@ class Resolver {
             n.symbol = it->second;
             return;
           }
+          // An integer scalar parameter: its value is an argument of the
+          // launch, known when the launcher computes the geometry.
+          if (it != kernel->names.end() && it->second->kind == SymbolKind::ScalarParam) {
+            Symbol* p = it->second;
+            if (!p->typeParam.empty() || !isInteger(p->type)) {
+              error(DiagId::sema_launch_expr_scalar, x.range, n.name, decorator,
+                    p->typeParam.empty() ? scalarName(p->type) : p->typeParam);
+              return;
+            }
+            n.symbol = p;
+            if (std::find(kernel->launchScalars.begin(), kernel->launchScalars.end(), p) == kernel->launchScalars.end())
+              kernel->launchScalars.push_back(p);
+            return;
+          }
           auto g = sema_.globals.find(n.name);
           if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
             n.symbol = g->second;
@@ -451,6 +465,11 @@ class Resolver {
             else if (!c.args.empty() || !c.kwargs.empty())
               error(DiagId::sema_call_arity, c.range, c.callee, 0, c.args.size() + c.kwargs.size());
             else kernel->gridUsesResidentBlocks = true;
+            return;
+          }
+          if (c.callee == "warp_size") {  // the target's: the launcher knows it
+            if (!c.args.empty() || !c.kwargs.empty())
+              error(DiagId::sema_call_arity, c.range, c.callee, 0, c.args.size() + c.kwargs.size());
             return;
           }
           if (c.callee != "cdiv" && c.callee != "min" && c.callee != "max") {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 
+#include "tensor_overlap.h"
+
 namespace spindle::rt {
 namespace {
 
@@ -106,6 +108,15 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     }
     plan.params.push_back(std::move(pp));
   }
+  for (const auto& name : info.launchScalars) {
+    auto it = std::find_if(info.params.begin(), info.params.end(), [&](const auto& p) { return p.name == name; });
+    if (it == info.params.end() || it->isTensor)
+      throw Error(fmt::format("{}: @grid or @block uses '{}', which is not a scalar parameter", info.name, name));
+    plan.launchScalars.push_back(int(it - info.params.begin()));
+  }
+  if (plan.launchScalars.size() > size_t(kMaxLaunchScalars))
+    throw Error(fmt::format("{}: @grid and @block use {} scalar parameters; the runtime supports at most {}", info.name,
+                            plan.launchScalars.size(), kMaxLaunchScalars));
   return plan;
 }
 
@@ -124,6 +135,14 @@ uint64_t SpecKey::hash() const {
 
 namespace {
 
+// A signed scalar's value from its low `bits` bits.
+int64_t signExtend(uint64_t raw, int bits) {
+  if (bits >= 64) return int64_t(raw);
+  const uint64_t sign = uint64_t(1) << (bits - 1);
+  raw &= (sign << 1) - 1;
+  return int64_t(raw ^ sign) - int64_t(sign);
+}
+
 // Row-major contiguous: no strides given, or strides equal to the row-major
 // ones (a size-1 axis may have any stride).
 bool isRowMajor(const Arg& a, int rank) {
@@ -136,37 +155,57 @@ bool isRowMajor(const Arg& a, int rank) {
   return true;
 }
 
-// The bytes a tensor argument can touch: [lo, hi). Strides may be negative.
-std::pair<uintptr_t, uintptr_t> byteExtent(const Arg& a) {
-  int64_t elemBytes = int64_t(scalarBytes(a.dtype));
-  int64_t low = 0, high = 0, contiguous = 1;
+// A tensor argument as the overlap check sees it: row-major strides when
+// none were given.
+StridedView viewOf(const Arg& a) {
+  StridedView v;
+  v.base = reinterpret_cast<uintptr_t>(a.data);
+  v.elemBytes = int64_t(scalarBytes(a.dtype));
+  v.rank = a.rank;
+  int64_t contiguous = 1;
   for (int ax = a.rank - 1; ax >= 0; --ax) {
-    int64_t stride = a.hasStrides ? a.strides[ax] : contiguous;
-    int64_t span = (a.shape[ax] - 1) * stride;
-    (span < 0 ? low : high) += span;
+    v.shape[ax] = a.shape[ax];
+    v.strides[ax] = a.hasStrides ? a.strides[ax] : contiguous;
     contiguous *= a.shape[ax];
   }
-  auto base = reinterpret_cast<uintptr_t>(a.data);
-  return {base + uintptr_t(low * elemBytes), base + uintptr_t((high + 1) * elemBytes)};
+  return v;
+}
+
+std::string viewText(const std::string& name, const StridedView& v, const Arg& a) {
+  return fmt::format("{}: {} strides [{}] at {:#x}", name, shapeText(a), fmt::join(v.strides, v.strides + v.rank, ", "),
+                     v.base);
 }
 
 }  // namespace
 
 // Generated kernels take tensors as __restrict__ pointers (docs/language.md):
 // a tensor the kernel writes must not share memory with any other tensor
-// argument, or the compiler's assumptions give silently wrong results.
+// argument, or the compiler's assumptions give silently wrong results. The
+// test is exact (findOverlap): views that interleave without sharing a byte,
+// such as q and k slices of one qkv buffer, are accepted.
 void checkNoOverlap(const KernelPlan& plan, const Arg* args) {
   for (size_t i = 0; i < plan.params.size(); ++i) {
     if (!plan.params[i].isTensor || !plan.params[i].writes) continue;
-    auto [lo, hi] = byteExtent(args[i]);
+    StridedView written = viewOf(args[i]);
     for (size_t j = 0; j < plan.params.size(); ++j) {
-      if (j == i || !plan.params[j].isTensor) continue;
-      auto [lo2, hi2] = byteExtent(args[j]);
-      if (lo < hi2 && lo2 < hi)
+      // Two written tensors are one pair, checked once.
+      if (j == i || !plan.params[j].isTensor || (plan.params[j].writes && j < i)) continue;
+      StridedView other = viewOf(args[j]);
+      OverlapResult r = findOverlap(written, other);
+      if (r.kind == OverlapKind::Disjoint) continue;
+      const std::string &w = plan.params[i].name, &o = plan.params[j].name;
+      if (r.kind == OverlapKind::Overlap)
         throw Error(
-            fmt::format("{}: parameters '{}' and '{}' overlap in memory ([{:#x}, {:#x}) and [{:#x}, {:#x})); "
+            fmt::format("{}: parameters '{}' and '{}' overlap in memory: {}[{}] and {}[{}] share bytes at {:#x}; "
                         "'{}' is written and tensors are __restrict__: pass separate buffers",
-                        plan.kernel, plan.params[i].name, plan.params[j].name, lo, hi, lo2, hi2, plan.params[i].name));
+                        plan.kernel, w, o, w, fmt::join(r.indexA, r.indexA + written.rank, ", "), o,
+                        fmt::join(r.indexB, r.indexB + other.rank, ", "), r.address, w));
+      // No search at all: a view spans more than the check's 128-bit arithmetic handles.
+      const char* why = r.work == 0 ? "for views spanning over 2^100 bytes" : "within its work budget";
+      throw Error(fmt::format(
+          "{}: parameters '{}' and '{}' may overlap in memory: the launch check could not prove the views disjoint "
+          "{} ({}; {}); '{}' is written and tensors are __restrict__: pass separate buffers",
+          plan.kernel, w, o, why, viewText(w, written, args[i]), viewText(o, other, args[j]), w));
     }
   }
 }
@@ -271,6 +310,13 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   }
 
   checkNoOverlap(plan, args);
+
+  // Integer scalars the launch expressions use, widened to int64 (their
+  // dtypes were checked above).
+  for (size_t i = 0; i < plan.launchScalars.size(); ++i) {
+    const Arg& a = args[plan.launchScalars[i]];
+    out.launchScalars[i] = isSigned(a.dtype) ? signExtend(a.bits, scalarBits(a.dtype)) : int64_t(a.bits);
+  }
 
   for (size_t t = 0; t < plan.typeParams.size(); ++t)
     if (out.types[t] == ScalarType::Invalid)
@@ -386,6 +432,13 @@ void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Bindin
 std::map<std::string, int64_t> dimMap(const KernelPlan& plan, const Binding& b) {
   std::map<std::string, int64_t> m;
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i) m[plan.dimSymbols[i]] = b.dims[i];
+  return m;
+}
+
+std::map<std::string, int64_t> launchValueMap(const KernelPlan& plan, const Binding& b) {
+  std::map<std::string, int64_t> m = dimMap(plan, b);
+  for (size_t i = 0; i < plan.launchScalars.size(); ++i)
+    m[plan.params[size_t(plan.launchScalars[i])].name] = b.launchScalars[i];
   return m;
 }
 

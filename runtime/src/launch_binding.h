@@ -19,7 +19,8 @@ inline constexpr int kMaxDimSymbols = 64;
 // (docs/language.md 5.8); no memory comes near it.
 inline constexpr int64_t kMaxDim = int64_t(1) << 62;
 inline constexpr int kMaxTypeParams = 8;
-inline constexpr int kMaxKeyWords = 32;  // static dim values + bound dtypes + 3 layout words
+inline constexpr int kMaxLaunchScalars = 8;  // integer scalars @grid and @block use
+inline constexpr int kMaxKeyWords = 32;      // static dim values + bound dtypes + 3 layout words
 // Tensors whose address is a multiple of this many bytes get the aligned
 // specialization: the widest vector access of either vendor.
 inline constexpr uintptr_t kVectorAlignment = 16;
@@ -54,6 +55,8 @@ struct KernelPlan {
   // Dynamic dims that place rows of tensors accessed in runs: whether each
   // is a multiple of 16 enters the key.
   std::vector<int> divisibilitySymbols;
+  // Parameters (indices) of the integer scalars @grid and @block use.
+  std::vector<int> launchScalars;
 
   // Error when `extraStatic` names an unknown dim symbol or the kernel is
   // beyond the fixed limits above.
@@ -83,6 +86,8 @@ struct Binding {
   // Bit s: dim symbol s (one of plan.divisibilitySymbols) is a multiple of
   // kDimDivisor, so rows of aligned tensors start aligned.
   uint64_t divisibleDims = 0;
+  // The values of plan.launchScalars, in order, as int64.
+  int64_t launchScalars[kMaxLaunchScalars];
   SpecKey key;
 };
 
@@ -118,5 +123,8 @@ void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Bindin
 
 // The dims map and type map of a binding (for LaunchPlan and the generator).
 std::map<std::string, int64_t> dimMap(const KernelPlan& plan, const Binding& b);
+// The dims and the launch scalars' values: what launchGeometry evaluates
+// @grid and @block with.
+std::map<std::string, int64_t> launchValueMap(const KernelPlan& plan, const Binding& b);
 
 }  // namespace spindle::rt

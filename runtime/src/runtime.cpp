@@ -69,6 +69,16 @@ std::unique_ptr<rt::Backend> makeBackend(BackendKind k) {
 // The architecture without target features: "gfx90a:xnack-" -> "gfx90a".
 std::string baseArch(const std::string& t) { return t.substr(0, t.find(':')); }
 
+// The warp width of a target, the value of warp_size() in @grid and @block:
+// 32 on NVIDIA and on AMD's RDNA (gfx10 and later compile wave32 by
+// default), 64 on AMD's CDNA and GCN (gfx9 and earlier). 0 without a target.
+int64_t warpSizeOf(const std::string& target) {
+  if (target.rfind("sm_", 0) == 0) return 32;
+  // gfx9xx (three characters after "gfx") is GCN or CDNA; gfx10xx and up, RDNA.
+  if (target.rfind("gfx", 0) == 0) return baseArch(target).size() > 6 ? 32 : 64;
+  return 0;
+}
+
 bool envIs(const char* name, const char* value) {
   const char* v = std::getenv(name);
   return v && std::strcmp(v, value) == 0;
@@ -326,10 +336,11 @@ struct Kernel::State {
   // specialization key (static dims, dtypes, which size dynamic shared
   // memory, and the layout bits) and, for a grid using resident_blocks(),
   // the binary. Repeated launches of one shape skip the generator's
-  // geometry evaluation; comparing is allocation-free. (Scalars allowed in
-  // @grid will join the comparison.)
+  // geometry evaluation; comparing is allocation-free. The integer scalars
+  // @grid and @block use are compared too.
   bool memoValid = false;
   int64_t memoDims[rt::kMaxDimSymbols];
+  int64_t memoScalars[rt::kMaxLaunchScalars];
   rt::SpecKey memoKey;
   const Loaded* memoBinary = nullptr;
   LaunchGeometry memoGeometry;
@@ -387,9 +398,10 @@ struct Kernel::State {
   // needs it (its registers set the occupancy), other grids ignore it.
   LaunchGeometry geometry(const rt::Binding& b, Loaded* loaded) {
     if (!info->gridUsesResidentBlocks) loaded = nullptr;
-    size_t n = plan.dimSymbols.size();
+    size_t n = plan.dimSymbols.size(), scalars = plan.launchScalars.size();
     if (memoValid && memoBinary == loaded && memoKey == b.key &&
-        std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0)
+        std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0 &&
+        std::memcmp(memoScalars, b.launchScalars, scalars * sizeof(int64_t)) == 0)
       return memoGeometry;
     ResidentBlocksQuery residentBlocks;
     if (loaded) {
@@ -404,12 +416,14 @@ struct Kernel::State {
     }
     LaunchGeometry g;
     try {
-      g = compiled().launchGeometry(info->name, specialization(b), rt::dimMap(plan, b), residentBlocks);
+      g = compiled().launchGeometry(info->name, specialization(b), rt::launchValueMap(plan, b), residentBlocks,
+                                    warpSizeOf(rt().target));
     } catch (const GeneratorError& err) {
       throw Error(fmt::format("{}: {}", info->name, err.what()));
     }
     rt::checkGeometry(plan, b, g);
     std::memcpy(memoDims, b.dims, n * sizeof(int64_t));
+    std::memcpy(memoScalars, b.launchScalars, scalars * sizeof(int64_t));
     memoKey = b.key;
     memoBinary = loaded;
     memoGeometry = g;

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <limits>
+#include <regex>
 
 #include "../../runtime/src/launch_binding.h"
 #include "test_util.h"
@@ -396,6 +397,68 @@ TEST(LaunchBinding, WrittenTensorsMustNotOverlapOtherTensors) {
   EXPECT_THROW(bindArguments(stridedPlan, reversed, 2, b), Error);  // x covers [33, 41), y [32, 40)
 }
 
+// The check is exact, not by byte extents: q and k slices of one qkv buffer
+// interleave without sharing an element, so a rotary embedding may write both
+// in place; slices that do share an element are refused, naming the elements.
+TEST(LaunchBinding, InterleavedSlicesBindAndRealOverlapsNameTheElements) {
+  KernelInfo info;
+  info.name = "rope";
+  info.params = {tensorParam("q", ScalarType::F32, {"B", "T", "C"}, true),
+                 tensorParam("k", ScalarType::F32, {"B", "T", "C"}, true)};
+  info.params[0].writes = info.params[1].writes = true;
+  info.dimSymbols = {"B", "T", "C"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  constexpr int64_t B = 2, T = 3, C = 4;
+  static float qkv[B * T * 3 * C];
+  auto bind = [&](const float* q, const float* k) {
+    Arg args[] = {tensor(q, ScalarType::F32, {B, T, C}, {T * 3 * C, 3 * C, 1}),
+                  tensor(k, ScalarType::F32, {B, T, C}, {T * 3 * C, 3 * C, 1})};
+    Binding b;
+    bindArguments(plan, args, 2, b);
+  };
+  EXPECT_NO_THROW(bind(qkv, qkv + C));          // q and k
+  EXPECT_NO_THROW(bind(qkv + 2 * C, qkv + C));  // v and k
+  // k one element early: its last column is q's.
+  const std::string error = test::errorFrom([&] { bind(qkv, qkv + C - 1); });
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(error, m,
+                        std::regex("^rope: parameters 'q' and 'k' overlap in memory: q\\[(\\d+), (\\d+), (\\d+)\\] "
+                                   "and k\\[(\\d+), (\\d+), (\\d+)\\] share bytes at 0x([0-9a-f]+); 'q' is "
+                                   "written and tensors are __restrict__: pass separate buffers$")))
+      << error;
+  // The witness is real: both elements are the float at that address.
+  auto element = [&](const float* base, int first) {
+    return base + std::stoll(m[first]) * T * 3 * C + std::stoll(m[first + 1]) * 3 * C + std::stoll(m[first + 2]);
+  };
+  EXPECT_EQ(element(qkv, 1), element(qkv + C - 1, 4));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(element(qkv, 1)), std::stoull(m[7], nullptr, 16));
+}
+
+// Views the search cannot decide within its budget (a subset-sum instance:
+// 16 axes of size 3 with unrelated strides) are refused, saying so.
+TEST(LaunchBinding, UndecidedOverlapIsRefusedAsUnproven) {
+  KernelInfo info;
+  info.name = "mix";
+  std::vector<std::string> dims(8, "3");
+  info.params = {tensorParam("x", ScalarType::U8, dims, true), tensorParam("y", ScalarType::U8, dims, true)};
+  info.params[0].writes = true;
+  KernelPlan plan = KernelPlan::make(info, {});
+  const int64_t shape[8] = {3, 3, 3, 3, 3, 3, 3, 3};
+  const int64_t xStrides[8] = {1828342, 1516200, 1113844, 1720131, 1393720, 1072986, 1513789, 1161993};
+  const int64_t yStrides[8] = {1309728, 1044898, 1523857, 1499689, 1982444, 1533743, 1886502, 1962153};
+  const auto* base = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 20);  // never dereferenced
+  Arg args[] = {tensor(base, ScalarType::U8, shape, 8, xStrides), tensor(base + 1, ScalarType::U8, shape, 8, yStrides)};
+  Binding b;
+  const std::string error = test::errorFrom([&] { bindArguments(plan, args, 2, b); });
+  EXPECT_CONTAINS(error,
+                  "mix: parameters 'x' and 'y' may overlap in memory: the launch check could not prove the views "
+                  "disjoint within its work budget (x: u8[3, 3, 3, 3, 3, 3, 3, 3] strides [1828342, 1516200, 1113844, "
+                  "1720131, 1393720, 1072986, 1513789, 1161993] at 0x100000; y: u8[3, 3, 3, 3, 3, 3, 3, 3] strides "
+                  "[1309728, 1044898, 1523857, 1499689, 1982444, 1533743, 1886502, 1962153] at 0x100001); 'x' is "
+                  "written and tensors are __restrict__: pass separate buffers");
+}
+
 }  // namespace
 }  // namespace spindle::rt
 
@@ -491,6 +554,30 @@ TEST(LaunchBinding, DivisibilityOfRowDimsIsPartOfTheKey) {
   EXPECT_TRUE(bind(4, 72).key == bind(4, 100).key);
   // A static row dim is a constant in the source: nothing to specialize.
   EXPECT_TRUE(KernelPlan::make(info, {"N"}).divisibilitySymbols.empty());
+}
+
+// Integer scalars that @grid or @block use are bound with the dims, widened
+// to int64 by their own signedness, and reach the launch values by name.
+TEST(LaunchScalars, BindWithTheirSignAndReachTheLaunchValues) {
+  KernelInfo k;
+  k.name = "tiles";
+  k.params = {tensorParam("x", F32, {"N"}), scalarParam("first", ScalarType::I32),
+              scalarParam("count", ScalarType::U32), scalarParam("scale", F32)};
+  k.dimSymbols = {"N"};
+  k.launchScalars = {"count", "first"};
+  KernelPlan plan = KernelPlan::make(k, {});
+  ASSERT_EQ(plan.launchScalars, (std::vector<int>{2, 1}));
+  Arg args[] = {tensor(dev, F32, {10}), scalar(int32_t(-3)), scalar(uint32_t(4000000000u)), scalar(1.5f)};
+  Binding b;
+  rt::bindArguments(plan, args, 4, b);
+  EXPECT_EQ(b.launchScalars[0], 4000000000);
+  EXPECT_EQ(b.launchScalars[1], -3);
+  auto values = rt::launchValueMap(plan, b);
+  EXPECT_EQ(values, (std::map<std::string, int64_t>{{"N", 10}, {"count", 4000000000}, {"first", -3}}));
+  // A launch scalar the parameters lack is a plan error, not a silent zero.
+  k.launchScalars = {"scale_missing"};
+  EXPECT_NE(errorFrom([&] { KernelPlan::make(k, {}); }).find("uses 'scale_missing', which is not a scalar parameter"),
+            std::string::npos);
 }
 
 }  // namespace

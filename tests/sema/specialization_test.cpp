@@ -306,10 +306,10 @@ kernel k(x: f32[M, N, B]):
   };
   Specialization spec;
   expectError(spec,
-              "test.spn:3:8: error: @block must be a compile-time integer from 1 to 1024 ('B' has no "
-              "compile-time value; a dim used in @block must be static) [spec-block-not-constant]");
+              "test.spn:3:8: error: @block needs an upper bound known at generation, but 'B' is a dynamic dim, "
+              "known only at launch; bound it (min(B, 1024)) or make B static [spec-block-unbounded]");
   spec.staticDims["B"] = 2048;
-  expectError(spec, "@block must be a compile-time integer from 1 to 1024, got 2048");
+  expectError(spec, "test.spn:3:8: error: @block must be an integer from 1 to 1024, got 2048 [spec-block-range]");
   spec.staticDims["B"] = 64;
   expectError(spec,
               "test.spn:5:11: error: local buffer 'acc' needs a compile-time size, but dim 'N' is dynamic in "
@@ -574,7 +574,7 @@ kernel k(x: f32[M, W], y: f32[M, W]):
   expectError("BS", ConstOverride::ofFloat(1.5), "--const BS=1.5: 'BS' is an integer const; give it an integer");
   expectError("NOPE", ConstOverride::ofInt(1),
               "--const NOPE: the module has no const named 'NOPE' (its consts: BS, HALF, EPS, SMALL, W)");
-  expectError("BS", ConstOverride::ofInt(4096), "@block must be a compile-time integer from 1 to 1024, got 4096");
+  expectError("BS", ConstOverride::ofInt(4096), "@block must be an integer from 1 to 1024, got 4096");
   // A value the module's own consts cannot take: the copy loaded with it
   // reports where (HALF = BS // 2 is fine with 0, so a divisor instead).
   auto divided = CompiledModule::loadString("div.spn", "const WD = 8\nconst DD = 16 // WD\n" + std::string(text));
@@ -634,6 +634,85 @@ kernel k(x: f32[M]):
 )";
   auto m2 = CompiledModule::loadString("test.spn", other);
   expectGeneratorError([&] { m2->generate("k", {}); }, "[spec-static-range-not-constant]");
+}
+
+// @grid may use integer scalar parameters and warp_size(); @block may use
+// warp_size() and, within a bound generation proves, dynamic dims and
+// scalars (docs/language.md 9.1, 9.2).
+TEST(LaunchGeometry, ScalarsWarpSizeAndBlocksThatFollowTheLaunch) {
+  const char* text = R"(
+@grid(cdiv(n, warp_size() * 4), tiles)
+@block(warp_size() * 4)
+kernel k(x: f32[N], n: i32, tiles: u32):
+    x[0] = 1.0
+
+@grid(R)
+@block(min(N, 1024))
+kernel rows(x: f32[R, N]):
+    x[block_id(), thread_id()] = block_sum(1.0)
+
+@grid(1)
+@block(min(n, 256), 2)
+kernel by_scalar(x: f32[N], n: i64):
+    x[0] = 1.0
+
+@grid(1)
+@block(n)
+kernel unbounded(x: f32[N], n: i32):
+    x[0] = 1.0
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  EXPECT_EQ(m->findKernel("k")->launchScalars, (std::vector<std::string>{"n", "tiles"}));
+  EXPECT_EQ(m->findKernel("by_scalar")->launchScalars, (std::vector<std::string>{"n"}));
+
+  // The target's warp width decides both the block and the grid.
+  auto on32 = m->launchGeometry("k", {}, {{"N", 8}, {"n", 1000}, {"tiles", 3}}, {}, 32);
+  EXPECT_EQ(on32.block[0], 128);
+  EXPECT_EQ(on32.grid[0], 8);  // cdiv(1000, 128)
+  EXPECT_EQ(on32.grid[1], 3);
+  auto on64 = m->launchGeometry("k", {}, {{"N", 8}, {"n", 1000}, {"tiles", 3}}, {}, 64);
+  EXPECT_EQ(on64.block[0], 256);
+  EXPECT_EQ(on64.grid[0], 4);
+  expectGeneratorError(
+      [&] {
+        m->launchGeometry("k", {}, {{"N", 8}, {"n", 1000}, {"tiles", 3}});
+      },
+      "cannot evaluate @block: warp_size() depends on the target: it is known at launch");
+  // Target-neutral text: the macro in the bounds and in the launcher.
+  std::string source = m->generate("k", {}).source;
+  EXPECT_NE(source.find("__launch_bounds__(__SPN_WARP_SIZE * 4)"), std::string::npos) << source;
+  EXPECT_NE(source.find("dim3(uint32_t(__spn_cdiv(n, __SPN_WARP_SIZE * 4)), uint32_t(tiles))"), std::string::npos)
+      << source;
+
+  // A block that follows a dynamic dim: the bound in __launch_bounds__, the
+  // value per launch; a static dim makes it a number again.
+  EXPECT_EQ(m->launchGeometry("rows", {}, {{"R", 2}, {"N", 100}}).block[0], 100);
+  EXPECT_EQ(m->launchGeometry("rows", {}, {{"R", 2}, {"N", 5000}}).block[0], 1024);
+  std::string rows = m->generate("rows", {}).source;
+  EXPECT_NE(rows.find("__launch_bounds__(1024)"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("block (min(N, 1024), at most 1024 threads)"), std::string::npos) << rows;
+  Specialization n100;
+  n100.staticDims["N"] = 100;
+  EXPECT_NE(m->generate("rows", n100).source.find("__launch_bounds__(100)"), std::string::npos);
+
+  // A scalar bounded by min(): the product of the bounds; a value outside
+  // [1, bound] at launch names it.
+  EXPECT_NE(m->generate("by_scalar", {}).source.find("__launch_bounds__(512)"), std::string::npos);
+  auto g = m->launchGeometry("by_scalar", {}, {{"N", 8}, {"n", 100}});
+  EXPECT_EQ(g.block[0], 100);
+  EXPECT_EQ(g.block[1], 2);
+  expectGeneratorError(
+      [&] {
+        m->launchGeometry("by_scalar", {}, {{"N", 8}, {"n", 0}});
+      },
+      "test.spn:13:8: error: cannot evaluate @block: it is 0, outside [1, 512] [spec-block-eval]");
+  // No bound: refused at generation, naming the scalar.
+  expectGeneratorError([&] { m->generate("unbounded", {}); },
+                       "test.spn:18:8: error: @block needs an upper bound known at generation, but 'n' is a scalar "
+                       "parameter, known only at launch, and it can reach 2147483647; bound it: min(n, 1024) "
+                       "[spec-block-unbounded]");
 }
 
 }  // namespace

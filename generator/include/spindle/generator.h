@@ -55,6 +55,9 @@ struct KernelInfo {
   // @grid calls resident_blocks(): the grid is computed at launch from the
   // device and the loaded binary (CompiledModule::launchGeometry).
   bool gridUsesResidentBlocks = false;
+  // Integer scalar parameters @grid or @block use: launchGeometry needs
+  // their values.
+  std::vector<std::string> launchScalars;
 };
 
 // The generated kernel's parameter list, in order: for each source parameter,
@@ -148,16 +151,19 @@ class CompiledModule {
   // Generates from a private copy of the module (the module itself is never
   // changed): any number of threads may generate from one module at once.
   GeneratedKernel generate(const std::string& kernel, const Specialization& spec) const;
-  // `dims` holds every dim symbol's bound value (static and dynamic). The
+  // `values` holds every dim symbol's bound value (static and dynamic) and
+  // the value of each integer scalar in KernelInfo::launchScalars. The
   // specialization says which dims are static: a shared buffer sized only by
   // static dims is static shared memory, otherwise it is dynamic and counted
   // in dynamicSharedBytes.
   // A grid that uses resident_blocks() asks `residentBlocks` for it, with
   // the block's thread count and dynamic shared bytes already computed; with
-  // no callback such a grid is a GeneratorError.
+  // no callback such a grid is a GeneratorError. `warpSize` is the target's
+  // warp width, the value of warp_size() in @grid and @block (0: unknown,
+  // and an expression that uses it is a GeneratorError).
   LaunchGeometry launchGeometry(const std::string& kernel, const Specialization& spec,
-                                const std::map<std::string, int64_t>& dims,
-                                const ResidentBlocksQuery& residentBlocks = {}) const;
+                                const std::map<std::string, int64_t>& values,
+                                const ResidentBlocksQuery& residentBlocks = {}, int64_t warpSize = 0) const;
 
   const SourceModule& ast() const;
   const SemaModule& sema() const;

@@ -36,46 +36,46 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #else
 #define __SPN_WARP_SIZE 64
 #endif
-// Warp shuffles: the _sync forms on NVIDIA (all lanes take part), plain on AMD.
+// Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
-__device__ __forceinline__ T __spn_shfl_xor(T v, int mask) {
+__device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
 #if defined(__SPN_CUDA)
-  return __shfl_xor_sync(0xffffffffu, v, mask);
+  return __shfl_xor_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, mask);
 #else
   return __shfl_xor(v, mask);
 #endif
 }
 template <typename T> struct __spn_sum_op { __device__ T operator()(T a, T b) const { return a + b; } };
 template <typename T> struct __spn_max_op { __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
-// A butterfly over the whole warp: every lane ends with the result, on warp32 and wave64 alike.
+// A butterfly over the warp: all lanes get the result. In a partial warp, lane 0 does (absent partners are skipped).
 template <typename T, typename Op>
-__device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
+__device__ __forceinline__ T __spn_warp_reduce(T v, Op op, int lane = 0, int lanes = __SPN_WARP_SIZE) {
 #pragma unroll
-  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2)
+    if (const T other = __spn_shfl_xor(v, offset, lanes); (lane ^ offset) < lanes) v = op(v, other);
   return v;
 }
-// Block-wide reduction through the generator's shared scratch (a slot per warp, one for the result). The second
-// barrier keeps a following reduction from overwriting a slot that is still being read.
+// Block-wide reduction through shared scratch (a slot per warp, one for the result; the 2nd barrier frees it).
 template <typename T, typename Op>
-__device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, bool isSum) {
-  T* partial = reinterpret_cast<T*>(scratch);
+__device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
-  const int warps = int(blockDim.x * blockDim.y * blockDim.z + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_reduce(v, op);
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  v = __spn_warp_reduce(v, op, lane, min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE));  // any block size
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  if (warp == 0) {
-    T w = __spn_warp_reduce(lane < warps ? partial[lane] : (isSum ? T(0) : partial[0]), op);
-    if (lane == 0) partial[__SPN_MAX_WARPS] = w;
+  if (thread < warps) {  // the first lanes of warp 0, one per warp
+    T w = __spn_warp_reduce(partial[thread], op, thread, warps);
+    if (thread == 0) partial[__SPN_MAX_WARPS] = w;
   }
   __syncthreads();
   return partial[__SPN_MAX_WARPS];
 }
 template <typename T>
-__device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, s, __spn_sum_op<T>(), true); }
+__device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_sum_op<T>()); }
 template <typename T>
-__device__ T __spn_block_max(T v, uint64_t* s) { return __spn_block_reduce(v, s, __spn_max_op<T>(), false); }
+__device__ T __spn_block_max(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_max_op<T>()); }
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 128

@@ -47,29 +47,30 @@ __device__ __forceinline__ int __spn_lane_id() {
 #endif
 }
 
-// Shuffle from the lane `delta` below (a lane below 0 gets its own value).
+// Shuffle from the lane `delta` below (a lane below 0 gets its own value), among the warp's first `lanes` lanes.
 template <typename T>
-__device__ __forceinline__ T __spn_shfl_up(T v, int delta) {
+__device__ __forceinline__ T __spn_shfl_up(T v, int delta, int lanes) {
 #if defined(__SPN_CUDA)
-  return __shfl_up_sync(0xffffffffu, v, delta);
+  return __shfl_up_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, delta);
 #else
   return __shfl_up(v, delta);
 #endif
 }
-// Inclusive prefix sum over the lanes of a warp, in lane order: lane i gets
-// v(0) + ... + v(i). Hillis-Steele over shuffles, log2(warp) steps.
+// Inclusive prefix sum over a warp's first `lanes` lanes, in lane order: lane i gets v(0) + ... + v(i).
+// Hillis-Steele over shuffles, log2(warp) steps; a lane only reads lanes below it, which exist.
 template <typename T>
-__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane) {
+__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane, int lanes) {
 #pragma unroll
   for (int offset = 1; offset < __SPN_WARP_SIZE; offset *= 2) {
-    T up = __spn_shfl_up(v, offset);
+    T up = __spn_shfl_up(v, offset, lanes);
     if (lane >= offset) v += up;
   }
   return v;
 }
 template <typename T>
-__device__ __forceinline__ T __spn_warp_cumsum(T v) { return __spn_warp_cumsum_at(v, __spn_lane_id()); }
-
+__device__ __forceinline__ T __spn_warp_cumsum(T v) {
+  return __spn_warp_cumsum_at(v, __spn_lane_id(), __SPN_WARP_SIZE);
+}
 // Inclusive prefix sum over the block's threads in linear thread order:
 // each warp scans itself, warp 0 scans the warp totals, and every thread
 // adds the total of the warps before its own. Three barriers: the totals are
@@ -79,14 +80,16 @@ template <typename T>
 __device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
-  const int warps = int(blockDim.x * blockDim.y * blockDim.z + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_cumsum_at(v, lane);
-  if (lane == __SPN_WARP_SIZE - 1) partial[warp] = v;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  const int lanes = min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE);  // fewer in a last, partial warp
+  v = __spn_warp_cumsum_at(v, lane, lanes);
+  if (lane == lanes - 1) partial[warp] = v;
   __syncthreads();
   if (warp == 0) {
     T w = lane < warps ? partial[lane] : T(0);
-    w = __spn_warp_cumsum_at(w, lane);
+    w = __spn_warp_cumsum_at(w, lane, lanes);
     if (lane < warps) partial[lane] = w;
   }
   __syncthreads();

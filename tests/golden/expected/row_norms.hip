@@ -48,21 +48,22 @@ __device__ __forceinline__ int __spn_lane_id() {
 #endif
 }
 
-// Warp shuffles: the _sync forms on NVIDIA (all lanes take part), plain on AMD.
+// Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
-__device__ __forceinline__ T __spn_shfl_xor(T v, int mask) {
+__device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
 #if defined(__SPN_CUDA)
-  return __shfl_xor_sync(0xffffffffu, v, mask);
+  return __shfl_xor_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, mask);
 #else
   return __shfl_xor(v, mask);
 #endif
 }
 template <typename T> struct __spn_sum_op { __device__ T operator()(T a, T b) const { return a + b; } };
-// A butterfly over the whole warp: every lane ends with the result, on warp32 and wave64 alike.
+// A butterfly over the warp: all lanes get the result. In a partial warp, lane 0 does (absent partners are skipped).
 template <typename T, typename Op>
-__device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
+__device__ __forceinline__ T __spn_warp_reduce(T v, Op op, int lane = 0, int lanes = __SPN_WARP_SIZE) {
 #pragma unroll
-  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2)
+    if (const T other = __spn_shfl_xor(v, offset, lanes); (lane ^ offset) < lanes) v = op(v, other);
   return v;
 }
 template <typename T>

@@ -64,66 +64,67 @@ __device__ __forceinline__ int __spn_lane_id() {
 #endif
 }
 
-// Warp shuffles: the _sync forms on NVIDIA (all lanes take part), plain on AMD.
+// Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
-__device__ __forceinline__ T __spn_shfl_xor(T v, int mask) {
+__device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
 #if defined(__SPN_CUDA)
-  return __shfl_xor_sync(0xffffffffu, v, mask);
+  return __shfl_xor_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, mask);
 #else
   return __shfl_xor(v, mask);
 #endif
 }
 template <typename T> struct __spn_sum_op { __device__ T operator()(T a, T b) const { return a + b; } };
-// A butterfly over the whole warp: every lane ends with the result, on warp32 and wave64 alike.
+// A butterfly over the warp: all lanes get the result. In a partial warp, lane 0 does (absent partners are skipped).
 template <typename T, typename Op>
-__device__ __forceinline__ T __spn_warp_reduce(T v, Op op) {
+__device__ __forceinline__ T __spn_warp_reduce(T v, Op op, int lane = 0, int lanes = __SPN_WARP_SIZE) {
 #pragma unroll
-  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2) v = op(v, __spn_shfl_xor(v, offset));
+  for (int offset = __SPN_WARP_SIZE / 2; offset > 0; offset /= 2)
+    if (const T other = __spn_shfl_xor(v, offset, lanes); (lane ^ offset) < lanes) v = op(v, other);
   return v;
 }
-// Shuffle from the lane `delta` below (a lane below 0 gets its own value).
+// Shuffle from the lane `delta` below (a lane below 0 gets its own value), among the warp's first `lanes` lanes.
 template <typename T>
-__device__ __forceinline__ T __spn_shfl_up(T v, int delta) {
+__device__ __forceinline__ T __spn_shfl_up(T v, int delta, int lanes) {
 #if defined(__SPN_CUDA)
-  return __shfl_up_sync(0xffffffffu, v, delta);
+  return __shfl_up_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, delta);
 #else
   return __shfl_up(v, delta);
 #endif
 }
-// Inclusive prefix sum over the lanes of a warp, in lane order: lane i gets
-// v(0) + ... + v(i). Hillis-Steele over shuffles, log2(warp) steps.
+// Inclusive prefix sum over a warp's first `lanes` lanes, in lane order: lane i gets v(0) + ... + v(i).
+// Hillis-Steele over shuffles, log2(warp) steps; a lane only reads lanes below it, which exist.
 template <typename T>
-__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane) {
+__device__ __forceinline__ T __spn_warp_cumsum_at(T v, int lane, int lanes) {
 #pragma unroll
   for (int offset = 1; offset < __SPN_WARP_SIZE; offset *= 2) {
-    T up = __spn_shfl_up(v, offset);
+    T up = __spn_shfl_up(v, offset, lanes);
     if (lane >= offset) v += up;
   }
   return v;
 }
 template <typename T>
-__device__ __forceinline__ T __spn_warp_cumsum(T v) { return __spn_warp_cumsum_at(v, __spn_lane_id()); }
-
-// Block-wide reduction through the generator's shared scratch (a slot per warp, one for the result). The second
-// barrier keeps a following reduction from overwriting a slot that is still being read.
+__device__ __forceinline__ T __spn_warp_cumsum(T v) {
+  return __spn_warp_cumsum_at(v, __spn_lane_id(), __SPN_WARP_SIZE);
+}
+// Block-wide reduction through shared scratch (a slot per warp, one for the result; the 2nd barrier frees it).
 template <typename T, typename Op>
-__device__ __forceinline__ T __spn_block_reduce(T v, uint64_t* scratch, Op op, bool isSum) {
-  T* partial = reinterpret_cast<T*>(scratch);
+__device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
-  const int warps = int(blockDim.x * blockDim.y * blockDim.z + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_reduce(v, op);
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  v = __spn_warp_reduce(v, op, lane, min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE));  // any block size
   if (lane == 0) partial[warp] = v;
   __syncthreads();
-  if (warp == 0) {
-    T w = __spn_warp_reduce(lane < warps ? partial[lane] : (isSum ? T(0) : partial[0]), op);
-    if (lane == 0) partial[__SPN_MAX_WARPS] = w;
+  if (thread < warps) {  // the first lanes of warp 0, one per warp
+    T w = __spn_warp_reduce(partial[thread], op, thread, warps);
+    if (thread == 0) partial[__SPN_MAX_WARPS] = w;
   }
   __syncthreads();
   return partial[__SPN_MAX_WARPS];
 }
 template <typename T>
-__device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, s, __spn_sum_op<T>(), true); }
+__device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_sum_op<T>()); }
 // Inclusive prefix sum over the block's threads in linear thread order:
 // each warp scans itself, warp 0 scans the warp totals, and every thread
 // adds the total of the warps before its own. Three barriers: the totals are
@@ -133,14 +134,16 @@ template <typename T>
 __device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
   T* partial = reinterpret_cast<T*>(scratch);
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
-  const int warps = int(blockDim.x * blockDim.y * blockDim.z + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_cumsum_at(v, lane);
-  if (lane == __SPN_WARP_SIZE - 1) partial[warp] = v;
+  const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
+  const int lanes = min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE);  // fewer in a last, partial warp
+  v = __spn_warp_cumsum_at(v, lane, lanes);
+  if (lane == lanes - 1) partial[warp] = v;
   __syncthreads();
   if (warp == 0) {
     T w = lane < warps ? partial[lane] : T(0);
-    w = __spn_warp_cumsum_at(w, lane);
+    w = __spn_warp_cumsum_at(w, lane, lanes);
     if (lane < warps) partial[lane] = w;
   }
   __syncthreads();

@@ -1,0 +1,146 @@
+#include "launch_geometry.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "generate.h"
+#include "passes/capture_analysis.h"
+#include "passes/specialization_checks.h"
+#include "sema/const_eval.h"
+#include "sema/value_range.h"
+
+namespace spindle {
+
+namespace {
+
+constexpr int64_t kMaxThreads = 1024;
+
+std::string axisValueText(const ConstValue& v) { return v.isFloat ? fmt::format("{}", v.f) : fmt::format("{}", v.i); }
+
+}  // namespace
+
+BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::map<std::string, int64_t>& staticDims) {
+  BlockPlan plan;
+  const Decorator* d = k.kernel->findDecorator("block");
+  auto known = constsAndDims(staticDims);
+  int64_t total = 1, total32 = 1, total64 = 1;
+  bool allNumbers = true;
+  for (const auto& e : d->args) {
+    plan.axes.push_back(e.get());
+    auto outOfRange = [&](const ConstValue& v) { return v.isFloat || v.i < 1 || v.i > kMaxThreads; };
+    ConstEvalFailure failure;
+    if (auto v = evaluateConst(*e, known, &failure)) {
+      if (outOfRange(*v)) throwSpecializationError(sema, DiagId::spec_block_range, e->range, axisValueText(*v));
+      plan.values.push_back(v->i);
+      total *= v->i, total32 *= v->i, total64 *= v->i;
+      continue;
+    }
+    plan.values.push_back(std::nullopt);
+    allNumbers = false;
+    // Known once the target's warp width is: evaluated for both widths.
+    auto with32 = evaluateConst(*e, known, nullptr, LaunchFacts{{}, 32});
+    auto with64 = evaluateConst(*e, known, nullptr, LaunchFacts{{}, 64});
+    if (with32 && with64) {
+      for (const auto& v : {*with32, *with64})
+        if (outOfRange(v))
+          throwSpecializationError(sema, DiagId::spec_block_range, e->range,
+                                   axisValueText(v) + (&v == &*with32 ? " with 32-wide warps" : " with 64-wide warps"));
+      total *= with64->i, total32 *= with32->i, total64 *= with64->i;
+      continue;
+    }
+    // Follows the launch: a bound generation can prove is the most threads.
+    plan.followsLaunch = true;
+    auto range = valueRange(*e, known);
+    if (!range || !range->boundedAbove() || range->hi > kMaxThreads) {
+      const NameExpr* name = failure.where ? failure.where->as<NameExpr>() : nullptr;
+      const bool isScalar = name && name->symbol && name->symbol->kind == SymbolKind::ScalarParam;
+      std::string why = name ? fmt::format("'{}' is {}, known only at launch", name->name,
+                                           isScalar ? "a scalar parameter" : "a dynamic dim")
+                             : std::string("it is known only at launch");
+      if (range && range->boundedAbove()) why += fmt::format(", and it can reach {}", range->hi);
+      const std::string n = name ? name->name : "X";
+      std::string hint = isScalar || !name ? fmt::format("bound it: min({}, 1024)", n)
+                                           : fmt::format("bound it (min({}, 1024)) or make {} static", n, n);
+      throwSpecializationError(sema, DiagId::spec_block_unbounded, e->range, why, hint);
+    }
+    total *= range->hi;
+  }
+  if (allNumbers && total > kMaxThreads)
+    throw GeneratorError(fmt::format("kernel '{}': @block has {} threads, more than 1024", k.name, total));
+  if (!plan.followsLaunch && total64 > kMaxThreads)
+    throw GeneratorError(
+        fmt::format("kernel '{}': @block has {} threads with 64-wide warps, more than 1024", k.name, total64));
+  plan.maxThreads = std::min(total, kMaxThreads);
+  plan.wholeWarps = !plan.followsLaunch && total32 % 32 == 0 && total64 % 64 == 0;
+  return plan;
+}
+
+LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& kernelName, const Specialization& spec,
+                                     const std::map<std::string, int64_t>& values,
+                                     const ResidentBlocksQuery& residentBlocks, int64_t warpSize) {
+  const FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
+  LaunchGeometry g;
+  auto lookup = launchValues(values);
+  BlockPlan block = planBlock(sema, kernel, spec.staticDims);
+  for (size_t i = 0; i < block.axes.size() && i < 3; ++i) {
+    if (block.values[i]) {
+      g.block[i] = *block.values[i];
+      continue;
+    }
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*block.axes[i], lookup, &failure, LaunchFacts{{}, warpSize});
+    if (!v || v->isFloat || v->i < 1 || v->i > block.maxThreads)
+      throwSpecializationError(sema, DiagId::spec_block_eval, (failure.where ? failure.where : block.axes[i])->range,
+                               !v           ? failure.reason
+                               : v->isFloat ? std::string("the block must be an integer")
+                                            : fmt::format("it is {}, outside [1, {}]", v->i, block.maxThreads));
+    g.block[i] = v->i;
+  }
+
+  std::set<std::string> staticDims;
+  for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
+  auto dimsOnly = constsAndDims(values);
+  uint64_t bytes = 0;
+  for (const Symbol* s : kernel.declared) {
+    if (s->kind != SymbolKind::SharedBuffer) continue;
+    bool dynamic = false;
+    for (Symbol* d : shapeDimSymbols(*s)) dynamic |= !staticDims.count(d->name);
+    if (!dynamic) continue;
+    uint64_t count = 1;
+    for (const Expr* e : s->shape) {
+      auto v = evaluateConst(*e, dimsOnly);
+      if (!v || v->isFloat || v->i < 0) throwSpecializationError(sema, DiagId::spec_shared_size, e->range, s->name);
+      count *= static_cast<uint64_t>(v->i);
+    }
+    ScalarType elem = s->type;
+    if (!s->typeParam.empty()) {
+      auto it = spec.typeArgs.find(s->typeParam);
+      if (it != spec.typeArgs.end()) elem = it->second;
+    }
+    bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
+  }
+  g.dynamicSharedBytes = bytes;
+
+  // Asked at most once, however often @grid names it.
+  std::optional<int64_t> resident;
+  LaunchFacts facts{{}, warpSize};
+  if (residentBlocks) {
+    facts.residentBlocks = [&] {
+      if (!resident) resident = residentBlocks(g.block[0] * g.block[1] * g.block[2], g.dynamicSharedBytes);
+      return *resident;
+    };
+  }
+  const auto& gridArgs = kernel.kernel->findDecorator("grid")->args;
+  for (size_t i = 0; i < gridArgs.size() && i < 3; ++i) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*gridArgs[i], lookup, &failure, facts);
+    if (!v || v->isFloat)
+      throwSpecializationError(sema, DiagId::spec_grid_eval, (failure.where ? failure.where : gridArgs[i].get())->range,
+                               v ? "the grid must be an integer" : failure.reason);
+    g.grid[i] = v->i;
+  }
+  return g;
+}
+
+}  // namespace spindle

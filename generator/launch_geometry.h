@@ -1,0 +1,47 @@
+// @block at generation, and the whole launch geometry at launch: the two
+// places the decorators' expressions are evaluated (docs/language.md 9.1,
+// 9.2).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sema/sema.h"
+#include "spindle/generator.h"
+
+namespace spindle {
+
+// What generation knows about @block. An axis is either a number (consts and
+// static dims decide it), known up to the target's warp size (it uses
+// warp_size(): printed through the prelude's warp-width macro, so the file
+// stays target-neutral), or follows the launch (a dynamic dim or a scalar
+// parameter) within an upper bound generation can prove.
+struct BlockPlan {
+  std::vector<const Expr*> axes;
+  std::vector<std::optional<int64_t>> values;  // per axis; nullopt unless a number
+  bool followsLaunch = false;  // some axis uses a dynamic dim or a scalar: block_dim() varies per launch
+  // The most threads a launch can have (__launch_bounds__ when the block
+  // follows the launch; warp_size() counted as 64), at most 1024.
+  int64_t maxThreads = 1;
+  // The thread count is a multiple of the warp width on every target, so
+  // warp collectives never meet a partial last warp.
+  bool wholeWarps = false;
+};
+
+// Throws a specialization error at the offending axis: a value outside
+// [1, 1024], more than 1024 threads, or an axis whose bound is unknown.
+BlockPlan planBlock(const SemaModule& sema, const FunctionScope& kernel,
+                    const std::map<std::string, int64_t>& staticDims);
+
+// Launch geometry for bound values: `values` covers every dim symbol and
+// every integer scalar parameter @grid and @block use. The block and dynamic
+// shared memory come first: resident_blocks() in @grid is asked for them (see
+// CompiledModule::launchGeometry). Reads `sema` only.
+LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& kernel, const Specialization& spec,
+                                     const std::map<std::string, int64_t>& values,
+                                     const ResidentBlocksQuery& residentBlocks, int64_t warpSize);
+
+}  // namespace spindle
