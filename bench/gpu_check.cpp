@@ -1,7 +1,7 @@
 // gpu_check: runs every sample through the Spindle runtime on a GPU.
 //
 //   gpu_check [--samples DIR] [--json FILE] [--seed S] [--only a,b] [--variant NAME=PATH]...
-//             [--const SAMPLE:NAME=VALUE]... [--no-perf] [--no-probe] [--reps R]
+//             [--const SAMPLE:NAME=VALUE]... [--no-perf] [--no-probe] [--reps R] [--dump DIR]
 //
 // For each sample: fresh random inputs (seed printed; --seed repeats a run),
 // two shapes that are not multiples of the block size, outputs poisoned with
@@ -15,6 +15,11 @@
 // Exit status: 0 all correct, 1 a kernel was numerically wrong or a check
 // failed, 2 the program itself failed.
 //
+// --dump DIR writes, for the samples that offer it, the exact inputs and
+// outputs of chosen correctness cases (raw little-endian files and one JSON
+// line each in DIR/manifest.jsonl); bench/peers.py --dump DIR recomputes them
+// with PyTorch and compares.
+//
 // --variant softmax=bench/variants/softmax_regs.spn runs that file in place of
 // samples/softmax.spn (tagged with its file stem); with variants given, only
 // the named samples run. --const softmax:BLOCK=256 gives a const of a sample
@@ -27,12 +32,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -78,6 +85,18 @@ double fromHalf(uint16_t h) {
              : e == 31 ? (m ? NAN : INFINITY)
                        : std::ldexp(double(m | 0x400), e - 25);
   return sign ? -v : v;
+}
+
+uint16_t toBf16(float v) {  // round to nearest even (finite values)
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+double fromBf16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
 }
 
 std::string shapeText(std::initializer_list<int64_t> dims) {
@@ -129,6 +148,7 @@ struct Ctx {
   bool perf = true;
   int reps = 30;
   int failures = 0;
+  std::string dumpDir;  // --dump: where dumped cases go (empty: none)
   std::map<std::string, spindle::Module> modules;
 
   std::string pathOf(const std::string& sample) const {
@@ -194,6 +214,14 @@ struct Ctx {
     return out;
   }
 
+  // f16 or bf16 (`t`) values as doubles.
+  Vec downloadHalf(ScalarType t, const DeviceBuffer& d, size_t count) {
+    auto h = download<uint16_t>(d, count);
+    Vec out(count);
+    for (size_t i = 0; i < count; ++i) out[i] = t == ScalarType::BF16 ? fromBf16(h[i]) : fromHalf(h[i]);
+    return out;
+  }
+
   // Random host data, returned both as the stored values and as doubles.
   std::vector<float> randF32(size_t n, Vec& asDouble, double lo = -1, double hi = 1) {
     std::vector<float> v(n);
@@ -212,6 +240,73 @@ struct Ctx {
       asDouble[i] = fromHalf(v[i]);
     }
     return v;
+  }
+
+  std::vector<uint16_t> randHalf(ScalarType t, size_t n, Vec& asDouble, double lo = -1, double hi = 1) {
+    if (t != ScalarType::BF16) return randF16(n, asDouble, lo, hi);
+    std::vector<uint16_t> v(n);
+    asDouble.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      v[i] = toBf16(float(rng.uniform(lo, hi)));
+      asDouble[i] = fromBf16(v[i]);
+    }
+    return v;
+  }
+
+  // Dumps for PyTorch (--dump) ---------------------------------------------
+  // One tensor of a dumped case: the host bytes of what was passed in
+  // (`output` false) or of what the kernel left there (`output` true).
+  struct DumpTensor {
+    std::string name;  // the kernel parameter
+    bool output;
+    ScalarType dtype;
+    std::vector<int64_t> shape;
+    const void* data;  // product(shape) elements of dtype
+  };
+  // Writes each tensor to DIR/<sample>.<case>.<in|out>.<name>.bin (raw,
+  // little-endian, row-major) and one line to DIR/manifest.jsonl:
+  //   {"sample": "...", "case": "...", "seed": "...", "scalars": {"eps": 1e-06},
+  //    "tensors": [{"name": "x", "role": "in", "dtype": "bf16", "shape": [67, 1000], "file": "..."}, ...]}
+  // bench/peers.py --dump DIR reads it (DUMP_REFERENCES there: one function
+  // per sample). Does nothing without --dump.
+  void dump(const std::string& sample, const std::string& caseName, const std::vector<DumpTensor>& tensors,
+            const std::vector<std::pair<std::string, double>>& scalars = {}) {
+    if (dumpDir.empty()) return;
+    std::string stem = sample + "." + caseName;
+    for (char& ch : stem)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.') ch = '_';
+    std::string list, scalarText;
+    for (const auto& t : tensors) {
+      size_t count = 1;
+      std::string dims;
+      for (int64_t d : t.shape) count *= size_t(d), dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      std::string file = stem + (t.output ? ".out." : ".in.") + t.name + ".bin";
+      std::ofstream f(dumpDir + "/" + file, std::ios::binary);
+      f.write(static_cast<const char*>(t.data), std::streamsize(count * spindle::scalarBytes(t.dtype)));
+      if (!f) return fail(sample + " dump", "cannot write " + dumpDir + "/" + file);
+      list += (list.empty() ? "" : ", ") + Json()
+                                               .s("name", t.name)
+                                               .s("role", t.output ? "out" : "in")
+                                               .s("dtype", std::string(spindle::scalarName(t.dtype)))
+                                               .raw("shape", "[" + dims + "]")
+                                               .s("file", file)
+                                               .str();
+    }
+    for (const auto& [name, v] : scalars) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.17g", v);  // exact: PyTorch rounds it as the kernel's argument was
+      scalarText += (scalarText.empty() ? "" : ", ") + std::string("\"") + jsonEscape(name) + "\": " + b;
+    }
+    std::ofstream m(dumpDir + "/manifest.jsonl", std::ios::app);
+    m << Json()
+             .s("sample", sample)
+             .s("case", caseName)
+             .s("seed", std::to_string(seed))
+             .raw("scalars", "{" + scalarText + "}")
+             .raw("tensors", "[" + list + "]")
+             .str()
+      << "\n";
+    if (!m) fail(sample + " dump", "cannot write " + dumpDir + "/manifest.jsonl");
   }
 
   // Correctness -------------------------------------------------------------
@@ -310,6 +405,10 @@ constexpr double kElemAtol = 1e-6, kElemRtol = 1e-5;
 double redTol(int64_t n) { return 1e-5 * (1.0 + std::sqrt(double(n)) / 16.0); }
 double sumAtol(int64_t n) { return 1e-6 * double(n); }
 constexpr double kF16Atol = 2e-3, kF16Rtol = 1e-2;
+// bf16 keeps 8 significant bits (unit roundoff 2^-8 = 3.9e-3, against 4.9e-4
+// for f16); a result rounded twice (fused_add_rmsnorm, as vLLM) may be 2^-7
+// off, so 4 units of roundoff relative.
+constexpr double kBF16Atol = 2e-3, kBF16Rtol = 1.6e-2;
 
 // Big device inputs shared by the timings (read-only; 64M f32 each).
 struct Pool {
@@ -399,6 +498,98 @@ void runRmsnorm(Ctx& c, Pool* pool) {
     k.launch(nullptr, {t16(pool->h16, {M, N}), t16(pool->h16, {N}), t16(pool->out1, {M, N})});
   });
   c.perfRecord("rmsnorm_f16", "8192x8192", ms, 4.0 * double(M * N) + 2.0 * double(N));
+}
+
+Arg tHalf(ScalarType t, const void* p, std::initializer_list<int64_t> shape) { return spindle::tensor(p, t, shape); }
+
+// vLLM's fused_add_rms_norm, in place on x and residual, f16 and bf16. Hidden
+// sizes of real models (4096, 5120) and odd ones: 31 and 100 (fewer threads
+// than a warp, a partial run), 1000 (125 threads: a partial last warp),
+// 12007 (block 1024, so some threads take two runs, then a partial run);
+// from one token up to 2048. x and residual are inputs too, so they cannot
+// start poisoned; instead each sits between 16-byte guards of 0xFF bytes
+// that must survive the launch, and an element the kernel skipped keeps its
+// input, which the comparison catches.
+void runFusedAddRmsnorm(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("fused_add_rmsnorm", "fused_add_rmsnorm");
+  const float eps = 1e-6f;
+  struct Case {
+    int64_t M, H;
+    bool dump;  // --dump: this case goes to PyTorch too
+  };
+  const Case cases[] = {{1, 4096, false},  {5, 31, false},   {300, 100, false},   {67, 1000, true},
+                        {16, 5120, false}, {9, 12007, true}, {2048, 4096, false}, {3, 16384, false}};
+  const size_t G = 8;  // guard elements (16 bytes) on each side of x and residual
+  for (ScalarType t : {ScalarType::F16, ScalarType::BF16}) {
+    const bool bf = t == ScalarType::BF16;
+    const std::string tn(spindle::scalarName(t));
+    for (const Case& cs : cases) {
+      const int64_t M = cs.M, H = cs.H;
+      const size_t n = size_t(M * H);
+      Vec x, r, w, wantX, wantR;
+      auto hx = c.randHalf(t, n, x, -2, 2), hr = c.randHalf(t, n, r, -3, 3), hw = c.randHalf(t, size_t(H), w, 0.5, 1.5);
+      auto guarded = [&](const std::vector<uint16_t>& v) {
+        std::vector<uint16_t> g(n + 2 * G, 0xFFFF);
+        std::copy(v.begin(), v.end(), g.begin() + long(G));
+        return c.upload(g);
+      };
+      auto dx = guarded(hx), dr = guarded(hr), dw = c.upload(hw);
+      auto at = [&](const DeviceBuffer& d) { return static_cast<const void*>(static_cast<uint16_t*>(d.data()) + G); };
+      k.launch(nullptr,
+               {tHalf(t, at(dx), {M, H}), tHalf(t, at(dr), {M, H}), tHalf(t, dw.data(), {H}), spindle::scalar(eps)});
+      bench::refFusedAddRmsnorm(x, r, w, M, H, double(eps), bf ? bench::roundBf16 : bench::roundF16, wantX, wantR);
+      auto outX = c.download<uint16_t>(dx, n + 2 * G), outR = c.download<uint16_t>(dr, n + 2 * G);
+      Vec gotX(n), gotR(n);
+      for (size_t i = 0; i < n; ++i) {
+        gotX[i] = bf ? fromBf16(outX[G + i]) : fromHalf(outX[G + i]);
+        gotR[i] = bf ? fromBf16(outR[G + i]) : fromHalf(outR[G + i]);
+      }
+      const std::string shape = shapeText({M, H});
+      c.check("fused_add_rmsnorm", tn + " x", shape, gotX, wantX, bf ? kBF16Atol : kF16Atol, bf ? kBF16Rtol : kF16Rtol);
+      c.check("fused_add_rmsnorm", tn + " residual", shape, gotR, wantR, bf ? kBF16Atol : kF16Atol,
+              bf ? kBF16Rtol : kF16Rtol);
+      for (const auto* out : {&outX, &outR}) {
+        bool intact = std::all_of(out->begin(), out->begin() + long(G), [](uint16_t v) { return v == 0xFFFF; }) &&
+                      std::all_of(out->end() - long(G), out->end(), [](uint16_t v) { return v == 0xFFFF; });
+        if (!intact)
+          c.fail("fused_add_rmsnorm " + tn + " " + shape,
+                 std::string(out == &outX ? "x" : "residual") + ": a write outside the tensor (guard overwritten)");
+      }
+      if (cs.dump) {
+        c.dump("fused_add_rmsnorm", tn + "_" + shape,
+               {{"x", false, t, {M, H}, hx.data()},
+                {"residual", false, t, {M, H}, hr.data()},
+                {"w", false, t, {H}, hw.data()},
+                {"x", true, t, {M, H}, outX.data() + G},
+                {"residual", true, t, {M, H}, outR.data() + G}},
+               {{"eps", double(eps)}});
+      }
+    }
+  }
+  if (!pool) return;
+  // bf16, as served: 8192 tokens at Llama-3-8B's hidden size, 4096 at 70B's.
+  // Bytes: x and residual read, residual and x written, w read once
+  // (8 * M * H + 2 * H). The second pass re-reads the residual run its own
+  // thread stored just before (8 or 16 KB per row, a few hundred rows in
+  // flight): assumed an L2 hit, so not counted as DRAM traffic. Each launch
+  // updates its inputs in place; the values stay finite and the time does
+  // not depend on them.
+  const size_t n = size_t(1) << 25;  // M * H for both shapes
+  std::vector<uint16_t> hx(n), hr(n), hw(8192);
+  Rng r{c.seed ^ 0xadd};
+  for (auto& v : hx) v = toBf16(float(r.uniform(-2, 2)));
+  for (auto& v : hr) v = toBf16(float(r.uniform(-3, 3)));
+  for (auto& v : hw) v = toBf16(float(r.uniform(0.5, 1.5)));
+  auto dx = c.upload(hx), dr = c.upload(hr), dw = c.upload(hw);
+  for (auto shape : {std::pair<int64_t, int64_t>{8192, 4096}, {4096, 8192}}) {
+    const int64_t M = shape.first, H = shape.second;
+    const ScalarType t = ScalarType::BF16;
+    double ms = c.timeMedian([&] {
+      k.launch(nullptr, {tHalf(t, dx.data(), {M, H}), tHalf(t, dr.data(), {M, H}), tHalf(t, dw.data(), {H}),
+                         spindle::scalar(eps)});
+    });
+    c.perfRecord("fused_add_rmsnorm", shapeText({M, H}) + " bf16", ms, 8.0 * double(M * H) + 2.0 * double(H));
+  }
 }
 
 void runTranspose(Ctx& c, Pool* pool) {
@@ -591,6 +782,11 @@ const std::vector<Sample>& samples() {
       {"bias_gelu", "bias_gelu", runBiasGelu, {{"M", 8192}, {"N", 8192}}, {}},
       {"row_norms", "row_norms", runRowNorms, {{"M", 65536}, {"N", 1024}}, {}},
       {"scale_strided", "scale_strided", runScaleStrided, {{"M", 8192}, {"N", 8192}}, {}},
+      {"fused_add_rmsnorm",
+       "fused_add_rmsnorm",
+       runFusedAddRmsnorm,
+       {{"M", 8192}, {"H", 4096}},
+       {{"T", ScalarType::BF16}}},
   };
   return list;
 }
@@ -987,10 +1183,19 @@ int main(int argc, char** argv) {
     } else if (a == "--no-perf") c.perf = false;
     else if (a == "--no-probe") probe = false;
     else if (a == "--reps") c.reps = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--dump") c.dumpDir = value();
     else if (a == "--probe-compile") probePhase = value();
     else if (a == "--target") target = value();
     else {
       std::fprintf(stderr, "gpu_check: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (!c.dumpDir.empty() && probePhase.empty()) {  // a fresh manifest; the files of its cases are overwritten
+    std::error_code ec;
+    std::filesystem::create_directories(c.dumpDir, ec);
+    if (ec || !std::ofstream(c.dumpDir + "/manifest.jsonl", std::ios::trunc)) {
+      std::fprintf(stderr, "gpu_check: cannot create %s/manifest.jsonl\n", c.dumpDir.c_str());
       return 2;
     }
   }

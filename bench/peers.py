@@ -2,16 +2,23 @@
 """Peers for the Spindle samples: PyTorch eager, Triton, cuBLAS and a
 device-to-device copy, at the sizes bench/gpu_check.cpp times.
 
-    python3 bench/peers.py --json results.jsonl [--reps 30]
+    python3 bench/peers.py --json results.jsonl [--reps 30] [--dump DIR]
 
 Every implementation is checked against a float64 PyTorch computation before
 it is timed; timing is the median of single-launch CUDA-event measurements
 after warm-up, as in gpu_check. Writes JSON lines (type "perf" and "check").
-Exit status 1 when a peer is numerically wrong.
+
+--dump DIR: the correctness cases gpu_check --dump DIR wrote (Spindle's exact
+inputs and outputs) are recomputed with PyTorch and compared, one "check"
+line per output (DUMP_REFERENCES below).
+
+Exit status 1 when a peer is numerically wrong or a dumped Spindle output
+disagrees with PyTorch.
 """
 import argparse
 import json
 import math
+import os
 import sys
 
 import torch
@@ -65,6 +72,15 @@ def check(impl, kernel, got, want, atol, rtol):
     return ok
 
 
+def record_failure(impl, kernel, what, error):
+    """A check that could not run (a missing file, no reference): a failure."""
+    global FAILURES
+    FAILURES += 1
+    print(f"  FAIL   {impl:7s} {kernel:14s} {what}: {error}")
+    emit({"type": "check", "impl": impl, "kernel": kernel, "output": what, "shape": "", "ok": False,
+          "error": error})
+
+
 def perf(impl, kernel, size, ms, nbytes, flops=0.0):
     rec = {"type": "perf", "impl": impl, "kernel": kernel, "size": size, "ms": ms, "bytes": nbytes,
            "gbps": nbytes / (ms * 1e-3) / 1e9}
@@ -74,6 +90,111 @@ def perf(impl, kernel, size, ms, nbytes, flops=0.0):
     print(f"  perf   {impl:7s} {kernel:14s} {size:14s} {ms:9.4f} ms {rec['gbps']:8.1f} GB/s"
           + (f" {rec['tflops']:7.2f} TFLOP/s" if flops else ""))
     emit(rec)
+
+
+# ------------------------------------------------------------------ Spindle's dumped runs against PyTorch
+# gpu_check --dump DIR writes chosen correctness cases: each tensor as raw
+# little-endian bytes, each case one line of DIR/manifest.jsonl (sample, case,
+# scalars, and per tensor its name, role "in" or "out", dtype, shape, file).
+# Each sample that dumps has one function here, registered under its name:
+# it takes the case's inputs (torch tensors on the GPU, by parameter name)
+# and its scalars, and returns {output name: (reference, atol, rtol)}. Every
+# dumped output is compared with its reference, |got - ref| <= atol + rtol *
+# |ref|, NaN never passing, and recorded as a "check" line (impl "spindle",
+# reference "torch"). A dumped sample without a function here, or an output
+# without a reference, is a failure. To add a sample: a function here under
+# @dump_reference("name"), and a c.dump(...) call in its gpu_check run
+# function (runFusedAddRmsnorm shows one).
+DUMP_REFERENCES = {}
+DUMP_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
+               "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
+               "bool": torch.bool}
+
+
+def dump_reference(sample):
+    def register(fn):
+        DUMP_REFERENCES[sample] = fn
+        return fn
+    return register
+
+
+def ulps(dtype, n):
+    """n units in the last place of dtype, relative to the value (at most; eps is the spacing just above 1)."""
+    return n * torch.finfo(dtype).eps
+
+
+@dump_reference("fused_add_rmsnorm")
+def torch_fused_add_rmsnorm_reference(t, scalars):
+    # vLLM's rounding (fused_add_rms_norm, and Hugging Face's LlamaRMSNorm):
+    # the variance of the residual as stored, s * rinv rounded to the dtype
+    # before the weight multiply (which rounds again).
+    x, residual, w, eps = t["x"], t["residual"], t["w"], scalars["eps"]
+    s = (x.float() + residual.float()).to(x.dtype)
+    var = s.float().pow(2).mean(-1, keepdim=True)
+    out = (s.float() * torch.rsqrt(var + eps)).to(x.dtype) * w
+    # The residual is one f32 addition rounded once on both sides: bit for
+    # bit. The output may differ where the summation order moves rinv across
+    # a rounding boundary of s * rinv: 2 ulps (atol for f16 subnormals).
+    return {"residual": (s, 0.0, 0.0), "x": (out, 1e-5, ulps(x.dtype, 2))}
+
+
+def load_dumped(dump_dir, t, dev):
+    data = bytearray(open(os.path.join(dump_dir, t["file"]), "rb").read())
+    v = torch.frombuffer(data, dtype=torch.uint8).view(DUMP_DTYPES[t["dtype"]])
+    if v.numel() != math.prod(t["shape"]):
+        raise ValueError(f"{t['file']}: {v.numel()} elements, shape {t['shape']}")
+    return v.reshape(t["shape"]).to(dev)
+
+
+def validate_dumps(dump_dir, dev):
+    global FAILURES
+    manifest = os.path.join(dump_dir, "manifest.jsonl")
+    if not os.path.exists(manifest):
+        print(f"  no {manifest}: nothing to compare (gpu_check ran without --dump, or skipped those samples)")
+        return
+    if sys.byteorder != "little":
+        record_failure("spindle", "dump", manifest, "the dumps are little-endian; this host is not")
+        return
+    with open(manifest) as f:
+        cases = [json.loads(line) for line in f if line.strip()]
+    if not cases:
+        print(f"  {manifest} lists no case (the samples that dump were skipped)")
+    for case in cases:
+        sample, name = case["sample"], case["case"]
+        fn = DUMP_REFERENCES.get(sample)
+        if fn is None:
+            record_failure("spindle", sample, name, "no PyTorch reference for this sample in peers.py DUMP_REFERENCES")
+            continue
+        try:
+            inputs = {t["name"]: load_dumped(dump_dir, t, dev) for t in case["tensors"] if t["role"] == "in"}
+            outputs = {t["name"]: load_dumped(dump_dir, t, dev) for t in case["tensors"] if t["role"] == "out"}
+            refs = fn(inputs, case.get("scalars", {}))
+        except Exception as e:  # a missing or short file, a reference that fails
+            record_failure("spindle", sample, name, f"{type(e).__name__}: {e}")
+            continue
+        for out in sorted(set(outputs) | set(refs)):
+            if out not in refs or out not in outputs:
+                record_failure("spindle", sample, f"{name} {out}",
+                               "no PyTorch reference for this output" if out not in refs else "output not dumped")
+                continue
+            got, (want, atol, rtol) = outputs[out], refs[out]
+            if got.shape != want.shape:
+                record_failure("spindle", sample, f"{name} {out}", f"shape {list(got.shape)} vs {list(want.shape)}")
+                continue
+            gd, wd = got.double(), want.double()
+            err = (gd - wd).abs()
+            good = (err <= atol + rtol * wd.abs()) & ~torch.isnan(gd)
+            ok = bool(good.all().item())
+            bad = int((~good).sum().item())
+            differ = int((got != want).sum().item())
+            max_err = float(err.max().item()) if err.numel() else 0.0
+            if not ok:
+                FAILURES += 1
+            print(f"  {'ok   ' if ok else 'WRONG'}  spindle vs torch {sample} {name} {out}: max abs err {max_err:.3g}, "
+                  f"{differ} of {got.numel()} differ, {bad} out of tolerance (atol {atol:.3g}, rtol {rtol:.3g})")
+            emit({"type": "check", "impl": "spindle", "reference": "torch", "kernel": sample,
+                  "output": f"{out} vs torch", "shape": name, "ok": ok, "max_abs_err": max_err, "bad": bad,
+                  "differ": differ, "atol": atol, "rtol": rtol})
 
 
 # ------------------------------------------------------------------ Triton kernels
@@ -114,6 +235,22 @@ if triton is not None:
         tl.store(y_ptr + row * N + cols, (x * rinv * w).to(tl.float16), mask=mask)
 
     @triton.jit
+    def fused_add_rmsnorm_kernel(x_ptr, r_ptr, w_ptr, N, eps, BLOCK: tl.constexpr):
+        # In place, vLLM's rounding: s = T(x + r) stored; x = T(T(s * rinv) * w).
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(x_ptr + row * N + cols, mask=mask, other=0.0).to(tl.float32)
+        r = tl.load(r_ptr + row * N + cols, mask=mask, other=0.0).to(tl.float32)
+        s = (x + r).to(r_ptr.dtype.element_ty)
+        tl.store(r_ptr + row * N + cols, s, mask=mask)
+        sf = s.to(tl.float32)
+        rinv = 1.0 / tl.sqrt(tl.sum(sf * sf, axis=0) / N + eps)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        y = (sf * rinv).to(x_ptr.dtype.element_ty).to(tl.float32) * w
+        tl.store(x_ptr + row * N + cols, y.to(x_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
     def axpy_kernel(x_ptr, y_ptr, a, N, BLOCK: tl.constexpr):
         i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         mask = i < N
@@ -143,6 +280,11 @@ if triton is not None:
         block, warps = row_launch_opts(N, 2)
         rmsnorm_kernel[(M,)](x, w, y, N, eps, BLOCK=block, num_warps=warps)
 
+    def tri_fused_add_rmsnorm(x, residual, w, eps):
+        M, N = x.shape
+        block, warps = row_launch_opts(N, 2)
+        fused_add_rmsnorm_kernel[(M,)](x, residual, w, N, eps, BLOCK=block, num_warps=warps)
+
     def tri_axpy(x, y, a):
         n = x.numel()
         axpy_kernel[(triton.cdiv(n, 4096),)](x, y, a, n, BLOCK=4096, num_warps=8)
@@ -153,6 +295,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", required=True)
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--dump", help="gpu_check --dump directory: compare Spindle's dumped outputs with PyTorch")
     args = ap.parse_args()
     OUT = open(args.json, "a")
     reps = args.reps
@@ -164,6 +307,10 @@ def main():
           + (f" triton {triton.__version__}" if triton is not None else ""))
     emit({"type": "meta", "impl": "peers", "device": torch.cuda.get_device_name(), "torch": torch.__version__,
           "triton": triton.__version__ if triton is not None else None})
+
+    if args.dump:
+        print(f"Spindle's dumped cases against PyTorch ({args.dump})")
+        validate_dumps(args.dump, dev)
 
     M, N = 8192, 8192
     x = torch.rand(M, N, device=dev) * 2 - 1
@@ -225,6 +372,45 @@ def main():
         check("triton", "rmsnorm_f16", yh, ref, 2e-3, 1e-2)
         perf("triton", "rmsnorm_f16", "8192x8192", median_ms(lambda: tri_rmsnorm(xh, wh, yh, 1e-6), reps), 4 * M * N + 2 * N)
     del xd, ref
+
+    # fused_add_rmsnorm (vLLM's fused_add_rms_norm), bf16, in place on x and
+    # residual. PyTorch eager has no fused op; the composition a fallback
+    # would write: residual.add_(x) (one kernel, f32 add rounded once), then
+    # x.copy_(F.rms_norm(residual, ...)) (F.rms_norm where this PyTorch has
+    # it, else vLLM's forward_native formula).
+    def torch_fused_add_rmsnorm(xb, rb, wb, eps):
+        rb.add_(xb)
+        if hasattr(F, "rms_norm"):
+            xb.copy_(F.rms_norm(rb, (rb.shape[-1],), wb, eps))
+        else:
+            s = rb.float()
+            xb.copy_((s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps)).to(xb.dtype) * wb)
+
+    def far_inputs(m, h):
+        return ((torch.rand(m, h, device=dev) * 4 - 2).bfloat16(), (torch.rand(m, h, device=dev) * 6 - 3).bfloat16(),
+                (torch.rand(h, device=dev) + 0.5).bfloat16())
+
+    def far_check(impl, fn, m, h):
+        xb, rb, wb = far_inputs(m, h)
+        sd = (xb.float() + rb.float()).bfloat16().double()  # the new residual, as stored
+        want = sd * torch.rsqrt(sd.pow(2).mean(-1, keepdim=True) + 1e-6) * wb.double()
+        fn(xb, rb, wb, 1e-6)
+        check(impl, "fused_add_rmsnorm", rb, sd, 2e-3, 1.6e-2)
+        check(impl, "fused_add_rmsnorm", xb, want, 2e-3, 1.6e-2)
+
+    for m, h in ((67, 1000), (9, 4096)):
+        far_check("torch", torch_fused_add_rmsnorm, m, h)
+        if triton is not None:
+            far_check("triton", tri_fused_add_rmsnorm, m, h)
+    for m, h in ((8192, 4096), (4096, 8192)):  # as gpu_check; bytes: x, residual read and written, w read
+        xb, rb, wb = far_inputs(m, h)
+        size, nbytes = f"{m}x{h} bf16", 8 * m * h + 2 * h
+        perf("torch", "fused_add_rmsnorm", size, median_ms(lambda: torch_fused_add_rmsnorm(xb, rb, wb, 1e-6), reps),
+             nbytes)
+        if triton is not None:
+            perf("triton", "fused_add_rmsnorm", size,
+                 median_ms(lambda: tri_fused_add_rmsnorm(xb, rb, wb, 1e-6), reps), nbytes)
+        del xb, rb, wb
 
     # axpy (in place, as the sample): y += a * x
     n = 1 << 26

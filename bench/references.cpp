@@ -131,4 +131,35 @@ Vec refScaleStrided(const Vec& base, int64_t M, int64_t N, int64_t s0, int64_t s
   return out;
 }
 
+// Nearest multiple of the format's spacing at |v|: 2^(e - precision) for
+// v in [2^(e-1), 2^e), never finer than the subnormal spacing
+// 2^(minNormalExp - precision + 1). nearbyint rounds ties to even.
+static double roundToPrecision(double v, int precision, int minNormalExp) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  int e = 0;
+  std::frexp(v, &e);
+  int q = std::max(e - precision, minNormalExp - precision + 1);
+  return std::ldexp(std::nearbyint(std::ldexp(v, -q)), q);
+}
+
+double roundF16(double v) { return roundToPrecision(v, 11, -14); }
+double roundBf16(double v) { return roundToPrecision(v, 8, -126); }
+
+void refFusedAddRmsnorm(const Vec& x, const Vec& residual, const Vec& w, int64_t M, int64_t H, double eps,
+                        double (*round)(double), Vec& out, Vec& residualOut) {
+  out.assign(x.size(), 0.0);
+  residualOut.assign(x.size(), 0.0);
+  for (int64_t r = 0; r < M; ++r) {
+    double* s = &residualOut[size_t(r * H)];
+    double ms = 0;
+    for (int64_t j = 0; j < H; ++j) {
+      s[j] = round(x[size_t(r * H + j)] + residual[size_t(r * H + j)]);
+      ms += s[j] * s[j];
+    }
+    ms /= double(H);
+    double rinv = 1.0 / std::sqrt(ms + eps);
+    for (int64_t j = 0; j < H; ++j) out[size_t(r * H + j)] = s[j] * rinv * w[size_t(j)];
+  }
+}
+
 }  // namespace bench

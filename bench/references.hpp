@@ -24,4 +24,14 @@ void refRowNorms(const Vec& x, int64_t M, int64_t N, Vec& amax, Vec& l2);
 // x[i, j] = base[i * s0 + j * s1]
 Vec refScaleStrided(const Vec& base, int64_t M, int64_t N, int64_t s0, int64_t s1, double alpha);
 
+// `v` rounded to the nearest f16 / bf16 value, ties to even (subnormals
+// included; the samples stay far from overflow, which is not handled).
+double roundF16(double v);
+double roundBf16(double v);
+// vLLM's fused_add_rms_norm, per row: the new residual s = round(x + residual)
+// (`round`: the storage type's rounding), and out = s * w / sqrt(mean(s^2) + eps)
+// computed exactly from that rounded s.
+void refFusedAddRmsnorm(const Vec& x, const Vec& residual, const Vec& w, int64_t M, int64_t H, double eps,
+                        double (*round)(double), Vec& out, Vec& residualOut);
+
 }  // namespace bench

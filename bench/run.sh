@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # One command on a GPU machine: build gpu_check, check and time every sample
 # through the Spindle runtime, run the PyTorch / Triton / cuBLAS peers, and
-# print the merged table last.
+# print the merged table last. gpu_check also dumps chosen correctness cases
+# (RESULTS_DIR/dump), which peers.py recomputes with PyTorch and compares.
 #
 #   bash bench/run.sh [RESULTS_DIR]        (default: build-bench-gpu/results)
 #
 # Environment: BENCH_BUILD (build directory), BENCH_JOBS (default 16),
 # GPU_CHECK_ARGS (extra gpu_check arguments, e.g. "--seed 42").
 # Exit status: non-zero when the build fails or any kernel (Spindle's or a
-# peer's) is numerically wrong.
+# peer's) is numerically wrong, against the CPU references or PyTorch.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
@@ -17,6 +18,8 @@ JOBS="${BENCH_JOBS:-16}"
 mkdir -p "$RESULTS"
 JSON="$RESULTS/results.jsonl"
 : > "$JSON"
+DUMP="$RESULTS/dump"   # Spindle's inputs and outputs of chosen cases, for the PyTorch comparison
+rm -rf "$DUMP"
 start=$(date +%s)
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true; date -u; } \
@@ -57,11 +60,12 @@ rm -rf "$SPINDLE_CACHE_DIR"
 
 echo "== gpu_check"
 # shellcheck disable=SC2086
-"$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" ${GPU_CHECK_ARGS:-} 2>&1 | tee "$RESULTS/gpu_check.log"
+"$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" --dump "$DUMP" ${GPU_CHECK_ARGS:-} 2>&1 \
+  | tee "$RESULTS/gpu_check.log"
 rc_check=${PIPESTATUS[0]}
 
-echo "== peers (PyTorch, Triton, cuBLAS, copy)"
-PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" 2>&1 | tee "$RESULTS/peers.log"
+echo "== peers (Spindle's dumped cases against PyTorch; PyTorch, Triton, cuBLAS, copy)"
+PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" --dump "$DUMP" 2>&1 | tee "$RESULTS/peers.log"
 rc_peers=${PIPESTATUS[0]}
 
 echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, $(( $(date +%s) - start )) s in all)"

@@ -47,7 +47,10 @@ namespace {
 KernelInfo describeKernel(const FunctionScope& k) {
   KernelInfo info;
   info.name = k.name;
-  for (const auto& tp : k.kernel->typeParams) info.typeParams.push_back(tp.name);
+  for (const auto& tp : k.kernel->typeParams) {
+    if (tp.isTypeParam()) info.typeParams.push_back(tp.name);
+    else info.compileTimeParams.push_back({tp.name, tp.kindName});
+  }
   for (const Symbol* p : k.params) {
     KernelParamInfo param;
     param.name = p->name;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 
+#include "frontend/ast_walk.h"
 #include "launch_geometry.h"
 #include "passes/capture_analysis.h"
 #include "passes/prune_branches.h"
@@ -108,6 +109,10 @@ void validateSpecialization(const SemaModule& sema, const FunctionScope& k, cons
   for (const auto& [name, sym] : k.typeParams)
     if (!req.typeArgs.count(name))
       throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
+  for (const TypeParam& tp : k.kernel->typeParams)
+    if (!tp.isTypeParam() && !req.consts.count(tp.name))
+      throwSpecializationError(sema, DiagId::spec_param_unbound, tp.range, k.name, tp.name, tp.kindName, tp.name,
+                               tp.kindName == "fn" ? "DEF" : "VALUE");
 }
 
 // Defs and closures the kernel reaches, callees before callers, so every
@@ -131,6 +136,31 @@ std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
 void viewAsContiguous(FunctionScope& kernel, const std::set<std::string>& names) {
   for (Symbol* p : kernel.params)
     if (p->strided && names.count(p->name)) p->strided = false;
+}
+
+// The defs and closures each function calls, from its body as pruned: a
+// call that was only in a dead branch no longer puts its callee (a fn
+// parameter's def not taken, say) in this file.
+void recomputeCallees(SemaModule& sema, const std::set<const FunctionDecl*>& removed) {
+  for (const auto& scope : sema.scopes) {
+    if (scope->function && removed.count(scope->function)) continue;  // its body went with a dead branch
+    Block* body = scope->function ? &scope->function->body : scope->kernel ? &scope->kernel->body : nullptr;
+    if (!body) continue;
+    std::vector<FunctionScope*> callees;
+    std::function<void(Expr&)> onExpr = [&](Expr& e) {
+      const auto* c = e.as<CallExpr>();
+      if (c && c->symbol && c->symbol->scope &&
+          (c->symbol->kind == SymbolKind::Function || c->symbol->kind == SymbolKind::Closure) &&
+          std::find(callees.begin(), callees.end(), c->symbol->scope) == callees.end())
+        callees.push_back(c->symbol->scope);
+      forEachChild(e, onExpr);
+    };
+    std::function<void(Block&)> onBlock = [&](Block& b) {
+      for (auto& st : b) forEachChild(*st, onExpr, onBlock);
+    };
+    onBlock(*body);
+    scope->callees = std::move(callees);
+  }
 }
 
 // Closures defined in a pruned branch are gone: no function lists them as
@@ -159,16 +189,73 @@ FunctionScope& findKernelOrThrow(const SemaModule& sema, const std::string& name
   return *k;
 }
 
+namespace {
+
+// Whether an integer value fits a declared type (bool: 0 or 1).
+bool fitsType(int64_t v, ScalarType t) {
+  const int bits = scalarBits(t);
+  if (t == ScalarType::Bool) return v == 0 || v == 1;
+  if (isSigned(t)) return bits >= 64 || (v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1)));
+  return v >= 0 && (bits >= 64 || v < (int64_t(1) << bits));
+}
+
+// The compile-time parameter `name` of any kernel of the module (the same
+// Specialization::consts serve module consts and these).
+const TypeParam* findCompileTimeParam(const SemaModule& sema, const std::string& name) {
+  for (const FunctionScope* k : sema.kernels)
+    for (const TypeParam& tp : k->kernel->typeParams)
+      if (!tp.isTypeParam() && tp.name == name) return &tp;
+  return nullptr;
+}
+
+// A kernel's compile-time value parameter: its type as declared.
+void checkCompileTimeValue(const TypeParam& tp, ConstOverride& value, const std::string& name) {
+  if (tp.kindName == "fn") {
+    if (value.function.empty())
+      throw GeneratorError(fmt::format("--const {}={}: '{}' is a fn parameter; give it the name of a module def", name,
+                                       constOverrideText(value), name));
+    return;
+  }
+  if (!value.function.empty())
+    throw GeneratorError(fmt::format("--const {}={}: '{}' is a compile-time {}; give it a value", name, value.function,
+                                     name, tp.kindName));
+  auto t = scalarFromName(tp.kindName);
+  if (!t) return;  // sema reported the unknown type
+  if (isFloat(*t)) {
+    if (!value.isFloat) value = ConstOverride::ofFloat(static_cast<double>(value.i));
+    return;
+  }
+  if (value.isFloat)
+    throw GeneratorError(fmt::format("--const {}={}: '{}' is a compile-time {}; give it an integer", name,
+                                     constOverrideText(value), name, tp.kindName));
+  if (!fitsType(value.i, *t))
+    throw GeneratorError(fmt::format("--const {}={}: '{}' is declared {}, which does not hold {}", name, value.i, name,
+                                     tp.kindName, value.i));
+}
+
+}  // namespace
+
 Specialization checkConsts(const SemaModule& sema, Specialization spec) {
   for (auto& [name, value] : spec.consts) {
     const Symbol* c = nullptr;
     for (const Symbol* s : sema.consts) c = s->name == name ? s : c;
     if (!c) {
+      if (const TypeParam* tp = findCompileTimeParam(sema, name)) {
+        checkCompileTimeValue(*tp, value, name);
+        continue;
+      }
       std::string names;
       for (const Symbol* s : sema.consts) names += (names.empty() ? "" : ", ") + s->name;
-      throw GeneratorError(fmt::format("--const {}: the module has no const named '{}' (its consts: {})", name, name,
-                                       names.empty() ? "none" : names));
+      for (const FunctionScope* k : sema.kernels)
+        for (const TypeParam& tp : k->kernel->typeParams)
+          if (!tp.isTypeParam()) names += (names.empty() ? "" : ", ") + tp.name;
+      throw GeneratorError(
+          fmt::format("--const {}: the module has no const or compile-time parameter named '{}' "
+                      "(it has: {})",
+                      name, name, names.empty() ? "none" : names));
     }
+    if (!value.function.empty())
+      throw GeneratorError(fmt::format("--const {}={}: '{}' is a const; give it a number", name, value.function, name));
     const bool floatConst = c->weakType ? c->value.isFloat : isFloat(c->type);
     if (floatConst) {
       if (!value.isFloat) value = ConstOverride::ofFloat(static_cast<double>(value.i));
@@ -178,23 +265,19 @@ Specialization checkConsts(const SemaModule& sema, Specialization spec) {
       throw GeneratorError(fmt::format("--const {}={}: '{}' is an integer const; give it an integer", name,
                                        constOverrideText(value), name));
     if (c->weakType) continue;  // weak integers are i32 or, past its range, i64 (docs/language.md 3.2)
-    const ScalarType t = c->type;
-    const int bits = scalarBits(t);
-    const bool fits =
-        t == ScalarType::Bool ? (value.i == 0 || value.i == 1)
-        : isSigned(t) ? bits >= 64 || (value.i >= -(int64_t(1) << (bits - 1)) && value.i < (int64_t(1) << (bits - 1)))
-                      : value.i >= 0 && (bits >= 64 || value.i < (int64_t(1) << bits));
-    if (!fits)
+    if (!fitsType(value.i, c->type))
       throw GeneratorError(fmt::format("--const {}={}: '{}' is declared {}, which does not hold {}", name, value.i,
-                                       name, scalarName(t), value.i));
+                                       name, scalarName(c->type), value.i));
   }
   return spec;
 }
 
 ConstValues constValues(const Specialization& spec) {
   ConstValues values;
-  for (const auto& [name, v] : spec.consts)
+  for (const auto& [name, v] : spec.consts) {
     values[name] = v.isFloat ? ConstValue::ofFloat(v.f) : ConstValue::ofInt(v.i);
+    values[name].function = v.function;
+  }
   return values;
 }
 
@@ -219,6 +302,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
     pruneConstantBranches(*sema.file, kernel.kernel->body, spec.staticDims, pruned);
     for (FunctionScope* def : sema.functions) pruneConstantBranches(*sema.file, def->function->body, {}, pruned);
     forgetRemovedClosures(sema, pruned.removedDefs);
+    recomputeCallees(sema, pruned.removedDefs);
   }
 
   // Type the kernel under this binding (generic kernels differ per dtype).

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <stdexcept>
 
 namespace spindle {
@@ -16,9 +17,18 @@ std::pair<std::string, std::string> splitAssignment(const std::string& flag, con
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-// An integer (decimal, or True/False as 1/0) or a float literal.
+bool isIdentifier(const std::string& text) {
+  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) return false;
+  for (char c : text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+// An integer (decimal, or True/False as 1/0), a float literal (inf and nan
+// included), or a name: a module def for a `fn` parameter.
 ConstOverride parseConstValue(const std::string& name, const std::string& text) {
   if (text == "True" || text == "False") return ConstOverride::ofInt(text == "True" ? 1 : 0);
+  if (isIdentifier(text) && text != "inf" && text != "nan") return ConstOverride::ofFunction(text);
   size_t used = 0;
   try {
     long long i = std::stoll(text, &used);
@@ -36,6 +46,7 @@ ConstOverride parseConstValue(const std::string& name, const std::string& text) 
 }  // namespace
 
 std::string constOverrideText(const ConstOverride& v) {
+  if (!v.function.empty()) return v.function;
   if (!v.isFloat) return std::to_string(v.i);
   std::string text = fmt::format("{}", v.f);
   if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // `n`: inf and nan spell themselves

@@ -370,9 +370,14 @@ struct Decorator {
   std::vector<ExprPtr> args;  // for @static: NameExprs
 };
 
+// An entry of a kernel's brackets: a type parameter `T`, or a compile-time
+// parameter `FLAG: bool`, `W: i32`, `ACT: fn` (kindName "bool", "i32", "fn").
 struct TypeParam {
   std::string name;
   SourceRange range;
+  std::string kindName;  // empty for a type parameter
+  SourceRange kindRange;
+  bool isTypeParam() const { return kindName.empty(); }
 };
 
 // `@grid(...) @block(...) @static(...) kernel name[T](params): body`

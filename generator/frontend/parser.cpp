@@ -468,7 +468,8 @@ std::unique_ptr<FunctionDecl> Parser::parseFunction() {
 }
 
 // kernel      = "kernel" NAME [ type_params ] params ":" suite
-// type_params = "[" NAME { "," NAME } [ "," ] "]"
+// type_params = "[" bracket_param { "," bracket_param } [ "," ] "]"
+// bracket_param = NAME [ ":" NAME ]      (a type parameter, or a compile-time value or fn)
 std::unique_ptr<KernelDecl> Parser::parseKernel() {
   Token kw = advance();
   auto k = std::make_unique<KernelDecl>();
@@ -478,7 +479,14 @@ std::unique_ptr<KernelDecl> Parser::parseKernel() {
   if (accept(Tok::LBracket)) {
     do {
       Token t = expect(Tok::Name, "a type parameter name");
-      k->typeParams.push_back(TypeParam{std::string(t.text), t.range});
+      TypeParam p{std::string(t.text), t.range, {}, {}};
+      if (accept(Tok::Colon)) {
+        Token kind = expect(Tok::Name, "a type or 'fn'");
+        p.kindName = std::string(kind.text);
+        p.kindRange = kind.range;
+        p.range = SourceRange{t.range.begin, kind.range.end};
+      }
+      k->typeParams.push_back(std::move(p));
     } while (accept(Tok::Comma) && !check(Tok::RBracket));
     expect(Tok::RBracket, "',' or ']'");
   }

@@ -138,6 +138,7 @@ CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t) {
     // The shortest text that reads back as exactly this double.
     return {floatLiteralText(fmt::format("{}", d), isDouble), d < 0 ? kUnary : kPrimary};
   }
+  if (t == ScalarType::Bool) return {v.i ? "true" : "false", kPrimary};
   // As an integer literal of that value is printed (literal() above): the
   // digits, with a suffix only where they do not fit an int.
   if (v.i == INT64_MIN) return {"(-9223372036854775807ll - 1)", kPrimary};  // no literal of its own

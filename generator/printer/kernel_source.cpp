@@ -113,6 +113,14 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
     body.mapToSource(c->declRange.begin.line, ctx.sourcePath);
     body.linef("constexpr {} {} = {};", cppType(c->type), n, compileTimeLiteral(c->value, c->type).text);
   }
+  // The kernel's compile-time parameters (`FLAG: bool`), as bound by this
+  // specialization: constants of this file like annotated consts.
+  for (Symbol* p : kernel.valueParams) {
+    const std::string& n = ctx.globals.declare(p);
+    body.mapToSource(p->declRange.begin.line, ctx.sourcePath);
+    body.linef("constexpr {} {} = {};  // compile-time parameter", cppType(p->type), n,
+               compileTimeLiteral(p->value, p->type).text);
+  }
   if (!body.text().empty()) body.blank();
   if (!weakConsts.empty()) {
     // One comment, wrapped at the formatter's 120 columns.

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,9 @@ struct ConstValue {
   bool isFloat = false;
   int64_t i = 0;
   double f = 0.0;
-  static ConstValue ofInt(int64_t v) { return {false, v, 0.0}; }
-  static ConstValue ofFloat(double v) { return {true, 0, v}; }
+  std::string function;  // a `fn` parameter's binding (a module def); never in arithmetic
+  static ConstValue ofInt(int64_t v) { return {false, v, 0.0, {}}; }
+  static ConstValue ofFloat(double v) { return {true, 0, v, {}}; }
   double asDouble() const { return isFloat ? f : static_cast<double>(i); }
 };
 
@@ -141,6 +143,14 @@ struct FunctionScope {
   // Kernel only: integer scalar parameters @grid or @block names, in order of
   // first use: the launcher evaluates those expressions with their values.
   std::vector<Symbol*> launchScalars;
+  // Kernel only: compile-time parameters from its brackets. Values are
+  // Const symbols (bound ones are listed by name too); a bound fn parameter
+  // is a name for the module def in `names`.
+  std::vector<Symbol*> valueParams;
+  std::set<std::string> boundValueParams;
+  std::vector<std::string> fnParams;
+  std::set<std::string> unboundFnParams;
+  bool typingDeferred = false;  // calls an unbound fn parameter: typed only when specialized
   // Kernel only: dim symbols in first-appearance order.
   std::vector<Symbol*> dimSymbols;
   std::map<std::string, Symbol*> typeParams;

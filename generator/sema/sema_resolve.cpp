@@ -350,6 +350,12 @@ class Resolver {
       return;
     }
     auto it = kernel->names.find(name->name);
+    // A compile-time value parameter (`W: i32`) sizes dims like a const.
+    if (it != kernel->names.end() && it->second->kind == SymbolKind::Const) {
+      if (isFloat(it->second->type) || it->second->type == ScalarType::Bool) error(DiagId::sema_bad_dim, d.range);
+      name->symbol = it->second;
+      return;
+    }
     if (it != kernel->names.end()) {
       if (it->second->kind != SymbolKind::DimSymbol) {
         error(DiagId::sema_dim_name_clash, d.range, name->name, symbolKindName(it->second->kind));
@@ -369,6 +375,10 @@ class Resolver {
   void resolveKernel(FunctionScope* scope) {
     KernelDecl& k = *scope->kernel;
     for (auto& tp : k.typeParams) {
+      if (!tp.isTypeParam()) {
+        resolveCompileTimeParam(scope, tp);
+        continue;
+      }
       if (isTypeName(tp.name)) {
         error(DiagId::sema_type_name_rebound, tp.range, tp.name);
         continue;
@@ -383,9 +393,60 @@ class Resolver {
     resolveBody(scope, k.body);
   }
 
+  // `FLAG: bool`, `W: i32` or `ACT: fn` in a kernel's brackets. A value is a
+  // const of the kernel (printed as a file-scope constexpr); a fn parameter
+  // names the module def it is bound to, so a call to it is a call to that
+  // def. Their values come with the specialization (--const NAME=VALUE);
+  // unbound, the module is still checked, and generation asks for them.
+  void resolveCompileTimeParam(FunctionScope* scope, TypeParam& tp) {
+    if (!checkNotTypeName(tp.name, tp.range)) return;
+    if (auto g = sema_.globals.find(tp.name); g != sema_.globals.end()) {
+      error(DiagId::sema_redefinition, tp.range, tp.name);
+      note(g->second->declRange, "previous definition of '{}' is here", tp.name);
+      return;
+    }
+    auto value = overrides_.find(tp.name);
+    if (tp.kindName == "fn") {
+      scope->fnParams.push_back(tp.name);
+      if (value == overrides_.end()) {
+        scope->unboundFnParams.insert(tp.name);
+        return;
+      }
+      auto def = sema_.globals.find(value->second.function);
+      if (value->second.function.empty() || def == sema_.globals.end() || def->second->kind != SymbolKind::Function) {
+        std::string defs;
+        for (auto* f : sema_.functions) defs += (defs.empty() ? "" : ", ") + f->name;
+        error(DiagId::sema_fn_param_binding, tp.range, tp.name,
+              value->second.function.empty() ? std::string("a number") : "'" + value->second.function + "'",
+              defs.empty() ? "none" : defs);
+        scope->unboundFnParams.insert(tp.name);
+        return;
+      }
+      scope->names.emplace(tp.name, def->second);
+      return;
+    }
+    auto type = scalarFromName(tp.kindName);
+    if (!type) {
+      unknownType(tp.kindRange, tp.kindName);
+      return;
+    }
+    auto* sym = sema_.newSymbol(SymbolKind::Const, tp.name, tp.range, scope);
+    sym->type = *type;
+    sym->declaredType = *type;
+    sym->value = isFloat(*type) ? ConstValue::ofFloat(0.0) : ConstValue::ofInt(0);  // unbound: checked as 0
+    if (value != overrides_.end() && value->second.function.empty()) {
+      sym->value = value->second;
+      if (isFloat(*type)) sym->value = ConstValue::ofFloat(value->second.asDouble());
+      scope->boundValueParams.insert(tp.name);
+    }
+    if (!scope->names.emplace(tp.name, sym).second) error(DiagId::sema_redefinition, tp.range, tp.name);
+    scope->valueParams.push_back(sym);
+  }
+
   // A type parameter must be bindable from the arguments at launch.
   void checkTypeParamsUsed(FunctionScope* scope) {
     for (auto& tp : scope->kernel->typeParams) {
+      if (!tp.isTypeParam()) continue;
       bool used = false;
       for (auto* p : scope->params) used |= p->typeParam == tp.name;
       if (!used) error(DiagId::sema_unbound_type_param, tp.range, tp.name);
@@ -1004,6 +1065,10 @@ class Resolver {
     state().referenced.insert(n.name);
     Symbol* sym = lookup(n.name);
     if (!sym) {
+      if (FunctionScope* k = state().scope->kernelRoot; k && k->unboundFnParams.count(n.name)) {
+        error(DiagId::sema_fn_param_value, n.range, n.name);
+        return;
+      }
       if (isTypeName(n.name) || findBuiltin(n.name)) {
         error(DiagId::sema_not_a_value, n.range, n.name);
       } else {
@@ -1088,6 +1153,13 @@ class Resolver {
     }
     if (isTypeName(c.callee)) {
       resolveCast(c);
+      return;
+    }
+    // A call to a fn parameter with no binding yet: the module is checked
+    // without typing this kernel; a specialization binds it (--const).
+    if (FunctionScope* k = state().scope->kernelRoot; k && k->unboundFnParams.count(c.callee)) {
+      k->typingDeferred = true;
+      for (auto& a : c.args) resolveExpr(*a);
       return;
     }
     const BuiltinInfo* b = findBuiltin(c.callee);

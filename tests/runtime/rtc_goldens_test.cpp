@@ -46,6 +46,7 @@ TEST_P(RtcGolden, CompilesWithTheRunTimeCompiler) {
   if (kernelName.empty()) kernelName = module.kernelNames().at(0);
   spindle::KernelOptions kernelOptions;
   for (const auto& [dim, value] : spec.staticDims) kernelOptions.staticDims.push_back(dim);
+  kernelOptions.consts = spec.consts;  // the golden's --const values, compile-time parameters included
   spindle::Kernel kernel = module.kernel(kernelName, kernelOptions);
   spindle::CompileReport report = kernel.compile(spec.staticDims, spec.typeArgs);
   EXPECT_GT(report.binaryBytes, 0u);

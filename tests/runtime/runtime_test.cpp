@@ -242,7 +242,8 @@ TEST(Runtime, KernelConstsAreFixedPerHandleAndKeyed) {
                   "a kernel's consts are fixed when it is made (KernelOptions::consts)");
   KernelOptions bad;
   bad.consts["BLOCKS"] = ConstOverride::ofInt(1);
-  EXPECT_CONTAINS(errorFrom([&] { m.kernel("softmax", bad); }), "the module has no const named 'BLOCKS'");
+  EXPECT_CONTAINS(errorFrom([&] { m.kernel("softmax", bad); }),
+                  "the module has no const or compile-time parameter named 'BLOCKS'");
 }
 
 TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {

@@ -572,8 +572,9 @@ kernel k(x: f32[M, W], y: f32[M, W]):
   };
   expectError("SMALL", ConstOverride::ofInt(300), "--const SMALL=300: 'SMALL' is declared i8, which does not hold 300");
   expectError("BS", ConstOverride::ofFloat(1.5), "--const BS=1.5: 'BS' is an integer const; give it an integer");
-  expectError("NOPE", ConstOverride::ofInt(1),
-              "--const NOPE: the module has no const named 'NOPE' (its consts: BS, HALF, EPS, SMALL, W)");
+  expectError(
+      "NOPE", ConstOverride::ofInt(1),
+      "--const NOPE: the module has no const or compile-time parameter named 'NOPE' (it has: BS, HALF, EPS, SMALL, W)");
   expectError("BS", ConstOverride::ofInt(4096), "@block must be an integer from 1 to 1024, got 4096");
   // A value the module's own consts cannot take: the copy loaded with it
   // reports where (HALF = BS // 2 is fine with 0, so a divisor instead).
@@ -713,6 +714,76 @@ kernel unbounded(x: f32[N], n: i32):
                        "test.spn:18:8: error: @block needs an upper bound known at generation, but 'n' is a scalar "
                        "parameter, known only at launch, and it can reach 2147483647; bound it: min(n, 1024) "
                        "[spec-block-unbounded]");
+}
+
+// Values and defs in a kernel's brackets (docs/language.md 3.5): bound by
+// --const, checked against their kind, in the key, and required.
+TEST(CompileTimeParams, BindCheckAndKeyLikeConsts) {
+  const char* text = R"(
+def silu(x: f32) -> f32:
+    return x / (1.0 + exp(-x))
+
+def twice(x: f32) -> f32:
+    return 2.0 * x
+
+@grid(cdiv(N, 64))
+@block(64)
+kernel k[ACT: fn, FLAG: bool, W: i32](x: f32[N, W]):
+    i = block_id() * block_dim() + thread_id()
+    if i < N:
+        for j in static_range(W):
+            if FLAG:
+                x[i, j] = ACT(x[i, j])
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  const auto& params = m->findKernel("k")->compileTimeParams;
+  ASSERT_EQ(params.size(), 3u);
+  EXPECT_EQ(params[0].name, "ACT");
+  EXPECT_EQ(params[0].kind, "fn");
+  EXPECT_EQ(params[2].kind, "i32");
+
+  Specialization spec;
+  expectGeneratorError([&] { m->generate("k", spec); },
+                       "test.spn:10:10: error: kernel 'k' takes compile-time parameter 'ACT: fn'; bind it with "
+                       "--const ACT=DEF [spec-param-unbound]");
+  spec.consts["ACT"] = ConstOverride::ofFunction("twice");
+  expectGeneratorError([&] { m->generate("k", spec); }, "bind it with --const FLAG=VALUE [spec-param-unbound]");
+  spec.consts["FLAG"] = ConstOverride::ofInt(1);
+  spec.consts["W"] = ConstOverride::ofInt(3);
+  std::string twice = m->generate("k", spec).source;
+  EXPECT_NE(twice.find("x[int64_t(i) * W + j] = twice(x[int64_t(i) * W + j]);"), std::string::npos) << twice;
+  EXPECT_EQ(twice.find("silu"), std::string::npos) << "only the bound def is printed";
+  EXPECT_NE(twice.find("constexpr bool FLAG = true;  // compile-time parameter"), std::string::npos) << twice;
+
+  // Another def, another key; FLAG false prunes the call away.
+  Specialization silu = spec;
+  silu.consts["ACT"] = ConstOverride::ofFunction("silu");
+  EXPECT_NE(m->specializationKey("k", spec), m->specializationKey("k", silu));
+  Specialization off = spec;
+  off.consts["FLAG"] = ConstOverride::ofInt(0);
+  EXPECT_EQ(m->generate("k", off).source.find("twice("), std::string::npos);
+
+  // The flags read back, a def's name included.
+  std::vector<std::string> flags = specializationFlags(silu);
+  Specialization back;
+  for (size_t i = 0; i < flags.size(); ++i) ASSERT_TRUE(parseSpecializationFlag(flags, i, back)) << flags[i];
+  EXPECT_EQ(back, silu);
+
+  // Values of the wrong kind name the parameter and the value.
+  auto expectBad = [&](const std::string& name, const ConstOverride& v, const std::string& needle) {
+    Specialization bad = spec;
+    bad.consts[name] = v;
+    expectGeneratorError([&] { m->generate("k", bad); }, needle);
+  };
+  expectBad("ACT", ConstOverride::ofInt(2), "--const ACT=2: 'ACT' is a fn parameter; give it the name of a module def");
+  expectBad("ACT", ConstOverride::ofFunction("relu"),
+            "fn parameter 'ACT' is bound to 'relu', which is not a module def (module defs: silu, twice) "
+            "[sema-fn-param-binding]");
+  expectBad("FLAG", ConstOverride::ofInt(2), "--const FLAG=2: 'FLAG' is declared bool, which does not hold 2");
+  expectBad("W", ConstOverride::ofFunction("silu"), "--const W=silu: 'W' is a compile-time i32; give it a value");
+  expectBad("W", ConstOverride::ofFloat(2.5), "--const W=2.5: 'W' is a compile-time i32; give it an integer");
 }
 
 }  // namespace

@@ -43,9 +43,19 @@ struct KernelParamInfo {
   bool accessedInRuns = false;
 };
 
+// A compile-time parameter from a kernel's brackets besides its type
+// parameters: `FLAG: bool`, `W: i32`, `ACT: fn`. A const override of its
+// name binds it (Specialization::consts, --const NAME=VALUE; a def's name
+// for a fn parameter).
+struct CompileTimeParamInfo {
+  std::string name;
+  std::string kind;  // "fn", or the value's scalar type ("bool", "i32", ...)
+};
+
 struct KernelInfo {
   std::string name;
   std::vector<std::string> typeParams;
+  std::vector<CompileTimeParamInfo> compileTimeParams;
   std::vector<KernelParamInfo> params;
   std::vector<std::string> dimSymbols;  // every dim symbol, in order of first appearance
   std::vector<std::string> staticDims;  // those named in @static

@@ -20,15 +20,20 @@
 
 namespace spindle {
 
-// A value given to a module const for one specialization (`--const NAME=VALUE`):
-// an integer or a float, as the const's type takes it.
+// A value given to a module const or a kernel's compile-time parameter for
+// one specialization (`--const NAME=VALUE`): an integer or a float, as the
+// const's type takes it, or, for a `fn` parameter, the name of a module def.
 struct ConstOverride {
   bool isFloat = false;
-  int64_t i = 0;   // when !isFloat
-  double f = 0.0;  // when isFloat
-  static ConstOverride ofInt(int64_t v) { return {false, v, 0.0}; }
-  static ConstOverride ofFloat(double v) { return {true, 0, v}; }
-  bool operator==(const ConstOverride& o) const { return isFloat == o.isFloat && (isFloat ? f == o.f : i == o.i); }
+  int64_t i = 0;         // when !isFloat
+  double f = 0.0;        // when isFloat
+  std::string function;  // a `fn` parameter's def; when set, i and f are unused
+  static ConstOverride ofInt(int64_t v) { return {false, v, 0.0, {}}; }
+  static ConstOverride ofFloat(double v) { return {true, 0, v, {}}; }
+  static ConstOverride ofFunction(std::string name) { return {false, 0, 0.0, std::move(name)}; }
+  bool operator==(const ConstOverride& o) const {
+    return isFloat == o.isFloat && function == o.function && (isFloat ? f == o.f : i == o.i);
+  }
   bool operator!=(const ConstOverride& o) const { return !(*this == o); }
 };
 
