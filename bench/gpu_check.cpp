@@ -171,12 +171,18 @@ struct Ctx {
     size_t dot = p.rfind(".spn");
     return dot == std::string::npos ? p : p.substr(0, dot);
   }
-  Kernel kernel(const std::string& sample, const std::string& name) {
+  // `consts`: what the sample's run function binds for this handle (a `fn`
+  // parameter such as act_and_mul's ACT); --const values for the sample are
+  // added to them and win over them.
+  Kernel kernel(const std::string& sample, const std::string& name,
+                const std::map<std::string, spindle::ConstOverride>& consts = {}) {
     std::string path = pathOf(sample);
     auto it = modules.find(path);
     if (it == modules.end()) it = modules.emplace(path, rt->loadModule(path)).first;
     spindle::KernelOptions options;
-    if (auto consts = sampleConsts.find(sample); consts != sampleConsts.end()) options.consts = consts->second;
+    options.consts = consts;
+    if (auto given = sampleConsts.find(sample); given != sampleConsts.end())
+      for (const auto& [name, v] : given->second) options.consts[name] = v;
     return it->second.kernel(name, options);
   }
   void emit(const Json& j) {
@@ -592,6 +598,93 @@ void runFusedAddRmsnorm(Ctx& c, Pool* pool) {
   }
 }
 
+// vLLM's silu_and_mul, gelu_and_mul and gelu_tanh_and_mul: one source, one
+// kernel handle per activation (ACT bound through KernelOptions::consts, as
+// vLLM instantiates its template per activation), f16 and bf16. Shapes:
+// D = 1 (one thread, a partial run only), 31 and 100 (fewer threads than a
+// warp, whole runs then a partial one), 1000 (whole runs, but D is not a
+// multiple of 16: the binary without the divisibility fact), 4096 and 14336
+// (Llama-3 8B's intermediate size: 1792 runs over 1024 threads), 12007
+// (block 1024, two runs for some threads, the last partial); one token up
+// to 300. The output starts as NaN (0xFF bytes) between 16-byte guards that
+// must survive the launch.
+struct Activation {
+  const char* name;  // the module def bound to ACT
+  double (*ref)(double);
+};
+const Activation kActivations[] = {
+    {"silu", bench::actSilu}, {"gelu", bench::actGelu}, {"gelu_tanh", bench::actGeluTanh}};
+
+void runActAndMul(Ctx& c, Pool* pool) {
+  // --const act_and_mul:ACT=NAME runs that activation alone (its reference must be in kActivations).
+  std::vector<Activation> acts(std::begin(kActivations), std::end(kActivations));
+  if (auto given = c.sampleConsts.find("act_and_mul"); given != c.sampleConsts.end() && given->second.count("ACT")) {
+    const std::string want = given->second.at("ACT").function;
+    acts.erase(std::remove_if(acts.begin(), acts.end(), [&](const Activation& a) { return want != a.name; }),
+               acts.end());
+    if (acts.empty()) return c.fail("act_and_mul", "no CPU reference for ACT=" + want);
+  }
+  struct Case {
+    int64_t M, D;
+    bool dump;  // --dump: this case goes to PyTorch too
+  };
+  const Case cases[] = {{3, 1, false},    {5, 31, false},     {300, 100, false}, {67, 1000, true},
+                        {1, 4096, false}, {16, 14336, false}, {9, 12007, true},  {128, 4096, false}};
+  const size_t G = 8;  // guard elements (16 bytes) on each side of out
+  for (const Activation& act : acts) {
+    Kernel k = c.kernel("act_and_mul", "act_and_mul", {{"ACT", spindle::ConstOverride::ofFunction(act.name)}});
+    for (ScalarType t : {ScalarType::F16, ScalarType::BF16}) {
+      const bool bf = t == ScalarType::BF16;
+      const std::string tn(spindle::scalarName(t));
+      for (const Case& cs : cases) {
+        const int64_t M = cs.M, D = cs.D;
+        const size_t n = size_t(M * D);
+        Vec x;
+        auto hx = c.randHalf(t, 2 * n, x, -5, 5);
+        auto dx = c.upload(hx);
+        auto dout = c.poisoned((n + 2 * G) * 2);
+        const void* out = static_cast<uint16_t*>(dout.data()) + G;
+        k.launch(nullptr, {tHalf(t, dx.data(), {M, 2, D}), tHalf(t, out, {M, D})});
+        auto hout = c.download<uint16_t>(dout, n + 2 * G);
+        Vec got(n);
+        for (size_t i = 0; i < n; ++i) got[i] = bf ? fromBf16(hout[G + i]) : fromHalf(hout[G + i]);
+        const std::string shape = shapeText({M, D});
+        c.check("act_and_mul", std::string(act.name) + " " + tn, shape, got,
+                bench::refActAndMul(x, M, D, act.ref, bf ? bench::roundBf16 : bench::roundF16),
+                bf ? kBF16Atol : kF16Atol, bf ? kBF16Rtol : kF16Rtol);
+        bool intact = std::all_of(hout.begin(), hout.begin() + long(G), [](uint16_t v) { return v == 0xFFFF; }) &&
+                      std::all_of(hout.end() - long(G), hout.end(), [](uint16_t v) { return v == 0xFFFF; });
+        if (!intact)
+          c.fail("act_and_mul " + std::string(act.name) + " " + tn + " " + shape,
+                 "out: a write outside the tensor (guard overwritten)");
+        // The case name carries the activation (the dump's scalars are numbers only);
+        // peers.py reads it back from there.
+        if (cs.dump)
+          c.dump("act_and_mul", std::string(act.name) + "_" + tn + "_" + shape,
+                 {{"x", false, t, {M, 2, D}, hx.data()}, {"out", true, t, {M, D}, hout.data() + G}});
+      }
+    }
+  }
+  if (!pool) return;
+  // bf16, as served: 4096 tokens at Llama-3 8B's intermediate size (the
+  // MLP's gate_up projection gives [4096, 2 * 14336]). Bytes: x read once,
+  // out written once (2 * M * D + M * D elements of 2 bytes).
+  const int64_t M = 4096, D = 14336;
+  const ScalarType t = ScalarType::BF16;
+  std::vector<uint16_t> hx(size_t(2 * M * D));
+  Rng r{c.seed ^ 0xac7};
+  for (auto& v : hx) v = toBf16(float(r.uniform(-5, 5)));
+  auto dx = c.upload(hx);
+  DeviceBuffer dout = c.rt->allocate(size_t(M * D) * 2);
+  for (const Activation& act : acts) {
+    Kernel k = c.kernel("act_and_mul", "act_and_mul", {{"ACT", spindle::ConstOverride::ofFunction(act.name)}});
+    double ms = c.timeMedian([&] {
+      k.launch(nullptr, {tHalf(t, dx.data(), {M, 2, D}), tHalf(t, dout.data(), {M, D})});
+    });
+    c.perfRecord("act_and_mul", shapeText({M, D}) + " bf16 " + act.name, ms, 6.0 * double(M * D));
+  }
+}
+
 void runTranspose(Ctx& c, Pool* pool) {
   Kernel k = c.kernel("transpose", "transpose");
   for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1000, 777}, {33, 4097}}) {
@@ -767,6 +860,7 @@ struct Sample {
   void (*run)(Ctx&, Pool*);
   std::map<std::string, int64_t> benchDims;  // the timing shape (static dims are taken from here)
   std::map<std::string, ScalarType> typeArgs;
+  std::map<std::string, spindle::ConstOverride> consts = {};  // compile-time parameters of the timed kernel
 };
 
 const std::vector<Sample>& samples() {
@@ -787,6 +881,12 @@ const std::vector<Sample>& samples() {
        runFusedAddRmsnorm,
        {{"M", 8192}, {"H", 4096}},
        {{"T", ScalarType::BF16}}},
+      {"act_and_mul",
+       "act_and_mul",
+       runActAndMul,
+       {{"M", 4096}, {"D", 14336}},
+       {{"T", ScalarType::BF16}},
+       {{"ACT", spindle::ConstOverride::ofFunction("silu")}}},
   };
   return list;
 }
@@ -1074,7 +1174,7 @@ int probeCompile(Ctx& c, const std::string& label, const std::set<std::string>& 
     c.variantPath.clear();
     if (!path.empty()) c.variantPath[s.name] = path;
     auto t0 = clock::now();
-    Kernel k = c.kernel(s.name, s.kernel);
+    Kernel k = c.kernel(s.name, s.kernel, s.consts);
     std::map<std::string, int64_t> staticValues;
     for (const auto& d : k.staticDims()) staticValues[d] = s.benchDims.at(d);
     spindle::CompileReport r = k.compile(staticValues, s.typeArgs);

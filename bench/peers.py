@@ -97,8 +97,9 @@ def perf(impl, kernel, size, ms, nbytes, flops=0.0):
 # little-endian bytes, each case one line of DIR/manifest.jsonl (sample, case,
 # scalars, and per tensor its name, role "in" or "out", dtype, shape, file).
 # Each sample that dumps has one function here, registered under its name:
-# it takes the case's inputs (torch tensors on the GPU, by parameter name)
-# and its scalars, and returns {output name: (reference, atol, rtol)}. Every
+# it takes the case's inputs (torch tensors on the GPU, by parameter name),
+# its scalars and the case's name (act_and_mul reads its activation there),
+# and returns {output name: (reference, atol, rtol)}. Every
 # dumped output is compared with its reference, |got - ref| <= atol + rtol *
 # |ref|, NaN never passing, and recorded as a "check" line (impl "spindle",
 # reference "torch"). A dumped sample without a function here, or an output
@@ -124,7 +125,7 @@ def ulps(dtype, n):
 
 
 @dump_reference("fused_add_rmsnorm")
-def torch_fused_add_rmsnorm_reference(t, scalars):
+def torch_fused_add_rmsnorm_reference(t, scalars, case):
     # vLLM's rounding (fused_add_rms_norm, and Hugging Face's LlamaRMSNorm):
     # the variance of the residual as stored, s * rinv rounded to the dtype
     # before the weight multiply (which rounds again).
@@ -136,6 +137,31 @@ def torch_fused_add_rmsnorm_reference(t, scalars):
     # bit. The output may differ where the summation order moves rinv across
     # a rounding boundary of s * rinv: 2 ulps (atol for f16 subnormals).
     return {"residual": (s, 0.0, 0.0), "x": (out, 1e-5, ulps(x.dtype, 2))}
+
+
+# vLLM's act_and_mul activations as PyTorch computes them (forward_native of
+# SiluAndMul, GeluAndMul(approximate="none" / "tanh")).
+ACT_AND_MUL = {
+    "silu": F.silu,
+    "gelu": lambda v: F.gelu(v, approximate="none"),
+    "gelu_tanh": lambda v: F.gelu(v, approximate="tanh"),
+}
+
+
+@dump_reference("act_and_mul")
+def torch_act_and_mul_reference(t, scalars, case):
+    # The case is named ACT_DTYPE_MxD ("gelu_tanh_bf16_67x1000"): the dump's
+    # scalars are numbers, so the activation travels in the name. x is
+    # [M, 2, D], vLLM's [M, 2 * D]: x[:, 0] the gate half, x[:, 1] the up half.
+    act = ACT_AND_MUL[case.rsplit("_", 2)[0]]
+    x = t["x"]
+    # In the storage dtype, as vLLM rounds: the activation is computed in f32
+    # and rounded to the dtype, then the product in f32, rounded again.
+    out = act(x[:, 0]) * x[:, 1]
+    # Only the last bits of expf / erff / tanhf may differ, which can move the
+    # rounded activation by one ulp: 2 ulps of the output (atol for f16
+    # subnormals).
+    return {"out": (out, 1e-5, ulps(x.dtype, 2))}
 
 
 def load_dumped(dump_dir, t, dev):
@@ -168,7 +194,7 @@ def validate_dumps(dump_dir, dev):
         try:
             inputs = {t["name"]: load_dumped(dump_dir, t, dev) for t in case["tensors"] if t["role"] == "in"}
             outputs = {t["name"]: load_dumped(dump_dir, t, dev) for t in case["tensors"] if t["role"] == "out"}
-            refs = fn(inputs, case.get("scalars", {}))
+            refs = fn(inputs, case.get("scalars", {}), name)
         except Exception as e:  # a missing or short file, a reference that fails
             record_failure("spindle", sample, name, f"{type(e).__name__}: {e}")
             continue
@@ -251,6 +277,17 @@ if triton is not None:
         tl.store(x_ptr + row * N + cols, y.to(x_ptr.dtype.element_ty), mask=mask)
 
     @triton.jit
+    def silu_and_mul_kernel(x_ptr, out_ptr, D, BLOCK: tl.constexpr):
+        # vLLM's silu_and_mul on x [M, 2 * D]: out = T(T(silu(gate)) * up).
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+        mask = cols < D
+        g = tl.load(x_ptr + row * 2 * D + cols, mask=mask, other=0.0).to(tl.float32)
+        u = tl.load(x_ptr + row * 2 * D + D + cols, mask=mask, other=0.0).to(tl.float32)
+        a = (g / (1.0 + tl.exp(-g))).to(out_ptr.dtype.element_ty).to(tl.float32)
+        tl.store(out_ptr + row * D + cols, (a * u).to(out_ptr.dtype.element_ty), mask=mask)
+
+    @triton.jit
     def axpy_kernel(x_ptr, y_ptr, a, N, BLOCK: tl.constexpr):
         i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         mask = i < N
@@ -284,6 +321,10 @@ if triton is not None:
         M, N = x.shape
         block, warps = row_launch_opts(N, 2)
         fused_add_rmsnorm_kernel[(M,)](x, residual, w, N, eps, BLOCK=block, num_warps=warps)
+
+    def tri_silu_and_mul(x, out):
+        M, D = out.shape
+        silu_and_mul_kernel[(M, triton.cdiv(D, 1024))](x, out, D, BLOCK=1024, num_warps=4)
 
     def tri_axpy(x, y, a):
         n = x.numel()
@@ -411,6 +452,37 @@ def main():
             perf("triton", "fused_add_rmsnorm", size,
                  median_ms(lambda: tri_fused_add_rmsnorm(xb, rb, wb, 1e-6), reps), nbytes)
         del xb, rb, wb
+
+    # act_and_mul (vLLM's silu_and_mul, gelu_and_mul, gelu_tanh_and_mul), bf16:
+    # PyTorch eager is vLLM's forward_native, act(x[..., :d]) * x[..., d:]
+    # (two kernels: the activation, then the product), rounded as vLLM's
+    # kernel (the activation to bf16, then the product). Checked at 67 x 1000
+    # against float64 with the activation rounded to bf16 (2e-3 abs + 1.6e-2
+    # rel: 4 units of bf16 roundoff, as gpu_check), then timed at 4096 tokens
+    # of Llama-3 8B's intermediate size, as gpu_check. Bytes: x read, out
+    # written (3 * M * D elements of 2 bytes).
+    def act_and_mul_ref(act, xb):
+        d = xb.shape[-1] // 2
+        return act(xb[..., :d].double()).bfloat16().double() * xb[..., d:].double()
+
+    xb = (torch.rand(67, 2 * 1000, device=dev) * 10 - 5).bfloat16()
+    for name, act in ACT_AND_MUL.items():
+        check("torch", f"act_and_mul {name}", act(xb[..., :1000]) * xb[..., 1000:], act_and_mul_ref(act, xb), 2e-3,
+              1.6e-2)
+    if triton is not None:
+        ob = torch.empty(67, 1000, device=dev, dtype=torch.bfloat16)
+        tri_silu_and_mul(xb, ob)
+        check("triton", "act_and_mul silu", ob, act_and_mul_ref(F.silu, xb), 2e-3, 1.6e-2)
+    m, d = 4096, 14336
+    xb = (torch.rand(m, 2 * d, device=dev) * 10 - 5).bfloat16()
+    ob = torch.empty(m, d, device=dev, dtype=torch.bfloat16)
+    for name, act in ACT_AND_MUL.items():
+        perf("torch", "act_and_mul", f"{m}x{d} bf16 {name}",
+             median_ms(lambda: torch.mul(act(xb[..., :d]), xb[..., d:], out=ob), reps), 6 * m * d)
+    if triton is not None:
+        perf("triton", "act_and_mul", f"{m}x{d} bf16 silu", median_ms(lambda: tri_silu_and_mul(xb, ob), reps),
+             6 * m * d)
+    del xb, ob
 
     # axpy (in place, as the sample): y += a * x
     n = 1 << 26

@@ -162,4 +162,18 @@ void refFusedAddRmsnorm(const Vec& x, const Vec& residual, const Vec& w, int64_t
   }
 }
 
+double actSilu(double v) { return v / (1.0 + std::exp(-v)); }
+double actGelu(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
+double actGeluTanh(double v) {
+  return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+}
+
+Vec refActAndMul(const Vec& x, int64_t M, int64_t D, double (*act)(double), double (*round)(double)) {
+  Vec out(size_t(M * D));
+  for (int64_t t = 0; t < M; ++t)
+    for (int64_t j = 0; j < D; ++j)
+      out[size_t(t * D + j)] = round(act(x[size_t((2 * t) * D + j)])) * x[size_t((2 * t + 1) * D + j)];
+  return out;
+}
+
 }  // namespace bench

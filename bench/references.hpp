@@ -34,4 +34,16 @@ double roundBf16(double v);
 void refFusedAddRmsnorm(const Vec& x, const Vec& residual, const Vec& w, int64_t M, int64_t H, double eps,
                         double (*round)(double), Vec& out, Vec& residualOut);
 
+// The activations of vLLM's act_and_mul kernels, in double: silu(v) =
+// v / (1 + exp(-v)), gelu(v) = v/2 * (1 + erf(v / sqrt(2))) (PyTorch's
+// approximate="none"), gelu_tanh(v) = v/2 * (1 + tanh(sqrt(2/pi) * (v + 0.044715 v^3))).
+double actSilu(double v);
+double actGelu(double v);
+double actGeluTanh(double v);
+// vLLM's silu_and_mul / gelu_and_mul / gelu_tanh_and_mul: x is [M, 2, D]
+// (the gate half, then the up half of each row of [M, 2 * D]); out[t, j] =
+// round(act(x[t, 0, j])) * x[t, 1, j]: the activation rounded to the storage
+// type, as vLLM's ACT_FN returns it, and the product exact.
+Vec refActAndMul(const Vec& x, int64_t M, int64_t D, double (*act)(double), double (*round)(double));
+
 }  // namespace bench

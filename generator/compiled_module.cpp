@@ -72,6 +72,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
       }
       param.dims.push_back(dim);
     }
+    param.optional = p->optional;
     info.params.push_back(std::move(param));
   }
   for (const Symbol* d : k.dimSymbols) {

@@ -106,6 +106,19 @@ void validateSpecialization(const SemaModule& sema, const FunctionScope& k, cons
                       "--divisible {}",
                       k.name, name, name));
   }
+  for (const auto& name : req.absentTensors) {
+    bool optional = false;
+    for (const Symbol* p : k.params) optional |= p->name == name && p->kind == SymbolKind::TensorParam && p->optional;
+    if (!optional) {
+      std::string names;
+      for (const Symbol* p : k.params)
+        if (p->optional) names += (names.empty() ? "" : ", ") + p->name;
+      throw GeneratorError(
+          fmt::format("kernel '{}' has no optional tensor parameter '{}' to leave absent (its "
+                      "optional tensors, declared 'T[...] | None': {})",
+                      k.name, name, names.empty() ? "none" : names));
+    }
+  }
   for (const auto& [name, sym] : k.typeParams)
     if (!req.typeArgs.count(name))
       throwSpecializationError(sema, DiagId::spec_generic_unbound, sym->declRange, k.name, name, name);
@@ -294,6 +307,9 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
   validateSpecialization(sema, kernel, spec);
   viewAsContiguous(kernel, spec.contiguousTensors);
+  for (Symbol* p : kernel.params)
+    if (p->optional)
+      p->presence = spec.absentTensors.count(p->name) ? Symbol::Presence::Absent : Symbol::Presence::Present;
 
   // Branches dead in this specialization go before anything types or
   // analyzes them. Module defs see no dims: only consts decide there.
@@ -313,6 +329,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
   KernelPrintPlan plan{kernel, planBlock(sema, kernel, spec.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
 
+  checkNoAbsentUses(sema, kernel, plan.functions);
   analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);

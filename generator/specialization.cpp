@@ -55,8 +55,8 @@ std::string constOverrideText(const ConstOverride& v) {
 
 bool Specialization::operator==(const Specialization& other) const {
   return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
-         alignedTensors == other.alignedTensors && divisibleDims == other.divisibleDims && consts == other.consts &&
-         lineDirectives == other.lineDirectives;
+         alignedTensors == other.alignedTensors && divisibleDims == other.divisibleDims &&
+         absentTensors == other.absentTensors && consts == other.consts && lineDirectives == other.lineDirectives;
 }
 
 std::vector<std::string> specializationFlags(const Specialization& spec) {
@@ -72,6 +72,7 @@ std::vector<std::string> specializationFlags(const Specialization& spec) {
   for (const auto& name : spec.contiguousTensors) add("--contiguous", name);
   for (const auto& name : spec.alignedTensors) add("--aligned", name);
   for (const auto& name : spec.divisibleDims) add("--divisible", name);
+  for (const auto& name : spec.absentTensors) add("--absent", name);
   if (!spec.lineDirectives) flags.push_back("--no-line-directives");
   return flags;
 }
@@ -96,7 +97,7 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     return true;
   }
   const bool takesValue = flag == "--static" || flag == "--dtype" || flag == "--const" || flag == "--contiguous" ||
-                          flag == "--aligned" || flag == "--divisible";
+                          flag == "--aligned" || flag == "--divisible" || flag == "--absent";
   if (!takesValue) return false;
   if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", flag));
   const std::string& value = args[++i];
@@ -115,6 +116,8 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     spec.contiguousTensors.insert(value);
   } else if (flag == "--aligned") {
     spec.alignedTensors.insert(value);
+  } else if (flag == "--absent") {
+    spec.absentTensors.insert(value);
   } else {
     spec.divisibleDims.insert(value);
   }

@@ -43,6 +43,7 @@ void printHelp() {
       "  --contiguous X         strided parameter X is contiguous: address it by its dims (repeatable)\n"
       "  --aligned X            tensor parameter X is 16-byte aligned: allow vector access (repeatable)\n"
       "  --divisible N          dynamic dim N is a multiple of 16: rows of aligned tensors stay aligned (repeatable)\n"
+      "  --absent X             optional tensor X (declared T[...] | None) is not passed (repeatable)\n"
       "  --no-line-directives   omit #line directives pointing at the .spn\n"
       "  --verify               check the output with spindle-verify (when built)\n"
       "\nExit status: 0 success, 1 errors in the input or usage, 2 internal error.\n");

@@ -5,6 +5,7 @@
 //   --contiguous X (repeatable: strided parameter X is passed row-major contiguous)
 //   --aligned X    (repeatable: tensor parameter X's address is a multiple of 16 bytes)
 //   --divisible N  (repeatable: dynamic dim N is a multiple of 16)
+//   --absent X     (repeatable: optional tensor parameter X is not passed)
 //   --no-line-directives
 #pragma once
 

@@ -38,6 +38,7 @@ const char* unaryOpSpelling(UnaryOp op) {
     case UnaryOp::Pos: return "+";
     case UnaryOp::Not: return "not";
     case UnaryOp::BitNot: return "~";
+    case UnaryOp::IsNone: return "is None";
   }
   return "?";
 }

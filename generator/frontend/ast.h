@@ -87,7 +87,9 @@ enum class BinaryOp {
   SPINDLE_BINARY_OPS(X)
 #undef X
 };
-enum class UnaryOp { Neg, Pos, Not, BitNot };
+// IsNone: `x is None`, x an optional tensor parameter (`x is not None` is
+// Not(IsNone(x))); constant once a specialization says whether x is present.
+enum class UnaryOp { Neg, Pos, Not, BitNot, IsNone };
 const char* binaryOpSpelling(BinaryOp op);
 const char* unaryOpSpelling(UnaryOp op);
 bool isComparison(BinaryOp op);
@@ -214,6 +216,7 @@ struct TypeRef {
   bool isTensor = false;
   std::vector<ExprPtr> dims;
   bool strided = false;
+  bool optional = false;  // `T[N] | None`: the caller may pass no tensor
 };
 
 // ---------------------------------------------------------------------------

@@ -37,7 +37,9 @@ namespace spindle {
   X(Or, "or")               \
   X(Not, "not")             \
   X(True, "True")           \
-  X(False, "False")
+  X(False, "False")         \
+  X(Is, "is")               \
+  X(None, "None")
 
 // Operators and delimiters. The lexer takes the longest spelling that
 // matches, so the order here does not matter.

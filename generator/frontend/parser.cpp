@@ -30,6 +30,7 @@ struct SyntaxError {};
 
 constexpr int kOrPrec = 2;
 constexpr int kUnaryPrec = 12;
+constexpr int kComparePrec = 5;  // < <= > >= == != and `is None`
 
 enum class Fixity { Prefix, Infix, Compare, InfixRight };
 
@@ -509,6 +510,11 @@ std::vector<Param> Parser::parseParams() {
     p.nameRange = name.range;
     expect(Tok::Colon);
     p.type = parseType();
+    if (accept(Tok::Pipe)) {  // `T[N] | None`: an optional tensor
+      expect(Tok::KwNone, "'None'");
+      p.type.optional = true;
+      p.type.range.end = lastEnd_;
+    }
     p.range = SourceRange{name.range.begin, lastEnd_};
     params.push_back(std::move(p));
     if (!accept(Tok::Comma)) break;
@@ -833,6 +839,19 @@ ExprPtr Parser::parseBinary(int minPrec) {
   ExprPtr lhs = parseOperand(minPrec);
   bool lastWasComparison = false;
   for (;;) {
+    // `x is None` and `x is not None`, at the comparisons' precedence.
+    if (check(Tok::KwIs) && minPrec <= kComparePrec) {
+      Token isTok = advance();
+      const bool negated = accept(Tok::KwNot);
+      expect(Tok::KwNone, "'None' (only 'is None' and 'is not None' are supported)");
+      if (lastWasComparison) report(DiagId::parse_chained_compare, isTok.range);
+      lastWasComparison = true;
+      SourceRange range{lhs->range.begin, lastEnd_};
+      int h = height(lhs.get());
+      lhs = seal(std::make_unique<UnaryExpr>(range, UnaryOp::IsNone, std::move(lhs)), h);
+      if (negated) lhs = seal(std::make_unique<UnaryExpr>(range, UnaryOp::Not, std::move(lhs)), h + 1);
+      continue;
+    }
     const OpRow* op = findOp(peek().kind, /*prefix=*/false);
     if (!op || op->prec < minPrec) return lhs;
     Token opTok = advance();

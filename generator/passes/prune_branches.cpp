@@ -20,7 +20,17 @@ class Pruner {
 
   void block(Block& body) {
     Block out;
-    for (StmtPtr& s : body) statement(std::move(s), out);
+    for (size_t i = 0; i < body.size(); ++i) {
+      statement(std::move(body[i]), out);
+      // A branch taken whole can leave a `return` (`if bias is None:
+      // return`): what follows it in this block never runs.
+      if (!out.empty() && out.back()->as<ReturnStmt>() && i + 1 < body.size()) {
+        Block dead;
+        for (size_t j = i + 1; j < body.size(); ++j) dead.push_back(std::move(body[j]));
+        dropLines(dead.front()->range.begin.line, dead.back()->range.end.line, dead);
+        break;
+      }
+    }
     body = std::move(out);
   }
 
@@ -40,12 +50,62 @@ class Pruner {
     keep(std::move(s), out);
   }
 
-  // A kept statement: its own blocks are pruned too.
+  // A kept statement: its own blocks are pruned too, and its conditional
+  // expressions with a constant condition become the value they take.
   void keep(StmtPtr s, Block& out) {
+    foldConditionals(*s);
     if (auto* def = s->as<FuncDefStmt>()) block(def->func->body);
     forEachChild(
         *s, [](Expr&) {}, [&](Block& b) { block(b); });
     out.push_back(std::move(s));
+  }
+
+  void foldConditionals(Stmt& s) {
+    if (auto* a = s.as<AssignStmt>()) fold(a->value), fold(a->target);
+    if (auto* a = s.as<AugAssignStmt>()) fold(a->value), fold(a->target);
+    if (auto* e = s.as<ExprStmt>()) fold(e->expr);
+    if (auto* i = s.as<IfStmt>()) fold(i->cond);
+    if (auto* w = s.as<WhileStmt>()) fold(w->cond);
+    if (auto* f = s.as<ForStmt>())
+      for (auto& a : f->rangeArgs) fold(a);
+    if (auto* r = s.as<ReturnStmt>(); r && r->value) fold(r->value);
+  }
+
+  // `a if c else b` with c a presence test (`bias is not None`, in an
+  // `and` chain too) is the branch c takes: the other may use an absent
+  // tensor. Other constant conditions stay: the expression's type is the
+  // promotion of both branches, and folding could change it.
+  void fold(ExprPtr& e) {
+    if (auto* t = e->as<TernaryExpr>()) {
+      auto c = testsPresence(*t->cond) ? evaluateConst(*t->cond, lookup_) : std::nullopt;
+      if (c) {
+        ExprPtr taken = std::move(c->asDouble() != 0 ? t->thenValue : t->elseValue);
+        e = std::move(taken);
+        fold(e);
+        return;
+      }
+      fold(t->cond), fold(t->thenValue), fold(t->elseValue);
+      return;
+    }
+    if (auto* u = e->as<UnaryExpr>()) fold(u->operand);
+    if (auto* b = e->as<BinaryExpr>()) fold(b->lhs), fold(b->rhs);
+    if (auto* c = e->as<CallExpr>()) {
+      for (auto& a : c->args) fold(a);
+      for (auto& k : c->kwargs) fold(k.value);
+    }
+    if (auto* x = e->as<IndexExpr>()) {
+      fold(x->base);
+      for (auto& i : x->indices) fold(i);
+    }
+    if (auto* l = e->as<ListExpr>())
+      for (auto& x : l->elements) fold(x);
+  }
+
+  static bool testsPresence(const Expr& e) {
+    if (const auto* u = e.as<UnaryExpr>(); u && u->op == UnaryOp::IsNone) return true;
+    bool found = false;
+    forEachChild(e, [&](const Expr& c) { found = found || testsPresence(c); });
+    return found;
   }
 
   std::optional<bool> constantCondition(const IfStmt& s) {

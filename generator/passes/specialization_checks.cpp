@@ -77,4 +77,20 @@ void checkSpecializedBodies(const SemaModule& sema, const FunctionScope& kernel,
   checkBlock(sema, kernel.kernel->body, staticValues);
 }
 
+void checkNoAbsentUses(const SemaModule& sema, const FunctionScope& kernel,
+                       const std::vector<FunctionScope*>& functions) {
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (const auto* u = e.as<UnaryExpr>(); u && u->op == UnaryOp::IsNone) return;  // asking is the one use allowed
+    if (const auto* n = e.as<NameExpr>(); n && n->symbol && n->symbol->presence == Symbol::Presence::Absent)
+      throwSpecializationError(sema, DiagId::spec_absent_use, n->range, n->name, n->name, n->name);
+    forEachChild(e, onExpr);
+  };
+  std::function<void(const Block&)> onBlock = [&](const Block& b) {
+    for (const auto& st : b) forEachChild(*st, onExpr, onBlock);
+  };
+  onBlock(kernel.kernel->body);
+  for (const FunctionScope* f : functions)
+    if (f->kind == FunctionScope::Kind::Closure) onBlock(f->function->body);
+}
+
 }  // namespace spindle

@@ -21,6 +21,12 @@ void checkSpecializedBodies(const SemaModule& sema, const FunctionScope& kernel,
                             const std::vector<FunctionScope*>& functions,
                             const std::map<std::string, int64_t>& staticValues);
 
+// After pruning: no code left uses an optional tensor this specialization
+// leaves absent, except to ask `is None` (spec-absent-use, at the use).
+// `functions` are the kernel's closures (module defs take no tensors).
+void checkNoAbsentUses(const SemaModule& sema, const FunctionScope& kernel,
+                       const std::vector<FunctionScope*>& functions);
+
 // A specialization the source cannot be generated for: a located,
 // clang-style diagnostic carried by a GeneratorError.
 template <typename... Args>

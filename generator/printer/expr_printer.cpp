@@ -166,6 +166,13 @@ CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
 }
 
 CppExpr FunctionPrinter::unary(const UnaryExpr& u) const {
+  // Known in every specialization: a branch on it was pruned, what is left
+  // (`bias is not None and j < N`) reads the fact as a literal.
+  if (u.op == UnaryOp::IsNone) {
+    const Symbol* s = u.operand->as<NameExpr>()->symbol;
+    SPINDLE_INTERNAL_CHECK(s->presence != Symbol::Presence::Unknown, "presence of '{}' unknown when printing", s->name);
+    return {s->presence == Symbol::Presence::Absent ? "true" : "false", kPrimary};
+  }
   std::string operand = value(*u.operand, kUnary);
   switch (u.op) {
     case UnaryOp::Neg:
@@ -175,6 +182,7 @@ CppExpr FunctionPrinter::unary(const UnaryExpr& u) const {
     case UnaryOp::Pos: return {operand, u.operand->kind == ExprKind::Unary ? kUnary : expr(*u.operand).prec};
     case UnaryOp::Not: return {"!" + operand, kUnary};
     case UnaryOp::BitNot: return {"~" + operand, kUnary};
+    case UnaryOp::IsNone: break;  // printed before the operand (below)
   }
   return {};
 }

@@ -117,6 +117,8 @@ void FunctionPrinter::declareKernelParams() {
     const std::string& n = names_.declare(p);
     if (p->kind == SymbolKind::TensorParam) {
       std::string what = "tensor " + shapeText(*p) + (p->strided ? " strided" : "") + (p->written ? "" : ", read-only");
+      // An absent optional tensor keeps its slot: the launcher passes null.
+      if (p->optional) what += p->presence == Symbol::Presence::Absent ? ", absent: pass a null pointer" : ", optional";
       kernelParams_.push_back(
           {pointerDecl(*p, n), n, what, AbiArg{AbiArgKind::TensorPointer, p->paramIndex, -1, "", p->type, n}});
       if (p->strided) {

@@ -190,6 +190,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   for (const auto& name : spec.contiguousTensors) specParts.push_back(fmt::format("{} contiguous", name));
   for (const auto& name : spec.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
   for (const auto& name : spec.divisibleDims) specParts.push_back(fmt::format("{} % 16 == 0", name));
+  for (const auto& name : spec.absentTensors) specParts.push_back(fmt::format("{} absent", name));
   std::string paramLines;
   std::vector<AbiArg> abi;
   std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;

@@ -74,6 +74,13 @@ class ConstEvaluator {
   }
 
   std::optional<ConstValue> evalUnary(const UnaryExpr& u) {
+    if (u.op == UnaryOp::IsNone) {
+      const auto* n = u.operand->as<NameExpr>();
+      const Symbol* s = n ? n->symbol : nullptr;
+      if (!s || s->presence == Symbol::Presence::Unknown)
+        return fail(u, "whether an optional tensor is present is known per specialization");
+      return ConstValue::ofInt(s->presence == Symbol::Presence::Absent ? 1 : 0);
+    }
     auto v = eval(*u.operand);
     if (!v) return v;
     switch (u.op) {
@@ -83,6 +90,7 @@ class ConstEvaluator {
       case UnaryOp::BitNot:
         if (v->isFloat) return fail(u, "'~' needs an integer");
         return ConstValue::ofInt(~v->i);
+      case UnaryOp::IsNone: return std::nullopt;  // handled above
     }
     return std::nullopt;
   }
@@ -90,6 +98,10 @@ class ConstEvaluator {
   std::optional<ConstValue> evalBinary(const BinaryExpr& b) {
     auto l = eval(*b.lhs);
     if (!l) return l;
+    // `and`/`or` decided by their left operand are constant whatever the
+    // right one is (`bias is not None and j < N` with bias absent).
+    if (b.op == BinaryOp::And && l->asDouble() == 0) return ConstValue::ofInt(0);
+    if (b.op == BinaryOp::Or && l->asDouble() != 0) return ConstValue::ofInt(1);
     auto r = eval(*b.rhs);
     if (!r) return r;
     bool asFloat = l->isFloat || r->isFloat;

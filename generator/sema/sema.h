@@ -76,7 +76,11 @@ struct Symbol {
   // only its alignment is specialized on (Specialization::alignedTensors).
   bool accessedInRuns = false;
   bool unrolledLoopVar = false;  // LoopVar of a static_range loop
-  int paramIndex = -1;           // position among the kernel's / function's params
+  // TensorParam declared `T[...] | None`, and whether this specialization
+  // has it (set on a specialization's private copy before pruning).
+  bool optional = false;
+  enum class Presence { Unknown, Present, Absent } presence = Presence::Unknown;
+  int paramIndex = -1;  // position among the kernel's / function's params
 
   ConstValue value;  // Const
 

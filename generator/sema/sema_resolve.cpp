@@ -318,8 +318,10 @@ class Resolver {
       sym->paramIndex = index++;
       p.symbol = sym;
       resolveElemType(scope, p.type, sym);
+      if (p.type.optional && !tensor) error(DiagId::sema_optional_scalar, p.type.range, p.name);
       if (tensor) {
         sym->strided = p.type.strided;
+        sym->optional = p.type.optional;
         for (auto& d : p.type.dims) {
           sym->shape.push_back(d.get());
           resolveDim(scope, *d);
@@ -1061,6 +1063,19 @@ class Resolver {
     return unrolled(*sum->lhs) || unrolled(*sum->rhs);
   }
 
+  // `x is None`: x must be an optional tensor parameter (a kernel's, or a
+  // closure's view of it).
+  void checkIsNoneOperand(const Expr& operand) {
+    const auto* n = operand.as<NameExpr>();
+    if (n && n->symbol && n->symbol->kind == SymbolKind::TensorParam && n->symbol->optional) return;
+    if (n && !n->symbol) return;  // already reported as unknown
+    std::string what = !n ? std::string("this is an expression")
+                       : n->symbol->kind == SymbolKind::TensorParam
+                           ? fmt::format("'{}' is not declared '| None'", n->name)
+                           : fmt::format("'{}' is a {}", n->name, symbolKindName(n->symbol->kind));
+    error(DiagId::sema_is_none_operand, operand.range, what);
+  }
+
   void resolveName(NameExpr& n) {
     state().referenced.insert(n.name);
     Symbol* sym = lookup(n.name);
@@ -1110,7 +1125,12 @@ class Resolver {
       case ExprKind::FloatLit:
       case ExprKind::BoolLit: return;
       case ExprKind::Name: resolveName(*e.as<NameExpr>()); return;
-      case ExprKind::Unary: resolveExpr(*e.as<UnaryExpr>()->operand); return;
+      case ExprKind::Unary: {
+        auto& u = *e.as<UnaryExpr>();
+        resolveExpr(*u.operand);
+        if (u.op == UnaryOp::IsNone) checkIsNoneOperand(*u.operand);
+        return;
+      }
       case ExprKind::Binary:
         resolveExpr(*e.as<BinaryExpr>()->lhs);
         resolveExpr(*e.as<BinaryExpr>()->rhs);

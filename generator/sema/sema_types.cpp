@@ -519,6 +519,7 @@ class TypeChecker {
   }
 
   ScalarType typeUnary(UnaryExpr& u) {
+    if (u.op == UnaryOp::IsNone) return ScalarType::Bool;  // the operand is a tensor, not a value
     ScalarType t = typeOf(*u.operand);
     if (t == ScalarType::Invalid) return t;
     switch (u.op) {
@@ -534,6 +535,7 @@ class TypeChecker {
           return ScalarType::Invalid;
         }
         return t;
+      case UnaryOp::IsNone: return ScalarType::Bool;
       case UnaryOp::Neg:
       case UnaryOp::Pos:
         if (!isNumeric(t)) {

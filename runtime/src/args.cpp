@@ -27,6 +27,16 @@ Arg makeTensor(const void* data, ScalarType dtype, const int64_t* shape, size_t 
   return a;
 }
 
+}  // namespace
+
+Arg none() {
+  Arg a;
+  a.kind = Arg::Kind::None;
+  return a;
+}
+
+namespace {
+
 template <typename T>
 Arg makeScalar(ScalarType type, T v) {
   Arg a;

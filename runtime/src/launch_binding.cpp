@@ -22,6 +22,7 @@ std::string shapeText(const Arg& a) {
 
 std::string argText(const Arg& a) {
   if (a.kind == Arg::Kind::Tensor) return "a tensor " + shapeText(a);
+  if (a.kind == Arg::Kind::None) return "spindle::none()";
   return fmt::format("a scalar {}", a.dtype == ScalarType::Invalid ? "of no type" : scalarName(a.dtype));
 }
 
@@ -68,14 +69,16 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     int i = symbolIndex(s);
     if (i >= 0 && !plan.isStatic[size_t(i)]) plan.divisibilitySymbols.push_back(i);
   }
-  if (plan.staticSymbols.size() + plan.typeParams.size() + 3 > size_t(kMaxKeyWords))
-    throw Error(fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords - 3));
+  if (plan.staticSymbols.size() + plan.typeParams.size() + 4 > size_t(kMaxKeyWords))
+    throw Error(fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords - 4));
 
   for (const auto& p : info.params) {
     ParamPlan pp;
     pp.name = p.name;
     pp.isTensor = p.isTensor;
     pp.writes = p.writes;
+    pp.optional = p.optional;
+    plan.anyOptional |= p.isTensor && p.optional;
     plan.anyStrided |= p.strided;
     plan.anyRunTensor |= p.isTensor && p.accessedInRuns;
     pp.dtype = p.dtype;
@@ -185,11 +188,12 @@ std::string viewText(const std::string& name, const StridedView& v, const Arg& a
 // such as q and k slices of one qkv buffer, are accepted.
 void checkNoOverlap(const KernelPlan& plan, const Arg* args) {
   for (size_t i = 0; i < plan.params.size(); ++i) {
-    if (!plan.params[i].isTensor || !plan.params[i].writes) continue;
+    if (!plan.params[i].isTensor || !plan.params[i].writes || args[i].kind == Arg::Kind::None) continue;
     StridedView written = viewOf(args[i]);
     for (size_t j = 0; j < plan.params.size(); ++j) {
       // Two written tensors are one pair, checked once.
       if (j == i || !plan.params[j].isTensor || (plan.params[j].writes && j < i)) continue;
+      if (args[j].kind == Arg::Kind::None) continue;  // an absent optional tensor has no memory
       StridedView other = viewOf(args[j]);
       OverlapResult r = findOverlap(written, other);
       if (r.kind == OverlapKind::Disjoint) continue;
@@ -223,6 +227,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i) out.dims[i] = -1;
   out.contiguousStrided = 0;
   out.alignedTensors = 0;
+  out.absentTensors = 0;
   for (size_t i = 0; i < plan.typeParams.size(); ++i) out.types[i] = ScalarType::Invalid;
 
   for (size_t pi = 0; pi < plan.params.size(); ++pi) {
@@ -231,6 +236,13 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     auto fail = [&](const std::string& what) {
       throw Error(fmt::format("{}: parameter '{}' ({}): {}", k, p.name, p.typeText, what));
     };
+    if (a.kind == Arg::Kind::None) {
+      if (!p.isTensor || !p.optional)
+        fail("spindle::none() is only for optional tensors (declared 'T[...] | None'); pass a value");
+      if (pi >= 64) fail("an optional tensor past the 64th parameter cannot be left absent");
+      out.absentTensors |= uint64_t(1) << pi;
+      continue;
+    }
     if (p.isTensor != (a.kind == Arg::Kind::Tensor))
       fail(fmt::format("expected a {}, got {}", p.isTensor ? "tensor" : "scalar", argText(a)));
     if (scalarName(a.dtype).empty() || a.dtype == ScalarType::Invalid) fail("the argument has no valid dtype");
@@ -320,10 +332,12 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
 
   for (size_t t = 0; t < plan.typeParams.size(); ++t)
     if (out.types[t] == ScalarType::Invalid)
-      throw Error(fmt::format("{}: type parameter {} is not bound by any argument", k, plan.typeParams[t]));
+      throw Error(fmt::format("{}: type parameter {} is not bound by any argument{}", k, plan.typeParams[t],
+                              out.absentTensors ? " (absent tensors bind nothing)" : ""));
   for (size_t d = 0; d < plan.dimSymbols.size(); ++d)
     if (out.dims[d] < 0)
-      throw Error(fmt::format("{}: dim symbol {} is not bound by any argument's shape", k, plan.dimSymbols[d]));
+      throw Error(fmt::format("{}: dim symbol {} is not bound by any argument's shape{}", k, plan.dimSymbols[d],
+                              out.absentTensors ? " (absent tensors bind nothing)" : ""));
 
   out.divisibleDims = 0;
   for (int s : plan.divisibilitySymbols)
@@ -339,6 +353,7 @@ void makeSpecKey(const KernelPlan& plan, Binding& b) {
   if (plan.anyStrided) putKeyWord(b.key, int64_t(b.contiguousStrided));
   if (plan.anyRunTensor) putKeyWord(b.key, int64_t(b.alignedTensors));
   if (!plan.divisibilitySymbols.empty()) putKeyWord(b.key, int64_t(b.divisibleDims));
+  if (plan.anyOptional) putKeyWord(b.key, int64_t(b.absentTensors));
 }
 
 void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g) {

@@ -20,7 +20,7 @@ inline constexpr int kMaxDimSymbols = 64;
 inline constexpr int64_t kMaxDim = int64_t(1) << 62;
 inline constexpr int kMaxTypeParams = 8;
 inline constexpr int kMaxLaunchScalars = 8;  // integer scalars @grid and @block use
-inline constexpr int kMaxKeyWords = 32;      // static dim values + bound dtypes + 3 layout words
+inline constexpr int kMaxKeyWords = 33;      // 29 static dim values and bound dtypes + 4 layout words
 // Tensors whose address is a multiple of this many bytes get the aligned
 // specialization: the widest vector access of either vendor.
 inline constexpr uintptr_t kVectorAlignment = 16;
@@ -40,6 +40,7 @@ struct ParamPlan {
   bool strided = false;
   bool accessedInRuns = false;  // its alignment is specialized on
   bool writes = false;          // the kernel stores into it
+  bool optional = false;        // `T[...] | None`: spindle::none() leaves it absent
   std::string typeText;         // "f32[M, N]", "T[N] strided", "f32"
 };
 
@@ -52,6 +53,7 @@ struct KernelPlan {
   std::vector<int> staticSymbols;  // indices of static symbols, in key order
   bool anyStrided = false;         // a strided parameter: its contiguity enters the key
   bool anyRunTensor = false;       // a tensor accessed in runs: its alignment enters the key
+  bool anyOptional = false;        // an optional tensor: which are absent enters the key
   // Dynamic dims that place rows of tensors accessed in runs: whether each
   // is a multiple of 16 enters the key.
   std::vector<int> divisibilitySymbols;
@@ -86,6 +88,8 @@ struct Binding {
   // Bit s: dim symbol s (one of plan.divisibilitySymbols) is a multiple of
   // kDimDivisor, so rows of aligned tensors start aligned.
   uint64_t divisibleDims = 0;
+  // Bit i: optional tensor parameter i was passed as spindle::none().
+  uint64_t absentTensors = 0;
   // The values of plan.launchScalars, in order, as int64.
   int64_t launchScalars[kMaxLaunchScalars];
   SpecKey key;

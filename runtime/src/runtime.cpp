@@ -358,6 +358,8 @@ struct Kernel::State {
     }
     for (int s : plan.divisibilitySymbols)
       if (b.divisibleDims & (uint64_t(1) << s)) spec.divisibleDims.insert(plan.dimSymbols[size_t(s)]);
+    for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
+      if (b.absentTensors & (uint64_t(1) << p)) spec.absentTensors.insert(plan.params[p].name);
     spec.lineDirectives = rt().opts.lineDirectives;
     return spec;
   }
@@ -581,6 +583,9 @@ CompileReport Kernel::compile(const Specialization& spec) const {
           fmt::format("{}: '{}' is not a dynamic dim that places rows of a tensor indexed in runs", plan.kernel, name));
     b.divisibleDims |= uint64_t(1) << *it;
   }
+  for (const auto& name : spec.absentTensors)
+    b.absentTensors |= uint64_t(1) << paramIndex(
+                           name, [](const rt::ParamPlan& p) { return p.optional; }, "optional tensor parameter");
   rt::makeSpecKey(plan, b);
   std::lock_guard<std::mutex> lock(s.mu);
   return s.get(b.key, s.specialization(b), /*load=*/false).report;

@@ -49,7 +49,10 @@ inline std::string suffixFor(const std::vector<std::string>& flags) {
     } else if (i + 1 < flags.size()) {
       // --aligned and --divisible name a tensor or dim, as --contiguous does:
       // tell them apart.
-      std::string prefix = flags[i] == "--aligned" ? "aligned-" : flags[i] == "--divisible" ? "divisible-" : "";
+      std::string prefix = flags[i] == "--aligned"     ? "aligned-"
+                           : flags[i] == "--divisible" ? "divisible-"
+                           : flags[i] == "--absent"    ? "absent-"
+                                                       : "";
       std::string v = flags[++i];
       for (char& c : v)
         if (c == '=') c = '-';

@@ -580,5 +580,59 @@ TEST(LaunchScalars, BindWithTheirSignAndReachTheLaunchValues) {
             std::string::npos);
 }
 
+// Optional tensors (`T[N] | None`): spindle::none() leaves one absent. The
+// key tells absent from present, a non-optional parameter refuses none(), an
+// absent tensor binds no dim and takes part in no overlap check, and its
+// pointer slot is packed as null.
+TEST(OptionalTensors, NoneBindsAbsentAndEntersTheKey) {
+  KernelInfo k;
+  k.name = "bias_act";
+  k.params = {tensorParam("x", F32, {"M", "N"}), tensorParam("bias", F32, {"N"}), tensorParam("y", F32, {"M", "N"}),
+              tensorParam("extra", F32, {"K"})};
+  k.params[1].optional = true;
+  k.params[2].writes = true;
+  k.params[3].optional = true;
+  k.dimSymbols = {"M", "N", "K"};
+  KernelPlan plan = KernelPlan::make(k, {});
+  float x[6], bias[3], y[6], extra[2];
+  Arg present[] = {tensor(x, F32, {2, 3}), tensor(bias, F32, {3}), tensor(y, F32, {2, 3}), tensor(extra, F32, {2})};
+  Binding withBias;
+  rt::bindArguments(plan, present, 4, withBias);
+  EXPECT_EQ(withBias.absentTensors, 0u);
+
+  // `extra` alone binds K: absent, K is unbound, and the message says why.
+  Arg noExtra[] = {tensor(x, F32, {2, 3}), tensor(bias, F32, {3}), tensor(y, F32, {2, 3}), none()};
+  Binding b;
+  EXPECT_NE(errorFrom([&] {
+              rt::bindArguments(plan, noExtra, 4, b);
+            }).find("dim symbol K is not bound by any argument's shape (absent tensors bind nothing)"),
+            std::string::npos);
+
+  // Absent bias, with `y` the very memory of `bias` would-be: no overlap.
+  k.params.pop_back();
+  k.dimSymbols = {"M", "N"};
+  plan = KernelPlan::make(k, {});
+  Arg noBias[] = {tensor(x, F32, {2, 3}), none(), tensor(y, F32, {2, 3})};
+  Binding absent;
+  rt::bindArguments(plan, noBias, 3, absent);
+  EXPECT_EQ(absent.absentTensors, uint64_t(1) << 1);
+  Binding present2;
+  rt::bindArguments(plan, present, 3, present2);
+  EXPECT_FALSE(absent.key == present2.key) << "absent and present must be different binaries";
+  auto ops = rt::makePackOps(plan, {AbiArg{AbiArgKind::TensorPointer, 0, -1, "", F32, "x"},
+                                    AbiArg{AbiArgKind::TensorPointer, 1, -1, "", F32, "bias"},
+                                    AbiArg{AbiArgKind::TensorPointer, 2, -1, "", F32, "y"}});
+  rt::PackedArgs packed;
+  rt::packArguments(ops, noBias, absent, packed);
+  EXPECT_EQ(packed.slots[1], 0u) << "an absent tensor's pointer is null";
+
+  // none() for a parameter that is not optional names it.
+  Arg noX[] = {none(), tensor(bias, F32, {3}), tensor(y, F32, {2, 3})};
+  EXPECT_NE(errorFrom([&] { rt::bindArguments(plan, noX, 3, b); })
+                .find("parameter 'x' (f32[M, N]): spindle::none() is only for optional tensors (declared "
+                      "'T[...] | None'); pass a value"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace spindle::rt

@@ -38,6 +38,7 @@ struct KernelParamInfo {
   std::vector<DimInfo> dims;               // tensors only
   bool strided = false;                    // tensors only: one stride per dim
   bool writes = false;                     // tensors only: the kernel stores into it
+  bool optional = false;                   // tensors only: `T[...] | None`, may be passed as spindle::none()
   // Tensors only: indexed in runs of consecutive elements (`x[j + k]`, k a
   // static_range variable), so its 16-byte alignment is specialized on.
   bool accessedInRuns = false;

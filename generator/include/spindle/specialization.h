@@ -60,6 +60,11 @@ struct Specialization {
   // start aligned too, so runs along a row of run-time length may become
   // vector accesses (Triton specializes integer arguments the same way).
   std::set<std::string> divisibleDims;
+  // Optional tensor parameters (`T[N] | None`) the caller passes no tensor
+  // for: `x is None` is true, the branches that use x are not generated,
+  // and x's pointer is null (its parameter slot stays). Every other optional
+  // tensor is present.
+  std::set<std::string> absentTensors;
   // Module consts given another value (their expression is ignored; consts
   // computed from them are computed again). An integer const takes an
   // integer that fits its type; a float const takes any number (kept as a
@@ -76,7 +81,7 @@ struct Specialization {
 std::string constOverrideText(const ConstOverride& value);
 
 // The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --const C=V,
-// --contiguous X, --aligned X, --divisible N, --no-line-directives, in that
+// --contiguous X, --aligned X, --divisible N, --absent X, --no-line-directives, in that
 // order and each kind sorted by name (a float const's value always has a
 // '.' or an exponent, so it reads back as a float). parseSpecializationFlag reads them back to an equal
 // Specialization.

@@ -47,7 +47,8 @@ inline constexpr int kMaxRank = 8;
 // One launch argument: a device tensor or a scalar. Plain data, no
 // allocation; build it with spindle::tensor() and spindle::scalar().
 struct Arg {
-  enum class Kind : uint8_t { Tensor, Scalar };
+  // None: no tensor, for an optional parameter (`T[N] | None`); spindle::none().
+  enum class Kind : uint8_t { Tensor, Scalar, None };
   Kind kind = Kind::Scalar;
   ScalarType dtype = ScalarType::Invalid;
   // Tensor: device pointer, rank, shape and (optionally) strides in elements.
@@ -64,6 +65,11 @@ Arg tensor(const void* data, ScalarType dtype, std::initializer_list<int64_t> sh
 Arg tensor(const void* data, ScalarType dtype, std::initializer_list<int64_t> shape,
            std::initializer_list<int64_t> strides);
 Arg tensor(const void* data, ScalarType dtype, const int64_t* shape, int rank, const int64_t* strides = nullptr);
+
+// No tensor, for an optional tensor parameter (declared `T[...] | None`): the
+// specialization without it runs, and its pointer is null. A null pointer in
+// spindle::tensor() stays an error: absence is said, not implied.
+Arg none();
 
 Arg scalar(float v);
 Arg scalar(double v);
