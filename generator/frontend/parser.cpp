@@ -410,12 +410,13 @@ void Parser::parseDecorator(Decorators& seen) {
 bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std::vector<KeywordArg>& kwargs,
                             const Decorators& seen) {
   bool isStatic = d.name == "static";
-  if (d.name != "grid" && d.name != "block" && !isStatic) {
+  bool isAlias = d.name == "alias";  // one group of tensors per @alias; it may repeat
+  if (d.name != "grid" && d.name != "block" && !isStatic && !isAlias) {
     report(DiagId::parse_bad_decorator, nameRange, d.name);
     return false;
   }
   for (const auto& prev : seen.kept) {
-    if (prev.name == d.name) {
+    if (prev.name == d.name && !isAlias) {
       report(DiagId::parse_duplicate_decorator, d.range, d.name);
       return false;
     }
@@ -425,13 +426,17 @@ bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std
     return false;
   }
   size_t n = d.args.size();
-  if (isStatic ? n < 1 : n < 1 || n > 3) {
-    report(DiagId::parse_decorator_arity, d.range, d.name, isStatic ? "at least 1 argument" : "1 to 3 arguments", n);
+  if (isAlias ? n < 2 : isStatic ? n < 1 : n < 1 || n > 3) {
+    report(DiagId::parse_decorator_arity, d.range, d.name,
+           isAlias    ? "at least 2 arguments"
+           : isStatic ? "at least 1 argument"
+                      : "1 to 3 arguments",
+           n);
     return false;
   }
   for (const auto& arg : d.args) {
-    if (isStatic && !arg->as<NameExpr>()) {
-      report(DiagId::parse_static_arg, arg->range, describeExpr(*arg));
+    if ((isStatic || isAlias) && !arg->as<NameExpr>()) {
+      report(DiagId::parse_static_arg, arg->range, d.name, describeExpr(*arg));
       return false;
     }
   }

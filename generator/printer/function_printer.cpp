@@ -82,8 +82,9 @@ std::string FunctionPrinter::pointerDecl(const Symbol& s, const std::string& emi
   std::string elem = cppType(s.type);
   if (s.kind == SymbolKind::TensorParam) {
     // Tensors never overlap (docs/language.md), so __restrict__ lets the
-    // compiler use the read-only data path for inputs.
-    return fmt::format("{}{}* __restrict__ {}", s.written ? "" : "const ", elem, emittedName);
+    // compiler use the read-only data path for inputs; @alias tensors may
+    // be one buffer, so they go without.
+    return fmt::format("{}{}* {}{}", s.written ? "" : "const ", elem, s.aliased ? "" : "__restrict__ ", emittedName);
   }
   return fmt::format("{}* {}", elem, emittedName);
 }

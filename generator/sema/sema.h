@@ -79,6 +79,7 @@ struct Symbol {
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
   bool optional = false;
+  bool aliased = false;  // TensorParam named in @alias: may share memory, so no __restrict__
   enum class Presence { Unknown, Present, Absent } presence = Presence::Unknown;
   int paramIndex = -1;  // position among the kernel's / function's params
 
@@ -147,6 +148,8 @@ struct FunctionScope {
   // Kernel only: integer scalar parameters @grid or @block names, in order of
   // first use: the launcher evaluates those expressions with their values.
   std::vector<Symbol*> launchScalars;
+  // Kernel only: each @alias's tensors, which may be the same memory.
+  std::vector<std::vector<Symbol*>> aliasGroups;
   // Kernel only: compile-time parameters from its brackets. Values are
   // Const symbols (bound ones are listed by name too); a bound fn parameter
   // is a name for the module def in `names`.

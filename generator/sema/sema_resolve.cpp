@@ -473,6 +473,22 @@ class Resolver {
         }
         continue;
       }
+      if (d.name == "alias") {  // tensors that may be the same memory: no __restrict__ on them
+        std::vector<Symbol*> group;
+        for (auto& a : d.args) {
+          auto* n = a->as<NameExpr>();
+          auto it = n ? scope->names.find(n->name) : scope->names.end();
+          if (!n || it == scope->names.end() || it->second->kind != SymbolKind::TensorParam) {
+            error(DiagId::sema_alias_not_tensor, a->range, n ? n->name : std::string("expression"), k.name);
+            continue;
+          }
+          n->symbol = it->second;
+          it->second->aliased = true;
+          group.push_back(it->second);
+        }
+        scope->aliasGroups.push_back(std::move(group));
+        continue;
+      }
       // @grid: dims, consts and cdiv/min/max, evaluated at launch.
       // @block: the same but compile-time (consts and static dims).
       for (auto& a : d.args) resolveLaunchExpr(scope, *a, d.name);

@@ -111,6 +111,10 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     }
     plan.params.push_back(std::move(pp));
   }
+  for (size_t g = 0; g < info.aliasGroups.size(); ++g)
+    for (const auto& name : info.aliasGroups[g])
+      for (auto& pp : plan.params)
+        if (pp.name == name && pp.isTensor) pp.aliasGroup = int(g);
   for (const auto& name : info.launchScalars) {
     auto it = std::find_if(info.params.begin(), info.params.end(), [&](const auto& p) { return p.name == name; });
     if (it == info.params.end() || it->isTensor)
@@ -174,6 +178,15 @@ StridedView viewOf(const Arg& a) {
   return v;
 }
 
+// The same elements at the same addresses: base, element size, shape and
+// strides all equal (size-1 axes' strides do not matter).
+bool sameView(const StridedView& a, const StridedView& b) {
+  if (a.base != b.base || a.elemBytes != b.elemBytes || a.rank != b.rank) return false;
+  for (int ax = 0; ax < a.rank; ++ax)
+    if (a.shape[ax] != b.shape[ax] || (a.shape[ax] != 1 && a.strides[ax] != b.strides[ax])) return false;
+  return true;
+}
+
 std::string viewText(const std::string& name, const StridedView& v, const Arg& a) {
   return fmt::format("{}: {} strides [{}] at {:#x}", name, shapeText(a), fmt::join(v.strides, v.strides + v.rank, ", "),
                      v.base);
@@ -195,9 +208,20 @@ void checkNoOverlap(const KernelPlan& plan, const Arg* args) {
       if (j == i || !plan.params[j].isTensor || (plan.params[j].writes && j < i)) continue;
       if (args[j].kind == Arg::Kind::None) continue;  // an absent optional tensor has no memory
       StridedView other = viewOf(args[j]);
+      // @alias: the very same view is allowed (in-place updates written
+      // with two parameters); anything else that overlaps is not.
+      const bool aliased = plan.params[i].aliasGroup >= 0 && plan.params[i].aliasGroup == plan.params[j].aliasGroup;
+      if (aliased && sameView(written, other)) continue;
       OverlapResult r = findOverlap(written, other);
       if (r.kind == OverlapKind::Disjoint) continue;
       const std::string &w = plan.params[i].name, &o = plan.params[j].name;
+      if (r.kind == OverlapKind::Overlap && aliased)
+        throw Error(
+            fmt::format("{}: parameters '{}' and '{}' are @alias, so they may be the same view, but these "
+                        "overlap without being the same ({}; {}): {}[{}] and {}[{}] share bytes at {:#x}",
+                        plan.kernel, w, o, viewText(w, written, args[i]), viewText(o, other, args[j]), w,
+                        fmt::join(r.indexA, r.indexA + written.rank, ", "), o,
+                        fmt::join(r.indexB, r.indexB + other.rank, ", "), r.address));
       if (r.kind == OverlapKind::Overlap)
         throw Error(
             fmt::format("{}: parameters '{}' and '{}' overlap in memory: {}[{}] and {}[{}] share bytes at {:#x}; "

@@ -41,6 +41,7 @@ struct ParamPlan {
   bool accessedInRuns = false;  // its alignment is specialized on
   bool writes = false;          // the kernel stores into it
   bool optional = false;        // `T[...] | None`: spindle::none() leaves it absent
+  int aliasGroup = -1;          // index of its @alias group: it may be the same view as the group's others
   std::string typeText;         // "f32[M, N]", "T[N] strided", "f32"
 };
 

@@ -634,5 +634,32 @@ TEST(OptionalTensors, NoneBindsAbsentAndEntersTheKey) {
             std::string::npos);
 }
 
+// @alias(x, y): the very same view binds (an in-place update through two
+// parameters); a view of the same buffer shifted by one element overlaps
+// without being the same, and is refused with both views and a shared byte.
+TEST(Alias, SameViewBindsPartialOverlapIsRefused) {
+  KernelInfo k;
+  k.name = "scale_into";
+  k.params = {tensorParam("x", F32, {"N"}), tensorParam("y", F32, {"N"}), scalarParam("a", F32)};
+  k.params[1].writes = true;
+  k.dimSymbols = {"N"};
+  k.aliasGroups = {{"x", "y"}};
+  KernelPlan plan = KernelPlan::make(k, {});
+  float buffer[9];
+  Binding b;
+  Arg same[] = {tensor(buffer, F32, {8}), tensor(buffer, F32, {8}), scalar(2.0f)};
+  EXPECT_NO_THROW(rt::bindArguments(plan, same, 3, b));
+  Arg shifted[] = {tensor(buffer, F32, {8}), tensor(buffer + 1, F32, {8}), scalar(2.0f)};
+  std::string e = errorFrom([&] { rt::bindArguments(plan, shifted, 3, b); });
+  EXPECT_NE(e.find("parameters 'y' and 'x' are @alias, so they may be the same view, but these overlap without being "
+                   "the same"),
+            std::string::npos)
+      << e;
+  // Without @alias, the same view is an overlap like any other.
+  k.aliasGroups.clear();
+  plan = KernelPlan::make(k, {});
+  EXPECT_NE(errorFrom([&] { rt::bindArguments(plan, same, 3, b); }).find("overlap in memory"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace spindle::rt

@@ -69,6 +69,9 @@ struct KernelInfo {
   // Integer scalar parameters @grid or @block use: launchGeometry needs
   // their values.
   std::vector<std::string> launchScalars;
+  // Each @alias's tensor parameters: they may be the very same view (same
+  // base, dtype, shape and strides); a partial overlap is still refused.
+  std::vector<std::vector<std::string>> aliasGroups;
 };
 
 // The generated kernel's parameter list, in order: for each source parameter,
