@@ -176,6 +176,40 @@ void recomputeCallees(SemaModule& sema, const std::set<const FunctionDecl*>& rem
   }
 }
 
+// The kernel body's consts, in order, with this specialization's static
+// dims and type bindings (sizeof(T)); later ones see earlier ones. Their
+// statements leave the body: a weak const is written as its literal at each
+// use, an annotated one is a constexpr of the file (kernel_source.cpp).
+void evaluateBodyConsts(const SemaModule& sema, FunctionScope& kernel, const Specialization& spec) {
+  if (kernel.bodyConsts.empty()) return;
+  auto lookup = constsAndDims(spec.staticDims);
+  LaunchFacts facts;
+  facts.typeArgs = &spec.typeArgs;
+  for (Symbol* c : kernel.bodyConsts) {
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*c->init, lookup, &failure, facts);
+    if (!v)
+      throwSpecializationError(sema, DiagId::spec_body_const, (failure.where ? failure.where : c->init)->range, c->name,
+                               failure.reason);
+    if (!c->weakType && !isFloat(c->declaredType) && v->isFloat)
+      throwSpecializationError(sema, DiagId::sema_const_float_to_int, c->init->range, c->name,
+                               scalarName(c->declaredType));
+    c->value = *v;
+    if (isFloat(c->declaredType)) c->value = ConstValue::ofFloat(v->asDouble());
+    if (c->weakType) {
+      c->type = v->isFloat ? ScalarType::F32 : ScalarType::I32;
+      if (!v->isFloat && (v->i > INT32_MAX || v->i < INT32_MIN)) c->type = ScalarType::I64;
+    }
+  }
+  Block& body = kernel.kernel->body;
+  body.erase(std::remove_if(body.begin(), body.end(),
+                            [](const StmtPtr& s) {
+                              const auto* a = s->as<AssignStmt>();
+                              return a && a->isConst;
+                            }),
+             body.end());
+}
+
 // Closures defined in a pruned branch are gone: no function lists them as
 // its closure or callee any more, so nothing outlines or analyzes them.
 void forgetRemovedClosures(SemaModule& sema, const std::set<const FunctionDecl*>& removed) {
@@ -310,6 +344,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   for (Symbol* p : kernel.params)
     if (p->optional)
       p->presence = spec.absentTensors.count(p->name) ? Symbol::Presence::Absent : Symbol::Presence::Present;
+  evaluateBodyConsts(sema, kernel, spec);
 
   // Branches dead in this specialization go before anything types or
   // analyzes them. Module defs see no dims: only consts decide there.

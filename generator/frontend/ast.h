@@ -246,6 +246,7 @@ struct AssignStmt : Stmt {
   std::unique_ptr<TypeRef> annotation;  // optional
   ExprPtr value;
   bool declares = false;  // filled by sema: this assignment introduces the local
+  bool isConst = false;   // `const NAME [: TYPE] = value` in a kernel body
   AssignStmt(SourceRange r, ExprPtr t, ExprPtr v) : Stmt(kKind, r), target(std::move(t)), value(std::move(v)) {}
 };
 

@@ -637,8 +637,21 @@ StmtPtr Parser::parseStatementOrThrow() {
       if (check(Tok::Dedent) || check(Tok::Eof)) return nullptr;
       return parseStatementOrThrow();
     }
-    case Tok::KwKernel:
-    case Tok::KwConst: failWith(DiagId::parse_misplaced_decl, t.range, t.text);
+    case Tok::KwConst: {  // a kernel-body const (sema checks where it stands)
+      Token kw = advance();
+      Token name = expect(Tok::Name, "a constant name");
+      auto target = std::make_unique<NameExpr>(name.range, std::string(name.text));
+      std::unique_ptr<TypeRef> type;
+      if (accept(Tok::Colon)) type = std::make_unique<TypeRef>(parseType());
+      expect(Tok::Assign);
+      ExprPtr value = parseExpr();
+      auto s = std::make_unique<AssignStmt>(SourceRange{kw.range.begin, lastEnd_}, std::move(target), std::move(value));
+      s->annotation = std::move(type);
+      s->isConst = true;
+      expectEndOfLine();
+      return s;
+    }
+    case Tok::KwKernel: failWith(DiagId::parse_misplaced_decl, t.range, t.text);
     case Tok::KwElif:
     case Tok::KwElse: failWith(DiagId::parse_unexpected_token, t.range, describeToken(t) + " without a matching 'if'");
     default: return parseSimpleStatement();

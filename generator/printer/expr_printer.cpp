@@ -223,6 +223,8 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
 
 CppExpr FunctionPrinter::call(const CallExpr& c) const {
   if (c.symbol) return userCall(c);
+  // sizeof(T): typing put T's binding on the argument; its size is a number.
+  if (c.callee == "sizeof") return {std::to_string(scalarBytes(c.args[0]->type)), kPrimary};
   if (findBuiltin(c.callee) && !scalarFromName(c.callee) &&
       !(ctx_.kernel.typeParams.count(c.callee) && fn_.kernelRoot == &ctx_.kernel))
     return builtinCall(c);

@@ -168,6 +168,14 @@ class ConstEvaluator {
       if (!launch_.residentBlocks) return fail(c, "resident_blocks() is known only when launching on a device");
       return ConstValue::ofInt(launch_.residentBlocks());
     }
+    if (!b && c.callee == "sizeof" && c.args.size() == 1) {
+      const auto* arg = c.args[0]->as<NameExpr>();
+      std::optional<ScalarType> t = arg ? scalarFromName(arg->name) : std::nullopt;
+      if (arg && !t && launch_.typeArgs)
+        if (auto it = launch_.typeArgs->find(arg->name); it != launch_.typeArgs->end()) t = it->second;
+      if (!t) return fail(c, "sizeof(" + (arg ? arg->name : std::string("...")) + ") is known once its type is bound");
+      return ConstValue::ofInt(int64_t(scalarBytes(*t)));
+    }
     if (b && b->id == BuiltinId::WarpSize && c.args.empty() && c.kwargs.empty()) {
       if (launch_.warpSize <= 0) return fail(c, "warp_size() depends on the target: it is known at launch");
       return ConstValue::ofInt(launch_.warpSize);

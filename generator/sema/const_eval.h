@@ -33,9 +33,12 @@ using ResidentBlocksValue = std::function<int64_t()>;
 // What a launch on a device knows and generation does not: the values of
 // resident_blocks() and warp_size() in launch expressions. Empty or zero
 // makes those calls fail (the generated file is target-neutral).
+// At specialization, `typeArgs` (the bound type parameters) gives
+// sizeof(T) its value.
 struct LaunchFacts {
   ResidentBlocksValue residentBlocks;
   int64_t warpSize = 0;
+  const std::map<std::string, ScalarType>* typeArgs = nullptr;
 };
 
 struct ConstEvalFailure {

@@ -150,6 +150,10 @@ struct FunctionScope {
   std::vector<Symbol*> launchScalars;
   // Kernel only: each @alias's tensors, which may be the same memory.
   std::vector<std::vector<Symbol*>> aliasGroups;
+  // Kernel only: `const NAME = value` statements of its body, in order: Const
+  // symbols evaluated per specialization (they may use static dims and
+  // sizeof(T)).
+  std::vector<Symbol*> bodyConsts;
   // Kernel only: compile-time parameters from its brackets. Values are
   // Const symbols (bound ones are listed by name too); a bound fn parameter
   // is a name for the module def in `names`.

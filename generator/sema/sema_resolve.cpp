@@ -683,6 +683,10 @@ class Resolver {
       const Expr* target = nullptr;
       const Expr* value = nullptr;
       const TypeRef* annotation = nullptr;
+      if (auto* a = s.as<AssignStmt>(); a && a->isConst) {
+        declareBodyConst(scope, *a);
+        return;
+      }
       if (auto* a = s.as<AssignStmt>()) {
         target = a->target.get();
         value = a->value.get();
@@ -709,6 +713,42 @@ class Resolver {
       }
       declareLocalName(scope, sym);
     });
+  }
+
+  // `const NAME [: TYPE] = value` at the top of a kernel's body: a const of
+  // the kernel. Its value is computed per specialization (it may use static
+  // dims and sizeof(T)); here it gets one where it can, for checking.
+  void declareBodyConst(FunctionScope* scope, AssignStmt& a) {
+    auto* name = a.target->as<NameExpr>();
+    bool topLevel = false;
+    if (scope->kind == FunctionScope::Kind::Kernel)
+      for (const auto& st : scope->kernel->body) topLevel |= st.get() == &a;
+    if (!topLevel) {
+      error(DiagId::sema_body_const_position, a.range, name->name);
+      return;
+    }
+    if (!checkNotTypeName(name->name, name->range)) return;
+    if (sema_.globals.count(name->name) || scope->names.count(name->name)) {
+      error(DiagId::sema_redefinition, name->range, name->name);
+      return;
+    }
+    auto* sym = sema_.newSymbol(SymbolKind::Const, name->name, name->range, scope);
+    sym->init = a.value.get();
+    name->symbol = sym;
+    if (a.annotation) {
+      if (auto t = scalarFromName(a.annotation->elemName); t && !a.annotation->isTensor) {
+        sym->type = sym->declaredType = *t;
+      } else {
+        unknownType(a.annotation->elemRange, a.annotation->elemName);
+        sym->type = ScalarType::I32;
+      }
+    } else {
+      sym->weakType = true;
+      sym->type = ScalarType::I32;
+    }
+    sym->value = ConstValue::ofInt(1);  // until evaluated (resolveAssign, then each specialization)
+    declareLocalName(scope, sym);
+    scope->bodyConsts.push_back(sym);
   }
 
   void declareClosure(FunctionScope* scope, FunctionDecl& f) {
@@ -885,6 +925,20 @@ class Resolver {
   }
 
   void resolveAssign(AssignStmt& a) {
+    if (a.isConst) {
+      resolveExpr(*a.value);
+      // A value for checking the module: exact unless it needs a static
+      // dim or a type parameter's size (then 1, and each specialization
+      // computes the real one).
+      auto* sym = a.target->as<NameExpr>()->symbol;
+      if (!sym) return;
+      if (auto v = evaluateConst(*a.value, constsOnly())) {
+        sym->value = *v;
+        if (sym->weakType) sym->type = v->isFloat ? ScalarType::F32 : ScalarType::I32;
+        if (isFloat(sym->declaredType) && !v->isFloat) sym->value = ConstValue::ofFloat(v->asDouble());
+      }
+      return;
+    }
     const CallExpr* scratch = scratchCall(a.value.get());
     if (scratch) resolveScratch(a, *scratch);
     else resolveExpr(*a.value);
@@ -1200,7 +1254,11 @@ class Resolver {
     }
     const BuiltinInfo* b = findBuiltin(c.callee);
     if (!b && c.callee == "sizeof") {
-      error(DiagId::sema_sizeof, c.calleeRange);  // its argument is a C type or a tensor: nothing to resolve
+      // sizeof(TYPE): a scalar type or the kernel's type parameter, in bytes.
+      const auto* arg = c.args.size() == 1 && c.kwargs.empty() ? c.args[0]->as<NameExpr>() : nullptr;
+      FunctionScope* root = state().scope->kernelRoot;
+      if (arg && (scalarFromName(arg->name) || (root && root->typeParams.count(arg->name)))) return;
+      error(DiagId::sema_sizeof, c.calleeRange);  // a C type, a tensor, a value: nothing to resolve
       return;
     }
     if (!b) {

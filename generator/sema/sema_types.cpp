@@ -180,6 +180,10 @@ class TypeChecker {
   }
 
   void checkAssign(AssignStmt& a) {
+    if (a.isConst) {  // a kernel-body const: its value is typed like a module const's
+      typeOf(*a.value);
+      return;
+    }
     if (auto* n = a.target->as<NameExpr>();
         n && n->symbol && (n->symbol->kind == SymbolKind::SharedBuffer || n->symbol->kind == SymbolKind::LocalBuffer)) {
       checkScratch(*n->symbol, *a.value->as<CallExpr>());
@@ -610,6 +614,12 @@ class TypeChecker {
     if (c.symbol) return typeUserCall(c, allowVoid);
     if (auto cast = scalarFromName(c.callee)) return typeCast(c, *cast);
     if (current_->kernelRoot && current_->kernelRoot->typeParams.count(c.callee)) return typeCast(c, bound(c.callee));
+    if (c.callee == "sizeof" && c.args.size() == 1) {  // resolved: a scalar type or a type parameter
+      const auto* arg = c.args[0]->as<NameExpr>();
+      auto t = scalarFromName(arg->name);
+      c.args[0]->type = t ? *t : bound(arg->name);  // the printer writes its size
+      return ScalarType::I32;
+    }
     const BuiltinInfo* b = findBuiltin(c.callee);
     if (!b) return ScalarType::Invalid;
     return typeBuiltin(c, *b, allowVoid);

@@ -786,5 +786,35 @@ kernel k[ACT: fn, FLAG: bool, W: i32](x: f32[N, W]):
   expectBad("W", ConstOverride::ofFloat(2.5), "--const W=2.5: 'W' is a compile-time i32; give it an integer");
 }
 
+// Kernel-body consts take their value per specialization: from static dims
+// and sizeof(T); one that needs a dynamic dim is a located error.
+TEST(BodyConsts, EvaluatedPerSpecializationWithSizeofT) {
+  const char* text = R"(
+@grid(M)
+@block(64)
+kernel k[T](x: T[M, N]):
+    const VEC = 16 // sizeof(T)
+    const ROWS: i64 = N * 2
+    v = local(T, [VEC], 0.0)
+    for i in static_range(VEC):
+        x[block_id(), i] = v[i] + T(ROWS)
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  spec.typeArgs["T"] = ScalarType::F16;
+  spec.staticDims["N"] = 8;
+  std::string f16 = m->generate("k", spec).source;
+  EXPECT_NE(f16.find("__half v[8];"), std::string::npos) << f16;
+  EXPECT_NE(f16.find("constexpr int64_t ROWS = 16;  // const of the kernel's body"), std::string::npos) << f16;
+  spec.typeArgs["T"] = ScalarType::F64;
+  EXPECT_NE(m->generate("k", spec).source.find("double v[2];"), std::string::npos);
+  spec.staticDims.clear();
+  expectGeneratorError([&] { m->generate("k", spec); },
+                       "test.spn:6:23: error: const 'ROWS' needs a compile-time value in this specialization: 'N' has "
+                       "no compile-time value [spec-body-const]");
+}
+
 }  // namespace
 }  // namespace spindle::test
