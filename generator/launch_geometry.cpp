@@ -42,10 +42,12 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::m
     auto with32 = evaluateConst(*e, known, nullptr, LaunchFacts{{}, 32});
     auto with64 = evaluateConst(*e, known, nullptr, LaunchFacts{{}, 64});
     if (with32 && with64) {
-      for (const auto& v : {*with32, *with64})
-        if (outOfRange(v))
-          throwSpecializationError(sema, DiagId::spec_block_range, e->range,
-                                   axisValueText(v) + (&v == &*with32 ? " with 32-wide warps" : " with 64-wide warps"));
+      if (outOfRange(*with32))
+        throwSpecializationError(sema, DiagId::spec_block_range, e->range,
+                                 axisValueText(*with32) + " with 32-wide warps");
+      if (outOfRange(*with64))
+        throwSpecializationError(sema, DiagId::spec_block_range, e->range,
+                                 axisValueText(*with64) + " with 64-wide warps");
       total *= with64->i, total32 *= with32->i, total64 *= with64->i;
       continue;
     }

@@ -148,6 +148,10 @@ int cmdRun(const Args& args) {
       launchArgs.push_back(scalar(t, v));
       continue;
     }
+    if (sel.spec.absentTensors.count(p.name)) {  // --absent: the launch passes none
+      launchArgs.push_back(none());
+      continue;
+    }
     std::vector<int64_t> shape;
     int64_t count = 1;
     for (const auto& d : p.dims) {

@@ -127,7 +127,16 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
     if (p->accessedInRuns)
       out += fmt::format("  {}: indexed in runs; whether it is 16-byte aligned is in the key ({})\n", p->name,
                          spec.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
+    if (p->optional)
+      out += fmt::format("  {}: optional; whether it is passed is in the key ({})\n", p->name,
+                         spec.absentTensors.count(p->name) ? "absent here" : "present here; --absent " + p->name);
   }
+  for (const TypeParam& tp : k->kernel->typeParams)
+    if (!tp.isTypeParam() && !spec.consts.count(tp.name))
+      out += fmt::format("  {}: {}: a compile-time parameter with no value (pass --const {}={})\n", tp.name,
+                         tp.kindName, tp.name, tp.kindName == "fn" ? "DEF" : "VALUE");
+  for (const Symbol* s : k->launchScalars)
+    out += fmt::format("  {}: a scalar @grid or @block uses, read at launch, not in the key\n", s->name);
   if (k->gridUsesResidentBlocks)
     out +=
         "  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at launch, "

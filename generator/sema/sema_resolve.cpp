@@ -461,31 +461,13 @@ class Resolver {
     if (!k.findDecorator("block")) error(DiagId::sema_missing_decorator, k.nameRange, k.name, "block");
     for (auto& d : k.decorators) {
       if (d.name == "static") {
-        for (auto& a : d.args) {
-          auto* n = a->as<NameExpr>();
-          auto it = n ? scope->names.find(n->name) : scope->names.end();
-          if (!n || it == scope->names.end() || it->second->kind != SymbolKind::DimSymbol) {
-            error(DiagId::sema_static_not_dim, a->range, n ? n->name : std::string("expression"), k.name);
-            continue;
-          }
-          n->symbol = it->second;
-          it->second->staticDeclared = true;
-        }
+        for (Symbol* dim : decoratorNames(scope, d, SymbolKind::DimSymbol, DiagId::sema_static_not_dim))
+          dim->staticDeclared = true;
         continue;
       }
       if (d.name == "alias") {  // tensors that may be the same memory: no __restrict__ on them
-        std::vector<Symbol*> group;
-        for (auto& a : d.args) {
-          auto* n = a->as<NameExpr>();
-          auto it = n ? scope->names.find(n->name) : scope->names.end();
-          if (!n || it == scope->names.end() || it->second->kind != SymbolKind::TensorParam) {
-            error(DiagId::sema_alias_not_tensor, a->range, n ? n->name : std::string("expression"), k.name);
-            continue;
-          }
-          n->symbol = it->second;
-          it->second->aliased = true;
-          group.push_back(it->second);
-        }
+        std::vector<Symbol*> group = decoratorNames(scope, d, SymbolKind::TensorParam, DiagId::sema_alias_not_tensor);
+        for (Symbol* tensor : group) tensor->aliased = true;
         scope->aliasGroups.push_back(std::move(group));
         continue;
       }
@@ -493,6 +475,23 @@ class Resolver {
       // @block: the same but compile-time (consts and static dims).
       for (auto& a : d.args) resolveLaunchExpr(scope, *a, d.name);
     }
+  }
+
+  // The kernel's symbols a @static or @alias names, each of `kind`; any
+  // other argument is reported with `id` ('NAME' is not one of kernel 'K').
+  std::vector<Symbol*> decoratorNames(FunctionScope* scope, Decorator& d, SymbolKind kind, DiagId id) {
+    std::vector<Symbol*> symbols;
+    for (auto& a : d.args) {
+      auto* n = a->as<NameExpr>();
+      auto it = n ? scope->names.find(n->name) : scope->names.end();
+      if (!n || it == scope->names.end() || it->second->kind != kind) {
+        error(id, a->range, n ? n->name : std::string("expression"), scope->kernel->name);
+        continue;
+      }
+      n->symbol = it->second;
+      symbols.push_back(it->second);
+    }
+    return symbols;
   }
 
   void resolveLaunchExpr(FunctionScope* kernel, Expr& e, const std::string& decorator) {

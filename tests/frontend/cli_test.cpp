@@ -146,6 +146,22 @@ TEST_F(CliTest, InspectScopesAndKey) {
       << histogram;
   EXPECT_EQ(spindleOutput("inspect '" SPINDLE_SOURCE_DIR "/samples/axpy.spn' --stage key").find("resident_blocks"),
             std::string::npos);
+  // Optional tensors, compile-time parameters with no value, launch scalars.
+  std::string optional = spindleOutput("inspect '" SPINDLE_SOURCE_DIR
+                                       "/tests/golden/kernels/optional_tensors.spn' --stage key --absent bias");
+  EXPECT_NE(optional.find("  bias: optional; whether it is passed is in the key (absent here)\n"), std::string::npos)
+      << optional;
+  EXPECT_NE(optional.find("key: spindle=" SPINDLE_VERSION), std::string::npos) << optional;
+  EXPECT_NE(optional.find(" --absent bias\n"), std::string::npos) << optional;
+  std::string params = spindleOutput("inspect '" SPINDLE_SOURCE_DIR
+                                     "/tests/golden/kernels/compile_time_params.spn' --stage key --kernel act_and_mul");
+  EXPECT_NE(params.find("  ACT: fn: a compile-time parameter with no value (pass --const ACT=DEF)\n"),
+            std::string::npos)
+      << params;
+  std::string tiles = spindleOutput("inspect '" SPINDLE_SOURCE_DIR
+                                    "/tests/golden/kernels/launch_shapes.spn' --stage key --kernel tiles");
+  EXPECT_NE(tiles.find("  n: a scalar @grid or @block uses, read at launch, not in the key\n"), std::string::npos)
+      << tiles;
 }
 
 // One source, one key: the same module copied into two directories and named

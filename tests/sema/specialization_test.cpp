@@ -709,6 +709,12 @@ kernel unbounded(x: f32[N], n: i32):
         m->launchGeometry("by_scalar", {}, {{"N", 8}, {"n", 0}});
       },
       "test.spn:13:8: error: cannot evaluate @block: it is 0, outside [1, 512] [spec-block-eval]");
+  // warp_size() past 1024 on one target only: the message says which.
+  auto wide = CompiledModule::loadString("wide.spn",
+                                         "@grid(1)\n@block(warp_size() * 20)\nkernel w(x: f32[N]):\n"
+                                         "    x[0] = 1.0\n");
+  expectGeneratorError([&] { wide->generate("w", {}); },
+                       "@block must be an integer from 1 to 1024, got 1280 with 64-wide warps [spec-block-range]");
   // No bound: refused at generation, naming the scalar.
   expectGeneratorError([&] { m->generate("unbounded", {}); },
                        "test.spn:18:8: error: @block needs an upper bound known at generation, but 'n' is a scalar "
