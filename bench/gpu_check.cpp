@@ -644,7 +644,7 @@ void runActAndMul(Ctx& c, Pool* pool) {
         auto dx = c.upload(hx);
         auto dout = c.poisoned((n + 2 * G) * 2);
         const void* out = static_cast<uint16_t*>(dout.data()) + G;
-        k.launch(nullptr, {tHalf(t, dx.data(), {M, 2, D}), tHalf(t, out, {M, D})});
+        k.launch(nullptr, {tHalf(t, dx.data(), {M, 2 * D}), tHalf(t, out, {M, D})});
         auto hout = c.download<uint16_t>(dout, n + 2 * G);
         Vec got(n);
         for (size_t i = 0; i < n; ++i) got[i] = bf ? fromBf16(hout[G + i]) : fromHalf(hout[G + i]);
@@ -661,7 +661,7 @@ void runActAndMul(Ctx& c, Pool* pool) {
         // peers.py reads it back from there.
         if (cs.dump)
           c.dump("act_and_mul", std::string(act.name) + "_" + tn + "_" + shape,
-                 {{"x", false, t, {M, 2, D}, hx.data()}, {"out", true, t, {M, D}, hout.data() + G}});
+                 {{"x", false, t, {M, 2 * D}, hx.data()}, {"out", true, t, {M, D}, hout.data() + G}});
       }
     }
   }
@@ -679,7 +679,7 @@ void runActAndMul(Ctx& c, Pool* pool) {
   for (const Activation& act : acts) {
     Kernel k = c.kernel("act_and_mul", "act_and_mul", {{"ACT", spindle::ConstOverride::ofFunction(act.name)}});
     double ms = c.timeMedian([&] {
-      k.launch(nullptr, {tHalf(t, dx.data(), {M, 2, D}), tHalf(t, dout.data(), {M, D})});
+      k.launch(nullptr, {tHalf(t, dx.data(), {M, 2 * D}), tHalf(t, dout.data(), {M, D})});
     });
     c.perfRecord("act_and_mul", shapeText({M, D}) + " bf16 " + act.name, ms, 6.0 * double(M * D));
   }

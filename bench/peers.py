@@ -152,12 +152,13 @@ ACT_AND_MUL = {
 def torch_act_and_mul_reference(t, scalars, case):
     # The case is named ACT_DTYPE_MxD ("gelu_tanh_bf16_67x1000"): the dump's
     # scalars are numbers, so the activation travels in the name. x is
-    # [M, 2, D], vLLM's [M, 2 * D]: x[:, 0] the gate half, x[:, 1] the up half.
+    # [M, 2 * D], as in vLLM: the gate half first, then the up half.
     act = ACT_AND_MUL[case.rsplit("_", 2)[0]]
     x = t["x"]
     # In the storage dtype, as vLLM rounds: the activation is computed in f32
     # and rounded to the dtype, then the product in f32, rounded again.
-    out = act(x[:, 0]) * x[:, 1]
+    d = x.shape[-1] // 2
+    out = act(x[..., :d]) * x[..., d:]
     # Only the last bits of expf / erff / tanhf may differ, which can move the
     # rounded activation by one ulp: 2 ulps of the output (atol for f16
     # subnormals).

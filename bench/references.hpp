@@ -40,9 +40,9 @@ void refFusedAddRmsnorm(const Vec& x, const Vec& residual, const Vec& w, int64_t
 double actSilu(double v);
 double actGelu(double v);
 double actGeluTanh(double v);
-// vLLM's silu_and_mul / gelu_and_mul / gelu_tanh_and_mul: x is [M, 2, D]
-// (the gate half, then the up half of each row of [M, 2 * D]); out[t, j] =
-// round(act(x[t, 0, j])) * x[t, 1, j]: the activation rounded to the storage
+// vLLM's silu_and_mul / gelu_and_mul / gelu_tanh_and_mul: x is [M, 2 * D]
+// (the gate half, then the up half of each row); out[t, j] =
+// round(act(x[t, j])) * x[t, D + j]: the activation rounded to the storage
 // type, as vLLM's ACT_FN returns it, and the product exact.
 Vec refActAndMul(const Vec& x, int64_t M, int64_t D, double (*act)(double), double (*round)(double));
 

@@ -6,6 +6,7 @@
 #include "launch_geometry.h"
 #include "load_module.h"
 #include "passes/capture_analysis.h"
+#include "sema/const_eval.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
 
@@ -44,6 +45,42 @@ CompiledModule::~CompiledModule() = default;
 
 namespace {
 
+// A dim expression (sema allows literals, consts, dim symbols, + - * //)
+// in postfix order, and as text for messages.
+void dimProgram(const Expr& e, std::vector<DimOp>& out) {
+  if (const auto* b = e.as<BinaryExpr>()) {
+    dimProgram(*b->lhs, out);
+    dimProgram(*b->rhs, out);
+    DimOp op;
+    op.kind = b->op == BinaryOp::Add   ? DimOp::Kind::Add
+              : b->op == BinaryOp::Sub ? DimOp::Kind::Sub
+              : b->op == BinaryOp::Mul ? DimOp::Kind::Mul
+                                       : DimOp::Kind::FloorDiv;
+    out.push_back(op);
+    return;
+  }
+  DimOp push;
+  if (const auto* n = e.as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) {
+    push.kind = DimOp::Kind::Symbol;
+    push.symbol = n->name;
+  } else if (const auto* c = e.as<NameExpr>(); c && c->symbol) {
+    push.value = c->symbol->value.i;  // a const
+  } else if (const auto* lit = e.as<IntLitExpr>()) {
+    push.value = static_cast<int64_t>(lit->value);
+  }
+  out.push_back(push);
+}
+
+std::string dimText(const Expr& e) {
+  if (const auto* b = e.as<BinaryExpr>()) {
+    auto side = [](const Expr& s) { return s.as<BinaryExpr>() ? "(" + dimText(s) + ")" : dimText(s); };
+    return side(*b->lhs) + " " + binaryOpSpelling(b->op) + " " + side(*b->rhs);
+  }
+  if (const auto* n = e.as<NameExpr>()) return n->name;
+  if (const auto* lit = e.as<IntLitExpr>()) return std::to_string(lit->value);
+  return "?";
+}
+
 KernelInfo describeKernel(const FunctionScope& k) {
   KernelInfo info;
   info.name = k.name;
@@ -69,6 +106,13 @@ KernelInfo describeKernel(const FunctionScope& k) {
         dim.value = n2->symbol->value.i;  // a const
       } else if (auto* lit = d->as<IntLitExpr>()) {
         dim.value = static_cast<int64_t>(lit->value);
+      } else if (d->as<BinaryExpr>()) {
+        if (auto v = evaluateConst(*d, constsOnly())) {
+          dim.value = v->i;  // consts and literals only: a number
+        } else {
+          dimProgram(*d, dim.expression);
+          dim.expressionText = dimText(*d);
+        }
       }
       param.dims.push_back(dim);
     }
@@ -90,6 +134,37 @@ KernelInfo describeKernel(const FunctionScope& k) {
 }
 
 }  // namespace
+
+std::optional<int64_t> evaluateDim(const DimInfo& dim, const std::map<std::string, int64_t>& dims) {
+  auto symbolValue = [&](const std::string& name) -> std::optional<int64_t> {
+    auto it = dims.find(name);
+    if (it == dims.end()) return std::nullopt;
+    return it->second;
+  };
+  if (dim.isSymbol) return symbolValue(dim.symbol);
+  if (dim.expression.empty()) return dim.value;
+  std::vector<__int128> stack;
+  for (const DimOp& op : dim.expression) {
+    if (op.kind == DimOp::Kind::Number || op.kind == DimOp::Kind::Symbol) {
+      auto v = op.kind == DimOp::Kind::Number ? std::optional<int64_t>(op.value) : symbolValue(op.symbol);
+      if (!v) return std::nullopt;
+      stack.push_back(*v);
+      continue;
+    }
+    if (stack.size() < 2) return std::nullopt;
+    __int128 r = stack.back();
+    stack.pop_back();
+    __int128& l = stack.back();
+    if (op.kind == DimOp::Kind::FloorDiv && r == 0) return std::nullopt;
+    l = op.kind == DimOp::Kind::Add   ? l + r
+        : op.kind == DimOp::Kind::Sub ? l - r
+        : op.kind == DimOp::Kind::Mul ? l * r
+                                      : l / r;
+    if (l > INT64_MAX || l < INT64_MIN) return std::nullopt;
+  }
+  if (stack.size() != 1) return std::nullopt;
+  return int64_t(stack.back());
+}
 
 std::unique_ptr<CompiledModule> CompiledModule::fromString(const std::string& name, const std::string& text,
                                                            DiagnosticEngine& diags) {

@@ -155,7 +155,11 @@ int cmdRun(const Args& args) {
     std::vector<int64_t> shape;
     int64_t count = 1;
     for (const auto& d : p.dims) {
-      shape.push_back(d.isSymbol ? dims[d.symbol] : d.value);
+      auto size = evaluateDim(d, dims);
+      if (!size || *size < 1)
+        return usageError(fmt::format("run: parameter '{}' has a dim {} that the given --dims do not make a size",
+                                      p.name, d.expressionText.empty() ? d.symbol : d.expressionText));
+      shape.push_back(*size);
       count *= shape.back();
     }
     uint64_t bytes = uint64_t(count) * scalarBytes(t);

@@ -30,7 +30,8 @@ struct SyntaxError {};
 
 constexpr int kOrPrec = 2;
 constexpr int kUnaryPrec = 12;
-constexpr int kComparePrec = 5;  // < <= > >= == != and `is None`
+constexpr int kComparePrec = 5;    // < <= > >= == != and `is None`
+constexpr int kAdditivePrec = 10;  // + -: a tensor dim's expression starts here
 
 enum class Fixity { Prefix, Infix, Compare, InfixRight };
 
@@ -555,16 +556,12 @@ TypeRef Parser::parseType() {
 }
 
 // dim = INT | NAME
+// dim = INT | NAME | an expression of them with + - * // and parentheses
+// (sema checks which operators), e.g. `3 * C`, `C // NH`.
 ExprPtr Parser::parseDim() {
-  if (check(Tok::Int)) {
-    Token t = advance();
-    return std::make_unique<IntLitExpr>(t.range, t.intValue, std::string(t.text));
-  }
-  if (check(Tok::Name)) {
-    Token t = advance();
-    return std::make_unique<NameExpr>(t.range, std::string(t.text));
-  }
-  fail(peek(), "a dimension (an integer or a name)");
+  if (!check(Tok::Int) && !check(Tok::Name) && !check(Tok::LParen))
+    fail(peek(), "a dimension (an integer, a name or an expression of them)");
+  return parseBinary(kAdditivePrec);
 }
 
 // ---------------------------------------------------------------------------

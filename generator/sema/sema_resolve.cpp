@@ -334,13 +334,28 @@ class Resolver {
 
   // A tensor dim: an integer literal, an integer const, or a dim symbol
   // (declared by its first appearance).
-  void resolveDim(FunctionScope* kernel, Expr& d) {
+  // A dim expression (`3 * C`, `C // NH`): integer literals, consts and dim
+  // symbols under + - * //. Each of its dim symbols must also stand alone
+  // somewhere in the parameters, so a launch binds it (checkDimExpressions).
+  void resolveDim(FunctionScope* kernel, Expr& d, bool inExpression = false) {
+    d.type = ScalarType::I64;
+    if (auto* b = d.as<BinaryExpr>()) {
+      if (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul && b->op != BinaryOp::FloorDiv) {
+        error(DiagId::sema_bad_dim, d.range);
+        return;
+      }
+      resolveDim(kernel, *b->lhs, true);
+      resolveDim(kernel, *b->rhs, true);
+      return;
+    }
     if (d.as<IntLitExpr>()) return;
     auto* name = d.as<NameExpr>();
     if (!name) {
       error(DiagId::sema_bad_dim, d.range);
       return;
     }
+    if (!inExpression) standingAloneDims_.insert(name->name);
+    else if (!firstInExpression_.count(name->name)) firstInExpression_.emplace(name->name, name->range);
     auto g = sema_.globals.find(name->name);
     if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
       if (g->second->value.isFloat) error(DiagId::sema_bad_dim, d.range);
@@ -389,7 +404,10 @@ class Resolver {
       if (!scope->typeParams.emplace(tp.name, sym).second) error(DiagId::sema_redefinition, tp.range, tp.name);
       scope->names.emplace(tp.name, sym);
     }
+    standingAloneDims_.clear();
+    firstInExpression_.clear();
     resolveParams(scope, k.params, /*allowTensors=*/true);
+    checkDimExpressions(scope);
     checkTypeParamsUsed(scope);
     resolveDecorators(scope);
     resolveBody(scope, k.body);
@@ -443,6 +461,17 @@ class Resolver {
     }
     if (!scope->names.emplace(tp.name, sym).second) error(DiagId::sema_redefinition, tp.range, tp.name);
     scope->valueParams.push_back(sym);
+  }
+
+  // A dim symbol used in a dim expression must also be a whole dim of some
+  // parameter: a launch binds symbols from whole dims, then checks the
+  // expressions against the sizes.
+  void checkDimExpressions(FunctionScope* scope) {
+    for (const auto& [name, range] : firstInExpression_) {
+      auto it = scope->names.find(name);
+      if (it == scope->names.end() || it->second->kind != SymbolKind::DimSymbol) continue;  // a const
+      if (!standingAloneDims_.count(name)) error(DiagId::sema_dim_expr_unbound, range, name, name);
+    }
   }
 
   // A type parameter must be bindable from the arguments at launch.
@@ -1415,6 +1444,10 @@ class Resolver {
   DiagnosticEngine& diags_;
   std::shared_ptr<const SourceFile> file_;
   const ConstValues& overrides_;  // a specialization's const values (CompiledModule::generate)
+  // While a kernel's parameters resolve: dim names that are a whole dim
+  // somewhere, and where each name first appears inside a dim expression.
+  std::set<std::string> standingAloneDims_;
+  std::map<std::string, SourceRange> firstInExpression_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "tensor_overlap.h"
 
@@ -102,10 +103,29 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
         const DimInfo& d = p.dims[a];
         pp.dimSymbol[a] = d.isSymbol ? symbolIndex(d.symbol) : -1;
         pp.dimLiteral[a] = d.value;
+        pp.dimExpression[a] = -1;
+        if (!d.expression.empty()) {
+          KernelPlan::DimExpression e;
+          e.text = d.expressionText;
+          for (const DimOp& op : d.expression) {
+            int64_t v = op.value;
+            if (op.kind == DimOp::Kind::Symbol) {
+              v = symbolIndex(op.symbol);
+              if (v < 0)
+                throw Error(
+                    fmt::format("{}: parameter '{}' dim {} uses '{}', which is not among the kernel's dim "
+                                "symbols",
+                                info.name, p.name, a, op.symbol));
+            }
+            e.ops.push_back({op.kind, v});
+          }
+          pp.dimExpression[a] = int(plan.dimExpressions.size());
+          plan.dimExpressions.push_back(std::move(e));
+        }
         if (d.isSymbol && pp.dimSymbol[a] < 0)
           throw Error(fmt::format("{}: parameter '{}' dim {} uses '{}', which is not among the kernel's dim symbols",
                                   info.name, p.name, a, d.symbol));
-        dims.push_back(d.isSymbol ? d.symbol : std::to_string(d.value));
+        dims.push_back(d.isSymbol ? d.symbol : !d.expression.empty() ? d.expressionText : std::to_string(d.value));
       }
       pp.typeText = fmt::format("{}[{}]{}", elem, fmt::join(dims, ", "), p.strided ? " strided" : "");
     }
@@ -190,6 +210,70 @@ bool sameView(const StridedView& a, const StridedView& b) {
 std::string viewText(const std::string& name, const StridedView& v, const Arg& a) {
   return fmt::format("{}: {} strides [{}] at {:#x}", name, shapeText(a), fmt::join(v.strides, v.strides + v.rank, ", "),
                      v.base);
+}
+
+}  // namespace
+
+namespace {
+
+// A dim expression's value from the bound symbols, in 128-bit arithmetic:
+// nullopt when it leaves int64 (or divides by zero), with `values` saying
+// each symbol's value for the message.
+std::optional<int64_t> evaluateDimExpression(const KernelPlan& plan, const KernelPlan::DimExpression& e,
+                                             const Binding& b, std::string& values) {
+  __int128 stack[2 * kMaxRank + 16];
+  int top = 0;
+  bool ok = true;
+  for (const auto& op : e.ops) {
+    if (op.kind == DimOp::Kind::Number || op.kind == DimOp::Kind::Symbol) {
+      if (top == int(sizeof stack / sizeof stack[0])) return std::nullopt;
+      __int128 v = op.value;
+      if (op.kind == DimOp::Kind::Symbol) {
+        v = b.dims[op.value];
+        values +=
+            fmt::format("{}{} = {}", values.empty() ? "" : ", ", plan.dimSymbols[size_t(op.value)], b.dims[op.value]);
+      }
+      stack[top++] = v;
+      continue;
+    }
+    if (top < 2) return std::nullopt;
+    __int128 r = stack[--top], l = stack[--top], v = 0;
+    if (op.kind == DimOp::Kind::Add) v = l + r;
+    if (op.kind == DimOp::Kind::Sub) v = l - r;
+    if (op.kind == DimOp::Kind::Mul) v = l * r;
+    if (op.kind == DimOp::Kind::FloorDiv) {
+      if (r == 0) ok = false;
+      else v = l / r;  // C++ truncation, as the generated code divides
+    }
+    if (v > std::numeric_limits<int64_t>::max() || v < std::numeric_limits<int64_t>::min()) ok = false;
+    stack[top++] = v;
+  }
+  if (!ok || top != 1) return std::nullopt;
+  return int64_t(stack[0]);
+}
+
+// Every axis written as an expression (`inp: f32[B, T, 3 * C]`) must have
+// the expression's value: named with the parameter, axis, expression and
+// the values it was computed from.
+void checkDimExpressions(const KernelPlan& plan, const Arg* args, const Binding& b) {
+  for (size_t pi = 0; pi < plan.params.size(); ++pi) {
+    const ParamPlan& p = plan.params[pi];
+    if (!p.isTensor || args[pi].kind != Arg::Kind::Tensor) continue;
+    for (int ax = 0; ax < p.rank; ++ax) {
+      if (p.dimExpression[ax] < 0) continue;
+      const auto& e = plan.dimExpressions[size_t(p.dimExpression[ax])];
+      std::string values;
+      auto v = evaluateDimExpression(plan, e, b, values);
+      const int64_t got = args[pi].shape[ax];
+      std::string where = fmt::format("{}: parameter '{}' dim {} ({})", plan.kernel, p.name, ax, e.text);
+      if (!v || *v < 1 || *v > kMaxDim)
+        throw Error(fmt::format("{}: {} with {} is {}; a size must be from 1 to 2^62", where, e.text, values,
+                                v ? std::to_string(*v) : std::string("out of range")));
+      if (*v != got)
+        throw Error(fmt::format("{}: expected {} = {} with {}, got {} in {}", where, e.text, *v, values, got,
+                                shapeText(args[pi])));
+    }
+  }
 }
 
 }  // namespace
@@ -308,7 +392,9 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
                             shapeText(a)));
       // Loops running to a dim advance with a plain `i += step` (docs/language.md 5.8).
       if (v > kMaxDim) failDim(fmt::format("size {} in {} is over 2^62, the largest a dim may be", v, shapeText(a)));
-      if (sym < 0) {
+      if (p.dimExpression[ax] >= 0) {
+        // checked below, once every symbol is bound
+      } else if (sym < 0) {
         if (v != p.dimLiteral[ax]) failDim(fmt::format("expected {}, got {}", p.dimLiteral[ax], v));
       } else if (out.dims[sym] < 0) {
         out.dims[sym] = v;
@@ -345,8 +431,6 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     }
   }
 
-  checkNoOverlap(plan, args);
-
   // Integer scalars the launch expressions use, widened to int64 (their
   // dtypes were checked above).
   for (size_t i = 0; i < plan.launchScalars.size(); ++i) {
@@ -362,6 +446,10 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     if (out.dims[d] < 0)
       throw Error(fmt::format("{}: dim symbol {} is not bound by any argument's shape{}", k, plan.dimSymbols[d],
                               out.absentTensors ? " (absent tensors bind nothing)" : ""));
+
+  if (!plan.dimExpressions.empty()) checkDimExpressions(plan, args, out);
+  // Memory last: the sizes it reasons about are checked by now.
+  checkNoOverlap(plan, args);
 
   out.divisibleDims = 0;
   for (int s : plan.divisibilitySymbols)

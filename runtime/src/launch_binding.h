@@ -35,8 +35,9 @@ struct ParamPlan {
   ScalarType dtype = ScalarType::Invalid;  // when typeParam < 0
   int typeParam = -1;
   int rank = 0;
-  int dimSymbol[kMaxRank] = {};  // -1: a literal size
+  int dimSymbol[kMaxRank] = {};  // -1: a literal size or an expression
   int64_t dimLiteral[kMaxRank] = {};
+  int dimExpression[kMaxRank] = {};  // index into KernelPlan::dimExpressions, or -1
   bool strided = false;
   bool accessedInRuns = false;  // its alignment is specialized on
   bool writes = false;          // the kernel stores into it
@@ -58,6 +59,17 @@ struct KernelPlan {
   // Dynamic dims that place rows of tensors accessed in runs: whether each
   // is a multiple of 16 enters the key.
   std::vector<int> divisibilitySymbols;
+  // Dim expressions (`3 * C`) in postfix order over dim symbol indices,
+  // checked against the sizes once every symbol is bound.
+  struct DimExpression {
+    struct Op {
+      DimOp::Kind kind;
+      int64_t value;  // a number, or a dim symbol's index
+    };
+    std::vector<Op> ops;
+    std::string text;
+  };
+  std::vector<DimExpression> dimExpressions;
   // Parameters (indices) of the integer scalars @grid and @block use.
   std::vector<int> launchScalars;
 

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "../../runtime/src/launch_binding.h"
+#include "spindle/generator.h"
 #include "test_util.h"
 
 namespace spindle {
@@ -659,6 +660,32 @@ TEST(Alias, SameViewBindsPartialOverlapIsRefused) {
   k.aliasGroups.clear();
   plan = KernelPlan::make(k, {});
   EXPECT_NE(errorFrom([&] { rt::bindArguments(plan, same, 3, b); }).find("overlap in memory"), std::string::npos);
+}
+
+// Dim expressions (`qkv: f32[B, T, 3 * C]`): the symbols bind from whole
+// dims, then each expression is checked against its axis, with the values.
+TEST(DimExpressions, CheckedAgainstTheSizesWithTheirValues) {
+  auto module = CompiledModule::loadString("t.spn", R"(
+@grid(B)
+@block(64)
+kernel split(qkv: f32[B, 3 * C], q: f32[B, C], w: f32[C // NH, NH]):
+    q[block_id(), 0] = qkv[block_id(), 0] + w[0, 0]
+)");
+  const KernelInfo& info = *module->findKernel("split");
+  ASSERT_EQ(info.params[0].dims[1].expressionText, "3 * C");
+  EXPECT_EQ(evaluateDim(info.params[2].dims[0], {{"C", 12}, {"NH", 4}}), 3);
+  KernelPlan plan = KernelPlan::make(info, {});
+  float qkv[2 * 36], q[2 * 12], w[12];
+  Binding b;
+  Arg good[] = {tensor(qkv, F32, {2, 36}), tensor(q, F32, {2, 12}), tensor(w, F32, {3, 4})};
+  EXPECT_NO_THROW(rt::bindArguments(plan, good, 3, b));
+  Arg bad[] = {tensor(qkv, F32, {2, 35}), tensor(q, F32, {2, 12}), tensor(w, F32, {3, 4})};
+  EXPECT_EQ(errorFrom([&] { rt::bindArguments(plan, bad, 3, b); }),
+            "split: parameter 'qkv' dim 1 (3 * C): expected 3 * C = 36 with C = 12, got 35 in f32[2, 35]");
+  // C // NH must be a size: 12 // 16 is 0.
+  Arg zero[] = {tensor(qkv, F32, {2, 36}), tensor(q, F32, {2, 12}), tensor(w, F32, {1, 16})};
+  EXPECT_EQ(errorFrom([&] { rt::bindArguments(plan, zero, 3, b); }),
+            "split: parameter 'w' dim 0 (C // NH): C // NH with C = 12, NH = 16 is 0; a size must be from 1 to 2^62");
 }
 
 }  // namespace

@@ -22,13 +22,31 @@ class DiagnosticEngine;
 struct SourceModule;
 class SemaModule;
 
+// One step of a dim expression in postfix order: push a number (a literal
+// or a const) or a dim symbol's value, or apply an operator to the top two.
+struct DimOp {
+  enum class Kind { Number, Symbol, Add, Sub, Mul, FloorDiv };
+  Kind kind = Kind::Number;
+  int64_t value = 0;   // Number
+  std::string symbol;  // Symbol
+};
+
 // One dimension of a tensor parameter as written: a number (literal or
-// const) or a dim symbol.
+// const), a dim symbol, or an expression of them (`3 * C`), checked at
+// launch against the actual size.
 struct DimInfo {
   bool isSymbol = false;
-  int64_t value = 0;   // when !isSymbol
-  std::string symbol;  // when isSymbol
+  int64_t value = 0;              // a number: when !isSymbol and expression is empty
+  std::string symbol;             // when isSymbol
+  std::vector<DimOp> expression;  // an expression, in postfix order
+  std::string expressionText;     // as written, for messages
 };
+
+// The size a dim stands for, given every dim symbol's value: the number, the
+// symbol's value, or the expression's (nullopt when a symbol is missing, the
+// value leaves int64, or it divides by zero). The runtime checks launches
+// with its own allocation-free form of this.
+std::optional<int64_t> evaluateDim(const DimInfo& dim, const std::map<std::string, int64_t>& dims);
 
 struct KernelParamInfo {
   std::string name;

@@ -4,7 +4,7 @@
 // specialization:  M dynamic, D dynamic, T = f16, out 16-byte aligned, x 16-byte aligned, D % 16 == 0
 // launch:          grid (M), block (min(cdiv(D, VEC), MAX_BLOCK), at most 1024 threads), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
-//    0  const __half* __restrict__ x             tensor f16[M, 2, D], read-only
+//    0  const __half* __restrict__ x             tensor f16[M, ?], read-only
 //    1  __half* __restrict__ out                 tensor f16[M, D]
 //    2  int64_t M                                dynamic dim M
 //    3  int64_t D                                dynamic dim D
@@ -63,61 +63,61 @@ inline hipError_t launch_act_and_mul(hipStream_t stream, const __half* __restric
 }
 #endif
 
-#line 71 "samples/act_and_mul.spn"
+#line 70 "samples/act_and_mul.spn"
 __device__ __forceinline__ float gelu(float v) {
   return v * 0.5f * (1.0f + erff(v * 0.7071067811865476f));
 }
 
-#line 84 "samples/act_and_mul.spn"
+#line 83 "samples/act_and_mul.spn"
 __device__ __forceinline__ __half act_and_mul_gated(__half g, __half u) {
   // vLLM's rounding: the activation rounded to T, then the product.
   return __half(float(__half(gelu(float(g)))) * float(u));
 }
 
-#line 79 "samples/act_and_mul.spn"
+#line 78 "samples/act_and_mul.spn"
 extern "C" __global__ __launch_bounds__(1024) void act_and_mul(
     const __half* __restrict__ x, __half* __restrict__ out, int64_t M, int64_t D) {
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
   out = __spn_assume_aligned<16>(out);  // 16-byte aligned at launch
   __builtin_assume(D % 16 == 0);  // a multiple of 16 at launch
-#line 80 "samples/act_and_mul.spn"
+#line 79 "samples/act_and_mul.spn"
   int32_t row = int(blockIdx.x);
   __half gate[8];
   __spn_fill(gate, 8, __half(0.0f));
-#line 82 "samples/act_and_mul.spn"
+#line 81 "samples/act_and_mul.spn"
   __half up[8];
   __spn_fill(up, 8, __half(0.0f));
-#line 88 "samples/act_and_mul.spn"
+#line 87 "samples/act_and_mul.spn"
   const int32_t j_step = int(blockDim.x) * 8;
-#line 88 "samples/act_and_mul.spn"
+#line 87 "samples/act_and_mul.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < D; j += j_step) {
     if (j + 8 <= D) {
       #pragma unroll
-#line 90 "samples/act_and_mul.spn"
+#line 89 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
-        gate[k] = x[(int64_t(row) * 2 + 0) * D + j + k];
+        gate[k] = x[int64_t(row) * (2 * D) + j + k];
       }
       #pragma unroll
-#line 92 "samples/act_and_mul.spn"
+#line 91 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
-        up[k] = x[(int64_t(row) * 2 + 1) * D + j + k];
+        up[k] = x[int64_t(row) * (2 * D) + D + j + k];
       }
       #pragma unroll
-#line 94 "samples/act_and_mul.spn"
+#line 93 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         gate[k] = act_and_mul_gated(gate[k], up[k]);
       }
       #pragma unroll
-#line 96 "samples/act_and_mul.spn"
+#line 95 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         out[row * D + j + k] = gate[k];
       }
     } else {
       #pragma unroll
-#line 99 "samples/act_and_mul.spn"
+#line 98 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         if (j + k < D) {
-          out[row * D + j + k] = act_and_mul_gated(x[(int64_t(row) * 2 + 0) * D + j + k], x[(int64_t(row) * 2 + 1) * D + j + k]);
+          out[row * D + j + k] = act_and_mul_gated(x[int64_t(row) * (2 * D) + j + k], x[int64_t(row) * (2 * D) + D + j + k]);
         }
       }
     }
