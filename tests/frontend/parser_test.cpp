@@ -651,7 +651,7 @@ TEST(ParserErrors, ForLoops) {
 
 TEST(ParserErrors, Types) {
   auto p = parse(
-      "kernel a(x: f32[]):\n    pass\nkernel b(x: f32[N + 1]):\n    pass\nkernel c(x):\n    pass\n"
+      "kernel a(x: f32[]):\n    pass\nkernel b(x: f32[N < 1]):\n    pass\nkernel c(x):\n    pass\n"
       "kernel d(x: f32 = 1):\n    pass\ndef e(a: i32) -> 3:\n    pass\n");
   EXPECT_EQ(diagList(p->diags),
             (std::vector<std::string>{"1:13 parse-tensor-rank", "3:19 parse-expected", "5:11 parse-expected",
