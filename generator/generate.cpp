@@ -183,7 +183,7 @@ void recomputeCallees(SemaModule& sema, const std::set<const FunctionDecl*>& rem
 void evaluateBodyConsts(const SemaModule& sema, FunctionScope& kernel, const Specialization& spec) {
   if (kernel.bodyConsts.empty()) return;
   auto lookup = constsAndDims(spec.staticDims);
-  LaunchFacts facts;
+  EvalFacts facts;
   facts.typeArgs = &spec.typeArgs;
   for (Symbol* c : kernel.bodyConsts) {
     ConstEvalFailure failure;

@@ -39,8 +39,8 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::m
     plan.values.push_back(std::nullopt);
     allNumbers = false;
     // Known once the target's warp width is: evaluated for both widths.
-    auto with32 = evaluateConst(*e, known, nullptr, LaunchFacts{{}, 32});
-    auto with64 = evaluateConst(*e, known, nullptr, LaunchFacts{{}, 64});
+    auto with32 = evaluateConst(*e, known, nullptr, EvalFacts{{}, 32});
+    auto with64 = evaluateConst(*e, known, nullptr, EvalFacts{{}, 64});
     if (with32 && with64) {
       if (outOfRange(*with32))
         throwSpecializationError(sema, DiagId::spec_block_range, e->range,
@@ -91,7 +91,7 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
       continue;
     }
     ConstEvalFailure failure;
-    auto v = evaluateConst(*block.axes[i], lookup, &failure, LaunchFacts{{}, warpSize});
+    auto v = evaluateConst(*block.axes[i], lookup, &failure, EvalFacts{{}, warpSize});
     if (!v || v->isFloat || v->i < 1 || v->i > block.maxThreads)
       throwSpecializationError(sema, DiagId::spec_block_eval, (failure.where ? failure.where : block.axes[i])->range,
                                !v           ? failure.reason
@@ -126,7 +126,7 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
 
   // Asked at most once, however often @grid names it.
   std::optional<int64_t> resident;
-  LaunchFacts facts{{}, warpSize};
+  EvalFacts facts{{}, warpSize};
   if (residentBlocks) {
     facts.residentBlocks = [&] {
       if (!resident) resident = residentBlocks(g.block[0] * g.block[1] * g.block[2], g.dynamicSharedBytes);

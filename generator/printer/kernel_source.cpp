@@ -121,19 +121,20 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
     body.linef("constexpr {} {} = {};  // compile-time parameter", cppType(p->type), n,
                compileTimeLiteral(p->value, p->type).text);
   }
-  // Annotated consts of the kernel's body, as this specialization computed
-  // them (unannotated ones are literals at each use, like module consts).
+  // The kernel body's consts, as this specialization computed them: like
+  // module consts, unannotated ones are literals at each use (listed in the
+  // comment below), annotated ones constexprs of the file.
   for (Symbol* c : kernel.bodyConsts) {
-    if (c->weakType) continue;
+    if (c->weakType) {
+      weakConsts.push_back(c->value.isFloat ? fmt::format("{} = {} (kernel body)", c->name, c->value.f)
+                                            : fmt::format("{} = {} (kernel body)", c->name, c->value.i));
+      continue;
+    }
     const std::string& n = ctx.globals.declare(c);
     body.mapToSource(c->declRange.begin.line, ctx.sourcePath);
     body.linef("constexpr {} {} = {};  // const of the kernel's body", cppType(c->type), n,
                compileTimeLiteral(c->value, c->type).text);
   }
-  for (Symbol* c : kernel.bodyConsts)
-    if (c->weakType)
-      weakConsts.push_back(c->value.isFloat ? fmt::format("{} = {} (kernel body)", c->name, c->value.f)
-                                            : fmt::format("{} = {} (kernel body)", c->name, c->value.i));
   if (!body.text().empty()) body.blank();
   if (!weakConsts.empty()) {
     // One comment, wrapped at the formatter's 120 columns.

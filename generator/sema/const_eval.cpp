@@ -32,8 +32,8 @@ double floatMath(BuiltinId id, const std::vector<ConstValue>& a) {
 
 class ConstEvaluator {
  public:
-  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure, const LaunchFacts& launch)
-      : lookup_(lookup), failure_(failure), launch_(launch) {}
+  ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure, const EvalFacts& facts)
+      : lookup_(lookup), failure_(failure), facts_(facts) {}
 
   std::optional<ConstValue> eval(const Expr& e) {
     switch (e.kind) {
@@ -165,20 +165,20 @@ class ConstEvaluator {
       return eval(*tensor->symbol->shape[static_cast<size_t>(axis->i)]);
     }
     if (b && b->id == BuiltinId::ResidentBlocks && c.args.empty() && c.kwargs.empty()) {
-      if (!launch_.residentBlocks) return fail(c, "resident_blocks() is known only when launching on a device");
-      return ConstValue::ofInt(launch_.residentBlocks());
+      if (!facts_.residentBlocks) return fail(c, "resident_blocks() is known only when launching on a device");
+      return ConstValue::ofInt(facts_.residentBlocks());
     }
     if (!b && c.callee == "sizeof" && c.args.size() == 1) {
       const auto* arg = c.args[0]->as<NameExpr>();
       std::optional<ScalarType> t = arg ? scalarFromName(arg->name) : std::nullopt;
-      if (arg && !t && launch_.typeArgs)
-        if (auto it = launch_.typeArgs->find(arg->name); it != launch_.typeArgs->end()) t = it->second;
+      if (arg && !t && facts_.typeArgs)
+        if (auto it = facts_.typeArgs->find(arg->name); it != facts_.typeArgs->end()) t = it->second;
       if (!t) return fail(c, "sizeof(" + (arg ? arg->name : std::string("...")) + ") is known once its type is bound");
       return ConstValue::ofInt(int64_t(scalarBytes(*t)));
     }
     if (b && b->id == BuiltinId::WarpSize && c.args.empty() && c.kwargs.empty()) {
-      if (launch_.warpSize <= 0) return fail(c, "warp_size() depends on the target: it is known at launch");
-      return ConstValue::ofInt(launch_.warpSize);
+      if (facts_.warpSize <= 0) return fail(c, "warp_size() depends on the target: it is known at launch");
+      return ConstValue::ofInt(facts_.warpSize);
     }
     std::vector<ConstValue> args;
     for (const auto& a : c.args) {
@@ -211,7 +211,7 @@ class ConstEvaluator {
 
   const ConstLookup& lookup_;
   ConstEvalFailure* failure_;
-  const LaunchFacts& launch_;
+  const EvalFacts& facts_;
 };
 
 }  // namespace
@@ -248,8 +248,8 @@ ConstLookup launchValues(const std::map<std::string, int64_t>& values) {
 }
 
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,
-                                        const LaunchFacts& launch) {
-  return ConstEvaluator(lookup, failure, launch).eval(expr);
+                                        const EvalFacts& facts) {
+  return ConstEvaluator(lookup, failure, facts).eval(expr);
 }
 
 }  // namespace spindle

@@ -30,12 +30,11 @@ ConstLookup launchValues(const std::map<std::string, int64_t>& values);
 // knows it, so it is a callback; an empty one makes the call fail.
 using ResidentBlocksValue = std::function<int64_t()>;
 
-// What a launch on a device knows and generation does not: the values of
-// resident_blocks() and warp_size() in launch expressions. Empty or zero
-// makes those calls fail (the generated file is target-neutral).
-// At specialization, `typeArgs` (the bound type parameters) gives
-// sizeof(T) its value.
-struct LaunchFacts {
+// What an evaluation may know beyond names: at launch, the values of
+// resident_blocks() and warp_size(); at specialization, the bound type
+// parameters (`typeArgs`), which give sizeof(T) its value. Empty, zero or
+// null makes those calls fail (the generated file is target-neutral).
+struct EvalFacts {
   ResidentBlocksValue residentBlocks;
   int64_t warpSize = 0;
   const std::map<std::string, ScalarType>* typeArgs = nullptr;
@@ -50,6 +49,6 @@ struct ConstEvalFailure {
 // says which sub-expression and why (a name with no value, division by zero,
 // an operator or call that is not allowed in a constant).
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup,
-                                        ConstEvalFailure* failure = nullptr, const LaunchFacts& launch = {});
+                                        ConstEvalFailure* failure = nullptr, const EvalFacts& facts = {});
 
 }  // namespace spindle
