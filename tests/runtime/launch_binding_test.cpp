@@ -575,6 +575,17 @@ TEST(LaunchScalars, BindWithTheirSignAndReachTheLaunchValues) {
   EXPECT_EQ(b.launchScalars[1], -3);
   auto values = rt::launchValueMap(plan, b);
   EXPECT_EQ(values, (std::map<std::string, int64_t>{{"N", 10}, {"count", 4000000000}, {"first", -3}}));
+  // More launch scalars than the runtime's fixed-size binding holds: refused.
+  KernelInfo many = k;
+  many.launchScalars.clear();
+  for (int i = 0; i < rt::kMaxLaunchScalars + 1; ++i) {
+    many.params.push_back(scalarParam("s" + std::to_string(i), ScalarType::I32));
+    many.launchScalars.push_back("s" + std::to_string(i));
+  }
+  EXPECT_NE(errorFrom([&] {
+              KernelPlan::make(many, {});
+            }).find("tiles: @grid and @block use 9 scalar parameters; the runtime supports at most 8"),
+            std::string::npos);
   // A launch scalar the parameters lack is a plan error, not a silent zero.
   k.launchScalars = {"scale_missing"};
   EXPECT_NE(errorFrom([&] { KernelPlan::make(k, {}); }).find("uses 'scale_missing', which is not a scalar parameter"),

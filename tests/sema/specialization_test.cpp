@@ -822,5 +822,46 @@ kernel k[T](x: T[M, N]):
                        "no compile-time value [spec-body-const]");
 }
 
+// Error paths of this session's specialization facts, each with its message.
+TEST(SpecializationErrors, AbsentUsesWrongKindsAndBodyConstTypes) {
+  const char* text = R"(
+const SCALE = 2
+
+@grid(M)
+@block(64)
+kernel k(x: f32[M, N], bias: f32[N] | None):
+    const HALF: i32 = 1.5 * SCALE
+    for j in range(thread_id(), N, block_dim()):
+        x[block_id(), j] += bias[j]
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  expectGeneratorError([&] { m->generate("k", spec); },
+                       "test.spn:7:23: error: const 'HALF' has a float value but is declared i32 "
+                       "[sema-const-float-to-int]");
+  const char* absentText = R"(
+@grid(M)
+@block(64)
+kernel k(x: f32[M, N], bias: f32[N] | None):
+    for j in range(thread_id(), N, block_dim()):
+        x[block_id(), j] += bias[j]
+)";
+  auto a = CompiledModule::fromString("test.spn", absentText, diags);
+  ASSERT_TRUE(a) << diags.renderAll();
+  spec.absentTensors = {"bias"};
+  expectGeneratorError([&] { a->generate("k", spec); },
+                       "test.spn:6:29: error: 'bias' is absent in this specialization (--absent bias) but used here; "
+                       "guard the use with 'if bias is not None:' [spec-absent-use]");
+  spec.absentTensors = {"x"};
+  expectGeneratorError([&] { a->generate("k", spec); },
+                       "kernel 'k' has no optional tensor parameter 'x' to leave absent (its optional tensors, "
+                       "declared 'T[...] | None': bias)");
+  spec.absentTensors.clear();
+  spec.consts["SCALE"] = ConstOverride::ofFunction("k");
+  expectGeneratorError([&] { m->generate("k", spec); }, "--const SCALE=k: 'SCALE' is a const; give it a number");
+}
+
 }  // namespace
 }  // namespace spindle::test
