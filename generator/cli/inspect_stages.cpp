@@ -48,7 +48,10 @@ void printScope(std::string& out, const FunctionScope& f, int depth) {
     out += fmt::format("{}  param {}: {}{}{}\n", pad, p->name, typeText(*p), p->written ? ", written" : "",
                        p->accessedInRuns ? ", indexed in runs" : "");
   for (const Symbol* d : f.dimSymbols)
-    out += fmt::format("{}  dim {}: {}\n", pad, d->name, d->staticDeclared ? "static (@static)" : "dynamic");
+    out += fmt::format("{}  dim {}: {}\n", pad, d->name,
+                       !isKernelDim(*d)    ? "bound from the argument at each call"
+                       : d->staticDeclared ? "static (@static)"
+                                           : "dynamic");
   for (const Symbol* s : f.declared) {
     if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::ScalarParam || s->kind == SymbolKind::Closure)
       continue;

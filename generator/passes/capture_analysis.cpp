@@ -1,6 +1,7 @@
 #include "capture_analysis.h"
 
 #include "frontend/ast_walk.h"
+#include "sema/tensor_arguments.h"
 
 #include <algorithm>
 #include <functional>
@@ -24,6 +25,9 @@ struct CaptureSet {
   std::map<Symbol*, CaptureMode> modes;
   std::map<Symbol*, Symbol*> impliedBy;  // dim symbol -> first tensor that needs it
   bool blockScratch = false;
+  // A def's or closure's own dim symbols (bound from tensor arguments) that
+  // its outlined function takes as parameters.
+  std::set<Symbol*> ownDims;
 
   bool add(Symbol* s, CaptureMode mode, Symbol* implied = nullptr) {
     auto [it, inserted] = modes.emplace(s, mode);
@@ -57,7 +61,7 @@ class CaptureAnalysis {
     bool changed = true;
     while (changed) {
       changed = false;
-      for (auto* f : all) changed |= threadCallees(*f);
+      for (auto* f : all) changed |= threadCallees(*f) | threadTensorArguments(*f);
     }
     for (auto* f : all) finish(*f);
   }
@@ -68,11 +72,14 @@ class CaptureAnalysis {
     for (auto* c : f->closures) gather(c, out);
   }
 
-  bool isStaticDim(const Symbol* s) const { return staticDims_.count(s->name) > 0; }
+  bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims_.count(s->name) > 0; }
 
   // Adds `s` to f's captures with everything its shape needs.
   bool capture(FunctionScope& f, Symbol* s, CaptureMode mode, Symbol* implied = nullptr) {
-    if (s->owner == &f) return false;
+    if (s->owner == &f) {
+      bool ownDim = s->kind == SymbolKind::DimSymbol && f.kind != FunctionScope::Kind::Kernel;
+      return ownDim && sets_[&f].ownDims.insert(s).second;
+    }
     if (s->kind == SymbolKind::DimSymbol) {
       if (isStaticDim(s)) return false;
       return sets_[&f].add(s, CaptureMode::Dim, implied);
@@ -109,6 +116,48 @@ class CaptureAnalysis {
     sets_[&f];
     for (Symbol* s : f.outerRefs) capture(f, s, modeFor(f, s));
     if (f.usesBlockCollective) sets_[&f].blockScratch = true;
+    // A def's own dims that its code reads (sema_resolve: named, dim(x, k),
+    // or addressing the rows of its tensor parameters).
+    for (Symbol* d : f.dimsRead) capture(f, d, CaptureMode::Dim);
+  }
+
+  // The dims a callee takes are read, at the call, from the shapes of the
+  // tensors passed to it: whatever those shapes name, the caller needs; so
+  // does the row-major stride of a contiguous tensor passed to a strided
+  // parameter (its dims after the first).
+  bool threadTensorArguments(FunctionScope& f) {
+    bool changed = false;
+    forEachUserCall(f, [&](const CallExpr& c) {
+      FunctionScope& callee = *c.symbol->scope;
+      for (size_t i = 0; i < c.args.size() && i < callee.params.size(); ++i) {
+        Symbol* tensor = tensorArgument(*c.args[i]);
+        if (!tensor || !callee.params[i]->strided || tensor->strided) continue;
+        for (size_t axis = 1; axis < tensor->shape.size(); ++axis) {
+          std::vector<Symbol*> dims;
+          collectDimSymbols(*tensor->shape[axis], dims);
+          for (Symbol* d : dims) changed |= capture(f, d, CaptureMode::Dim, tensor);
+        }
+      }
+      const std::set<Symbol*>& calleeDims =
+          callee.kind == FunctionScope::Kind::Function ? moduleDefDims(callee) : sets_[&callee].ownDims;
+      for (const DimSource& source : dimSources(callee)) {
+        if (!calleeDims.count(source.dim) || static_cast<size_t>(source.param) >= c.args.size()) continue;
+        const Symbol* tensor = tensorArgument(*c.args[static_cast<size_t>(source.param)]);
+        if (!tensor) continue;
+        std::vector<Symbol*> dims;
+        collectDimSymbols(*tensor->shape.at(static_cast<size_t>(source.axis)), dims);
+        for (Symbol* d : dims) changed |= capture(f, d, CaptureMode::Dim, const_cast<Symbol*>(tensor));
+      }
+    });
+    return changed;
+  }
+
+  // A module def was analyzed on its own before (analyzeModuleDefs): its
+  // dim parameters are final.
+  const std::set<Symbol*>& moduleDefDims(const FunctionScope& def) {
+    auto [it, inserted] = moduleDefDims_.emplace(&def, std::set<Symbol*>());
+    if (inserted) it->second.insert(def.dimParams.begin(), def.dimParams.end());
+    return it->second;
   }
 
   bool threadCallees(FunctionScope& f) {
@@ -144,6 +193,11 @@ class CaptureAnalysis {
     auto& set = sets_[&f];
     f.capturesBlockScratch = set.blockScratch;
     f.captures.clear();
+    if (f.kind != FunctionScope::Kind::Kernel) {
+      f.dimParams.clear();
+      for (Symbol* d : f.dimSymbols)
+        if (set.ownDims.count(d)) f.dimParams.push_back(d);
+    }
     if (f.kind != FunctionScope::Kind::Closure) return;
     std::vector<Symbol*> symbols;
     for (const auto& [s, mode] : set.modes) symbols.push_back(s);
@@ -170,6 +224,7 @@ class CaptureAnalysis {
   FunctionScope& root_;
   const std::set<std::string>& staticDims_;
   std::map<FunctionScope*, CaptureSet> sets_;
+  std::map<const FunctionScope*, std::set<Symbol*>> moduleDefDims_;
 };
 
 }  // namespace

@@ -1,9 +1,11 @@
 // Expressions to C++ text, with parentheses only where C++ precedence needs
 // them (and where clang would warn that a reader might misread).
+#include <algorithm>
 #include <cmath>
 
 #include "function_printer.h"
 #include "sema/builtins.h"
+#include "sema/tensor_arguments.h"
 
 namespace spindle {
 
@@ -242,10 +244,21 @@ CppExpr FunctionPrinter::userCall(const CallExpr& c) const {
   FunctionScope* callee = c.symbol->scope;
   std::vector<std::string> args;
   for (size_t i = 0; i < c.args.size(); ++i) {
-    ScalarType paramType = i < callee->params.size() ? callee->params[i]->type : ScalarType::Invalid;
+    const Symbol* param = i < callee->params.size() ? callee->params[i] : nullptr;
+    if (param && param->kind == SymbolKind::TensorParam) {
+      tensorArguments(*tensorArgument(*c.args[i]), *param, args);
+      continue;
+    }
+    ScalarType paramType = param ? param->type : ScalarType::Invalid;
     args.push_back(isStorageOnly(paramType) && c.args[i]->type == paramType ? expr(*c.args[i]).text
                    : isStorageOnly(paramType) ? cppType(paramType) + "(" + value(*c.args[i]) + ")"
                                               : value(*c.args[i]));
+  }
+  // The callee's dims, read from the shapes of the tensors passed to it.
+  for (const DimSource& source : dimSources(*callee)) {
+    if (std::find(callee->dimParams.begin(), callee->dimParams.end(), source.dim) == callee->dimParams.end()) continue;
+    const Symbol& tensor = *tensorArgument(*c.args.at(static_cast<size_t>(source.param)));
+    args.push_back(dimExpr(tensor, static_cast<size_t>(source.axis)).text);
   }
   for (const auto& cap : callee->captures) {
     if (cap.mode == CaptureMode::Stride) args.push_back(strideName(cap.symbol, cap.axis));
@@ -255,6 +268,24 @@ CppExpr FunctionPrinter::userCall(const CallExpr& c) const {
   std::string text = ctx_.functionNames.at(callee) + "(";
   for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + args[i];
   return {text + ")", kPostfix};
+}
+
+// A tensor passed to a def's tensor parameter: its pointer, and, for a
+// strided parameter, its strides (a contiguous tensor's are the products of
+// its trailing dims).
+void FunctionPrinter::tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const {
+  args.push_back(name(&tensor));
+  if (!param.strided) return;
+  for (size_t axis = 0; axis < tensor.shape.size(); ++axis) {
+    if (tensor.strided) {
+      args.push_back(strideName(&tensor, static_cast<int>(axis)));
+      continue;
+    }
+    std::string stride;
+    for (size_t k = axis + 1; k < tensor.shape.size(); ++k)
+      stride += (stride.empty() ? "" : " * ") + paren(dimExpr(tensor, k), kMultiplicative + 1);
+    args.push_back(stride.empty() ? "1" : stride);
+  }
 }
 
 CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {

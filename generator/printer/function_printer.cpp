@@ -81,10 +81,14 @@ std::string FunctionPrinter::strideName(const Symbol* tensor, int axis) const {
 std::string FunctionPrinter::pointerDecl(const Symbol& s, const std::string& emittedName) const {
   std::string elem = cppType(s.type);
   if (s.kind == SymbolKind::TensorParam) {
-    // Tensors never overlap (docs/language.md), so __restrict__ lets the
-    // compiler use the read-only data path for inputs; @alias tensors may
-    // be one buffer, so they go without.
-    return fmt::format("{}{}* {}{}", s.written ? "" : "const ", elem, s.aliased ? "" : "__restrict__ ", emittedName);
+    // A kernel's tensors never overlap (docs/language.md), so __restrict__
+    // lets the compiler use the read-only data path for inputs; @alias
+    // tensors may be one buffer, so they go without. A def's tensor
+    // parameter may be passed the same tensor twice, or one its closure
+    // captures: no __restrict__ (inlined into the kernel, its accesses keep
+    // the kernel parameter's).
+    bool restrict = !s.aliased && s.owner && s.owner->kind == FunctionScope::Kind::Kernel;
+    return fmt::format("{}{}* {}{}", s.written ? "" : "const ", elem, restrict ? "__restrict__ " : "", emittedName);
   }
   return fmt::format("{}* {}", elem, emittedName);
 }
@@ -144,8 +148,26 @@ void FunctionPrinter::declareKernelParams() {
   }
 }
 
-void FunctionPrinter::declareFunctionParams() {
-  for (Symbol* p : fn_.params) names_.declare(p);
+// A def's parameters: scalars, and for each tensor a pointer (then its
+// strides, if strided); then the dims it reads, bound by each call.
+std::vector<std::string> FunctionPrinter::declareFunctionParams() {
+  std::vector<std::string> params;
+  for (Symbol* p : fn_.params) {
+    const std::string& n = names_.declare(p);
+    if (p->kind != SymbolKind::TensorParam) {
+      params.push_back(cppType(p->type) + " " + n);
+      continue;
+    }
+    params.push_back(pointerDecl(*p, n));
+    if (!p->strided) continue;
+    for (int axis = 0; axis < static_cast<int>(p->shape.size()); ++axis) {
+      std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
+      strides_[{p, axis}] = sn;
+      params.push_back("int64_t " + sn);
+    }
+  }
+  for (Symbol* d : fn_.dimParams) params.push_back("int64_t " + names_.declare(d));
+  return params;
 }
 
 void FunctionPrinter::printKernel(const std::string& launchBounds) {
@@ -227,9 +249,7 @@ std::string FunctionPrinter::launcherDynamicSharedBytes() {
 }
 
 void FunctionPrinter::printDeviceFunction() {
-  declareFunctionParams();
-  std::vector<std::string> params;
-  for (Symbol* p : fn_.params) params.push_back(cppType(p->type) + " " + name(p));
+  std::vector<std::string> params = declareFunctionParams();
   for (const auto& cap : fn_.captures) {
     Symbol* s = cap.symbol;
     switch (cap.mode) {

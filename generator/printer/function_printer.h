@@ -31,7 +31,7 @@ struct PrintContext {
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
   const KernelPrintPlan& plan;                                // the driver's decisions
 
-  bool isStaticDim(const Symbol* s) const { return staticDims.count(s->name) > 0; }
+  bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims.count(s->name) > 0; }
 };
 
 // Emitted text of an expression and its C++ precedence (higher binds
@@ -84,7 +84,7 @@ class FunctionPrinter {
  private:
   // --- names
   void declareKernelParams();
-  void declareFunctionParams();
+  std::vector<std::string> declareFunctionParams();
   const std::string& name(const Symbol* s) const { return names_.nameOf(s); }
   std::string strideName(const Symbol* tensor, int axis) const;
 
@@ -125,6 +125,7 @@ class FunctionPrinter {
   CppExpr call(const CallExpr& c) const;
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
+  void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   CppExpr index(const IndexExpr& idx) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;

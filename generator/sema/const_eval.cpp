@@ -227,7 +227,9 @@ ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
   return [&dims](const NameExpr& n) -> std::optional<ConstValue> {
     if (!n.symbol) return std::nullopt;
     if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-    if (n.symbol->kind == SymbolKind::DimSymbol) {
+    // Static dims are the kernel's; a def's dim of the same name is bound
+    // from its argument at each call.
+    if (n.symbol->kind == SymbolKind::DimSymbol && isKernelDim(*n.symbol)) {
       auto it = dims.find(n.symbol->name);
       if (it != dims.end()) return ConstValue::ofInt(it->second);
     }

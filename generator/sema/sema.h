@@ -162,8 +162,15 @@ struct FunctionScope {
   std::vector<std::string> fnParams;
   std::set<std::string> unboundFnParams;
   bool typingDeferred = false;  // calls an unbound fn parameter: typed only when specialized
-  // Kernel only: dim symbols in first-appearance order.
+  // Dim symbols of the tensor parameters' types, in first-appearance order.
+  // A def's (or closure's) are bound from the arguments at each call.
   std::vector<Symbol*> dimSymbols;
+  // Defs and closures: their own dim symbols the body names (or reads
+  // through dim(x, k)); and, from the capture analysis, the ones the
+  // function takes as parameters: those, the ones that address its tensor
+  // parameters' rows, and the ones its closures capture.
+  std::set<Symbol*> dimsRead;
+  std::vector<Symbol*> dimParams;
   std::map<std::string, Symbol*> typeParams;
   ScalarType returnType = ScalarType::Invalid;  // Invalid: no value returned
   bool returnsTypeParam = false;
@@ -184,6 +191,12 @@ class SemaModule {
   FunctionScope* newScope(FunctionScope::Kind kind, std::string name, FunctionScope* parent);
   FunctionScope* findKernel(const std::string& name) const;
 };
+
+// A dim symbol of a kernel's parameters: the ones a specialization may make
+// static and a launch binds (a def's dims are bound by each call).
+inline bool isKernelDim(const Symbol& s) {
+  return s.kind == SymbolKind::DimSymbol && s.owner && s.owner->kind == FunctionScope::Kind::Kernel;
+}
 
 // Module consts given other values, by name (a specialization's --const).
 using ConstValues = std::map<std::string, ConstValue>;

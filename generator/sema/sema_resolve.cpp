@@ -8,6 +8,7 @@
 #include "sema/builtins.h"
 #include "sema/const_eval.h"
 #include "sema/sema.h"
+#include "sema/tensor_arguments.h"
 
 namespace spindle {
 
@@ -152,6 +153,7 @@ class Resolver {
     for (auto* f : sema_.functions) resolveFunction(f);
     for (auto* k : sema_.kernels) resolveKernel(k);
     checkRecursion();
+    propagateTensorArgumentFacts(sema_);
   }
 
  private:
@@ -306,30 +308,61 @@ class Resolver {
     scope->declared.push_back(sym);
   }
 
-  void resolveParams(FunctionScope* scope, std::vector<Param>& params, bool allowTensors) {
+  void resolveParams(FunctionScope* scope, std::vector<Param>& params) {
+    const bool isKernel = scope->kind == FunctionScope::Kind::Kernel;
     int index = 0;
     for (auto& p : params) {
       checkNotTypeName(p.name, p.nameRange);
       bool tensor = p.type.isTensor;
-      // Reported, but kept a tensor so the body's uses raise no follow-on errors.
-      if (tensor && !allowTensors) error(DiagId::sema_def_tensor_param, p.type.range, p.name);
       auto* sym =
           sema_.newSymbol(tensor ? SymbolKind::TensorParam : SymbolKind::ScalarParam, p.name, p.nameRange, scope);
       sym->paramIndex = index++;
       p.symbol = sym;
       resolveElemType(scope, p.type, sym);
       if (p.type.optional && !tensor) error(DiagId::sema_optional_scalar, p.type.range, p.name);
+      // A def's caller decides presence in the kernel, where `is None` is a
+      // compile-time fact; inside the def the tensor is always there.
+      if (p.type.optional && tensor && !isKernel) error(DiagId::sema_def_tensor_param, p.type.range, p.name);
       if (tensor) {
         sym->strided = p.type.strided;
-        sym->optional = p.type.optional;
+        sym->optional = p.type.optional && isKernel;
         for (auto& d : p.type.dims) {
           sym->shape.push_back(d.get());
-          resolveDim(scope, *d);
+          if (isKernel) resolveDim(scope, *d);
+          else resolveDefDim(scope, *d);
         }
       }
       declareLocalName(scope, sym);
       scope->params.push_back(sym);
     }
+  }
+
+  // A dim of a def's (or closure's) tensor parameter: a name, bound from the
+  // argument at each call like a template argument. It is the def's own dim
+  // symbol (shadowing any outer name), shared by every parameter that names
+  // it; typing checks that a call binds it consistently.
+  void resolveDefDim(FunctionScope* scope, Expr& d) {
+    d.type = ScalarType::I64;
+    auto* name = d.as<NameExpr>();
+    if (!name) {
+      error(DiagId::sema_def_dim_not_name, d.range,
+            file_->text().substr(d.range.begin.offset, d.range.end.offset - d.range.begin.offset));
+      return;
+    }
+    if (auto it = scope->names.find(name->name); it != scope->names.end()) {
+      if (it->second->kind != SymbolKind::DimSymbol) {
+        error(DiagId::sema_dim_name_clash, d.range, name->name, symbolKindName(it->second->kind));
+        return;
+      }
+      name->symbol = it->second;
+      return;
+    }
+    checkNotTypeName(name->name, d.range);
+    auto* sym = sema_.newSymbol(SymbolKind::DimSymbol, name->name, d.range, scope);
+    sym->type = ScalarType::I64;
+    name->symbol = sym;
+    scope->names.emplace(sym->name, sym);
+    scope->dimSymbols.push_back(sym);
   }
 
   // A tensor dim: an integer literal, an integer const, or a dim symbol
@@ -406,7 +439,7 @@ class Resolver {
     }
     standingAloneDims_.clear();
     firstInExpression_.clear();
-    resolveParams(scope, k.params, /*allowTensors=*/true);
+    resolveParams(scope, k.params);
     checkDimExpressions(scope);
     checkTypeParamsUsed(scope);
     resolveDecorators(scope);
@@ -602,7 +635,7 @@ class Resolver {
 
   void resolveFunction(FunctionScope* scope) {
     FunctionDecl& f = *scope->function;
-    resolveParams(scope, f.params, /*allowTensors=*/false);
+    resolveParams(scope, f.params);
     resolveReturnType(scope, f);
     resolveBody(scope, f.body);
   }
@@ -840,6 +873,7 @@ class Resolver {
   // from these references later (passes/capture_analysis.cpp).
   void noteReference(Symbol* sym) {
     FunctionScope* scope = state().scope;
+    if (sym->kind == SymbolKind::DimSymbol && sym->owner == scope) scope->dimsRead.insert(sym);
     if (!isCapturable(sym) || sym->owner == scope) return;
     if (std::find(scope->outerRefs.begin(), scope->outerRefs.end(), sym) == scope->outerRefs.end())
       scope->outerRefs.push_back(sym);
@@ -904,7 +938,7 @@ class Resolver {
         auto& fd = *s.as<FuncDefStmt>();
         FunctionScope* child = fd.func->symbol ? fd.func->symbol->scope : nullptr;
         if (!child) return;  // a redefinition, already reported
-        resolveParams(child, fd.func->params, /*allowTensors=*/false);
+        resolveParams(child, fd.func->params);
         resolveReturnType(child, *fd.func);
         resolveBody(child, fd.func->body);
         return;
@@ -1121,6 +1155,12 @@ class Resolver {
     if (isStore) sym->written = true;
     if (sym->kind == SymbolKind::TensorParam && !idx.indices.empty() && addsUnrolledLoopVar(*idx.indices.back()))
       sym->accessedInRuns = true;
+    // A def addressing the rows of its own contiguous tensor parameter reads
+    // the dims after the first.
+    FunctionScope* scope = state().scope;
+    if (sym->owner == scope && scope->kind != FunctionScope::Kind::Kernel && !sym->strided)
+      for (size_t axis = 1; axis < sym->shape.size(); ++axis)
+        if (auto* d = sym->shape[axis]->as<NameExpr>(); d && d->symbol) scope->dimsRead.insert(d->symbol);
   }
 
   // C's `x[i][j]` on a tensor or buffer of two or more dims: one error that

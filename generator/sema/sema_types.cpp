@@ -7,6 +7,7 @@
 #include "sema/builtins.h"
 #include "sema/const_eval.h"
 #include "sema/sema.h"
+#include "sema/tensor_arguments.h"
 
 namespace spindle {
 
@@ -637,7 +638,12 @@ class TypeChecker {
     FunctionScope* callee = c.symbol->scope;
     if (callee->kind == FunctionScope::Kind::Closure) typeFunction(*callee);  // infers its return type
     const auto& params = callee->params;
+    std::map<const Symbol*, const Expr*> dimBindings;  // the callee's dims, as this call binds them
     for (size_t i = 0; i < c.args.size(); ++i) {
+      if (i < params.size() && params[i]->kind == SymbolKind::TensorParam) {
+        checkTensorArgument(c, *c.args[i], *params[i], dimBindings);
+        continue;
+      }
       ScalarType t = typeOf(*c.args[i]);
       if (i < params.size()) checkConvertible(*c.args[i], t, params[i]->type);
     }
@@ -645,6 +651,55 @@ class TypeChecker {
       error(DiagId::sema_void_value, c.range, c.callee);
     }
     return callee->returnType;
+  }
+
+  // A tensor passed to a def's tensor parameter: same element type and rank;
+  // strided only into a strided parameter; and a dim the parameters name
+  // twice bound to values known to be equal (the same dim symbol or the same
+  // constant), since the def reads one value for both.
+  void checkTensorArgument(const CallExpr& c, Expr& arg, const Symbol& param,
+                           std::map<const Symbol*, const Expr*>& dimBindings) {
+    const Symbol* tensor = tensorArgument(arg);
+    if (!tensor) {
+      error(DiagId::sema_tensor_arg_not_tensor, arg.range, param.name, c.callee, tensorTypeText(param));
+      return;
+    }
+    if (tensor->type != param.type || tensor->shape.size() != param.shape.size()) {
+      error(DiagId::sema_tensor_arg_mismatch, arg.range, tensor->name, tensorTypeText(*tensor), param.name, c.callee,
+            tensorTypeText(param));
+      return;
+    }
+    if (tensor->strided && !param.strided) {
+      error(DiagId::sema_tensor_arg_strided, arg.range, tensor->name, param.name, c.callee);
+      return;
+    }
+    for (size_t axis = 0; axis < param.shape.size(); ++axis) {
+      const auto* dim = param.shape[axis]->as<NameExpr>();
+      if (!dim || !dim->symbol) continue;
+      const Expr* value = tensor->shape[axis];
+      auto [it, first] = dimBindings.emplace(dim->symbol, value);
+      if (!first && !sameDimValue(*it->second, *value))
+        error(DiagId::sema_def_dim_conflict, arg.range, dim->name, c.callee, sourceText(*it->second),
+              sourceText(*value));
+    }
+  }
+
+  bool sameDimValue(const Expr& a, const Expr& b) const {
+    const auto *na = a.as<NameExpr>(), *nb = b.as<NameExpr>();
+    if (na && nb && na->symbol && na->symbol == nb->symbol) return true;
+    auto va = evaluateConst(a, constsOnly()), vb = evaluateConst(b, constsOnly());
+    return va && vb && !va->isFloat && !vb->isFloat && va->i == vb->i;
+  }
+
+  std::string sourceText(const Expr& e) const {
+    return sema_.file->text().substr(e.range.begin.offset, e.range.end.offset - e.range.begin.offset);
+  }
+
+  // "bf16[N, 2 * D] strided", as the parameter's type is written.
+  std::string tensorTypeText(const Symbol& s) const {
+    std::string text = std::string(scalarName(s.type)) + "[";
+    for (size_t i = 0; i < s.shape.size(); ++i) text += (i ? ", " : "") + sourceText(*s.shape[i]);
+    return text + "]" + (s.strided ? " strided" : "");
   }
 
   ScalarType typeBuiltin(CallExpr& c, const BuiltinInfo& b, bool allowVoid) {
