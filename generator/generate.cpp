@@ -263,9 +263,12 @@ void checkCompileTimeValue(const TypeParam& tp, ConstOverride& value, const std:
                                        constOverrideText(value), name));
     return;
   }
-  if (!value.function.empty())
-    throw GeneratorError(fmt::format("--const {}={}: '{}' is a compile-time {}; give it a value", name, value.function,
-                                     name, tp.kindName));
+  if (!value.function.empty()) {
+    // `true` as C++ and JSON spell it: say how Spindle (and Python) does.
+    std::string hint = tp.kindName == "bool" ? " (True or False, or 1 or 0)" : "";
+    throw GeneratorError(fmt::format("--const {}={}: '{}' is a compile-time {}; give it a value{}", name,
+                                     value.function, name, tp.kindName, hint));
+  }
   auto t = scalarFromName(tp.kindName);
   if (!t) return;  // sema reported the unknown type
   if (isFloat(*t)) {

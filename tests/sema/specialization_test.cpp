@@ -789,6 +789,8 @@ kernel k[ACT: fn, FLAG: bool, W: i32](x: f32[N, W]):
             "[sema-fn-param-binding]");
   expectBad("FLAG", ConstOverride::ofInt(2), "--const FLAG=2: 'FLAG' is declared bool, which does not hold 2");
   expectBad("W", ConstOverride::ofFunction("silu"), "--const W=silu: 'W' is a compile-time i32; give it a value");
+  expectBad("FLAG", ConstOverride::ofFunction("true"),
+            "--const FLAG=true: 'FLAG' is a compile-time bool; give it a value (True or False, or 1 or 0)");
   expectBad("W", ConstOverride::ofFloat(2.5), "--const W=2.5: 'W' is a compile-time i32; give it an integer");
 }
 
