@@ -349,18 +349,24 @@ class Resolver {
             file_->text().substr(d.range.begin.offset, d.range.end.offset - d.range.begin.offset));
       return;
     }
-    if (auto it = scope->names.find(name->name); it != scope->names.end()) {
+    bindDimSymbol(scope, *name);
+  }
+
+  // `name` in a dim of one of `scope`'s parameters: the dim symbol of that
+  // name, declared by its first appearance.
+  void bindDimSymbol(FunctionScope* scope, NameExpr& name) {
+    if (auto it = scope->names.find(name.name); it != scope->names.end()) {
       if (it->second->kind != SymbolKind::DimSymbol) {
-        error(DiagId::sema_dim_name_clash, d.range, name->name, symbolKindName(it->second->kind));
+        error(DiagId::sema_dim_name_clash, name.range, name.name, symbolKindName(it->second->kind));
         return;
       }
-      name->symbol = it->second;
+      name.symbol = it->second;
       return;
     }
-    checkNotTypeName(name->name, d.range);
-    auto* sym = sema_.newSymbol(SymbolKind::DimSymbol, name->name, d.range, scope);
+    checkNotTypeName(name.name, name.range);
+    auto* sym = sema_.newSymbol(SymbolKind::DimSymbol, name.name, name.range, scope);
     sym->type = ScalarType::I64;
-    name->symbol = sym;
+    name.symbol = sym;
     scope->names.emplace(sym->name, sym);
     scope->dimSymbols.push_back(sym);
   }
@@ -406,20 +412,7 @@ class Resolver {
       name->symbol = it->second;
       return;
     }
-    if (it != kernel->names.end()) {
-      if (it->second->kind != SymbolKind::DimSymbol) {
-        error(DiagId::sema_dim_name_clash, d.range, name->name, symbolKindName(it->second->kind));
-        return;
-      }
-      name->symbol = it->second;
-      return;
-    }
-    checkNotTypeName(name->name, d.range);
-    auto* sym = sema_.newSymbol(SymbolKind::DimSymbol, name->name, d.range, kernel);
-    sym->type = ScalarType::I64;
-    name->symbol = sym;
-    kernel->names.emplace(sym->name, sym);
-    kernel->dimSymbols.push_back(sym);
+    bindDimSymbol(kernel, *name);
   }
 
   void resolveKernel(FunctionScope* scope) {
