@@ -176,6 +176,51 @@ void recomputeCallees(SemaModule& sema, const std::set<const FunctionDecl*>& rem
   }
 }
 
+// A const's value into its symbol, typed as declared (or, unannotated, as
+// its value's kind and size).
+void setConstValue(const SemaModule& sema, Symbol& c, const ConstValue& v) {
+  if (!c.weakType && !isFloat(c.declaredType) && v.isFloat)
+    throwSpecializationError(sema, DiagId::sema_const_float_to_int, c.init->range, c.name, scalarName(c.declaredType));
+  c.value = v;
+  if (isFloat(c.declaredType)) c.value = ConstValue::ofFloat(v.asDouble());
+  if (c.weakType) {
+    c.type = v.isFloat ? ScalarType::F32 : ScalarType::I32;
+    if (!v.isFloat && (v.i > INT32_MAX || v.i < INT32_MIN)) c.type = ScalarType::I64;
+  }
+}
+
+// Module consts computed from dims (`const VPT = H // 256`), in order, with
+// this kernel's static dims. One that cannot be computed here (a dim it
+// names is dynamic, or not this kernel's) keeps the reason: using it is
+// spec-const-needs-dim (checkNoUnavailableConsts), leaving it unused is fine.
+void evaluateModuleConstsOfDims(const SemaModule& sema, const FunctionScope& kernel, const Specialization& spec) {
+  for (Symbol* c : sema.consts) {
+    if (!c->needsDims) continue;
+    std::string reason;
+    auto lookup = [&](const NameExpr& n) -> std::optional<ConstValue> {
+      if (n.symbol)
+        return n.symbol->kind == SymbolKind::Const && !n.symbol->needsDims ? std::optional<ConstValue>(n.symbol->value)
+                                                                           : std::nullopt;
+      if (auto it = spec.staticDims.find(n.name); it != spec.staticDims.end()) return ConstValue::ofInt(it->second);
+      bool isDim = false;
+      for (const Symbol* d : kernel.dimSymbols) isDim |= d->name == n.name;
+      if (reason.empty())
+        reason = isDim
+                     ? fmt::format("dim '{0}' is dynamic; make it static (@static({0}) or --static {0}=VALUE)", n.name)
+                     : fmt::format("'{}' is not a dim of kernel '{}'", n.name, kernel.name);
+      return std::nullopt;
+    };
+    ConstEvalFailure failure;
+    auto v = evaluateConst(*c->init, lookup, &failure);
+    if (!v) {
+      c->unavailable = reason.empty() ? failure.reason : reason;
+      continue;
+    }
+    setConstValue(sema, *c, *v);
+    c->needsDims = false;
+  }
+}
+
 // The kernel body's consts, in order, with this specialization's static
 // dims and type bindings (sizeof(T)); later ones see earlier ones. Their
 // statements leave the body: a weak const is written as its literal at each
@@ -191,15 +236,7 @@ void evaluateBodyConsts(const SemaModule& sema, FunctionScope& kernel, const Spe
     if (!v)
       throwSpecializationError(sema, DiagId::spec_body_const, (failure.where ? failure.where : c->init)->range, c->name,
                                failure.reason);
-    if (!c->weakType && !isFloat(c->declaredType) && v->isFloat)
-      throwSpecializationError(sema, DiagId::sema_const_float_to_int, c->init->range, c->name,
-                               scalarName(c->declaredType));
-    c->value = *v;
-    if (isFloat(c->declaredType)) c->value = ConstValue::ofFloat(v->asDouble());
-    if (c->weakType) {
-      c->type = v->isFloat ? ScalarType::F32 : ScalarType::I32;
-      if (!v->isFloat && (v->i > INT32_MAX || v->i < INT32_MIN)) c->type = ScalarType::I64;
-    }
+    setConstValue(sema, *c, *v);
   }
   Block& body = kernel.kernel->body;
   body.erase(std::remove_if(body.begin(), body.end(),
@@ -347,6 +384,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   for (Symbol* p : kernel.params)
     if (p->optional)
       p->presence = spec.absentTensors.count(p->name) ? Symbol::Presence::Absent : Symbol::Presence::Present;
+  evaluateModuleConstsOfDims(sema, kernel, spec);
   evaluateBodyConsts(sema, kernel, spec);
 
   // Branches dead in this specialization go before anything types or
@@ -368,6 +406,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   KernelPrintPlan plan{kernel, planBlock(sema, kernel, spec.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
 
   checkNoAbsentUses(sema, kernel, plan.functions);
+  checkNoUnavailableConsts(sema, kernel, plan.functions);
   analyzeModuleDefs(sema);
   analyzeCaptures(sema, kernel, staticDims);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);

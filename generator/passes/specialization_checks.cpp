@@ -77,20 +77,51 @@ void checkSpecializedBodies(const SemaModule& sema, const FunctionScope& kernel,
   checkBlock(sema, kernel.kernel->body, staticValues);
 }
 
-void checkNoAbsentUses(const SemaModule& sema, const FunctionScope& kernel,
-                       const std::vector<FunctionScope*>& functions) {
+namespace {
+
+// Calls `onName` on every name in the code this specialization prints: the
+// kernel's launch decorators and body and the functions it calls, but not what
+// `skip` says to leave (with its subtree).
+void forEachPrintedName(const FunctionScope& kernel, const std::vector<FunctionScope*>& functions,
+                        const std::function<bool(const Expr&)>& skip,
+                        const std::function<void(const NameExpr&)>& onName) {
   std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
-    if (const auto* u = e.as<UnaryExpr>(); u && u->op == UnaryOp::IsNone) return;  // asking is the one use allowed
-    if (const auto* n = e.as<NameExpr>(); n && n->symbol && n->symbol->presence == Symbol::Presence::Absent)
-      throwSpecializationError(sema, DiagId::spec_absent_use, n->range, n->name, n->name, n->name);
+    if (skip(e)) return;
+    if (const auto* n = e.as<NameExpr>()) onName(*n);
     forEachChild(e, onExpr);
   };
   std::function<void(const Block&)> onBlock = [&](const Block& b) {
     for (const auto& st : b) forEachChild(*st, onExpr, onBlock);
   };
+  for (const Decorator& d : kernel.kernel->decorators)
+    if (d.name == "grid" || d.name == "block")
+      for (const auto& arg : d.args) onExpr(*arg);
   onBlock(kernel.kernel->body);
-  for (const FunctionScope* f : functions)
-    if (f->kind == FunctionScope::Kind::Closure) onBlock(f->function->body);
+  for (const FunctionScope* f : functions) onBlock(f->function->body);
+}
+
+}  // namespace
+
+void checkNoAbsentUses(const SemaModule& sema, const FunctionScope& kernel,
+                       const std::vector<FunctionScope*>& functions) {
+  auto isNoneTest = [](const Expr& e) {  // asking is the one use allowed
+    const auto* u = e.as<UnaryExpr>();
+    return u && u->op == UnaryOp::IsNone;
+  };
+  forEachPrintedName(kernel, functions, isNoneTest, [&](const NameExpr& n) {
+    if (n.symbol && n.symbol->presence == Symbol::Presence::Absent)
+      throwSpecializationError(sema, DiagId::spec_absent_use, n.range, n.name, n.name, n.name);
+  });
+}
+
+void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kernel,
+                              const std::vector<FunctionScope*>& functions) {
+  forEachPrintedName(
+      kernel, functions, [](const Expr&) { return false; },
+      [&](const NameExpr& n) {
+        if (n.symbol && n.symbol->kind == SymbolKind::Const && n.symbol->needsDims)
+          throwSpecializationError(sema, DiagId::spec_const_needs_dim, n.range, n.name, n.symbol->unavailable);
+      });
 }
 
 }  // namespace spindle

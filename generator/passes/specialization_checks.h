@@ -23,9 +23,15 @@ void checkSpecializedBodies(const SemaModule& sema, const FunctionScope& kernel,
 
 // After pruning: no code left uses an optional tensor this specialization
 // leaves absent, except to ask `is None` (spec-absent-use, at the use).
-// `functions` are the kernel's closures (module defs take no tensors).
+// `functions` are the defs and closures the kernel calls.
 void checkNoAbsentUses(const SemaModule& sema, const FunctionScope& kernel,
                        const std::vector<FunctionScope*>& functions);
+
+// After pruning: no code left uses a module const computed from dims that
+// this specialization could not compute (spec-const-needs-dim, at the use,
+// with the reason: a dynamic dim, or a name that is not the kernel's dim).
+void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kernel,
+                              const std::vector<FunctionScope*>& functions);
 
 // A specialization the source cannot be generated for: a located,
 // clang-style diagnostic carried by a GeneratorError.

@@ -218,35 +218,43 @@ class ConstEvaluator {
 
 ConstLookup constsOnly() {
   return [](const NameExpr& n) -> std::optional<ConstValue> {
-    if (n.symbol && n.symbol->kind == SymbolKind::Const) return n.symbol->value;
+    if (n.symbol && n.symbol->kind == SymbolKind::Const && !n.symbol->needsDims) return n.symbol->value;
     return std::nullopt;
   };
 }
 
-ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
-  return [&dims](const NameExpr& n) -> std::optional<ConstValue> {
-    if (!n.symbol) return std::nullopt;
-    if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-    // Static dims are the kernel's; a def's dim of the same name is bound
-    // from its argument at each call.
-    if (n.symbol->kind == SymbolKind::DimSymbol && isKernelDim(*n.symbol)) {
-      auto it = dims.find(n.symbol->name);
-      if (it != dims.end()) return ConstValue::ofInt(it->second);
-    }
-    return std::nullopt;
+namespace {
+
+// A name's value given `values` by name: consts (a module const computed
+// from dims is evaluated from its expression, whose dim names are unbound,
+// with the same values), kernel dims, and with `scalars` integer scalar
+// parameters.
+std::optional<ConstValue> namedValue(const NameExpr& n, const std::map<std::string, int64_t>& values, bool scalars) {
+  auto byName = [&]() -> std::optional<ConstValue> {
+    auto it = values.find(n.name);
+    if (it == values.end()) return std::nullopt;
+    return ConstValue::ofInt(it->second);
   };
+  if (!n.symbol) return byName();  // a dim in a module const's expression
+  const Symbol& s = *n.symbol;
+  if (s.kind == SymbolKind::Const && s.needsDims)
+    return evaluateConst(*s.init, [&](const NameExpr& m) { return namedValue(m, values, scalars); });
+  if (s.kind == SymbolKind::Const) return s.value;
+  // Static dims are the kernel's; a def's dim of the same name is bound
+  // from its argument at each call.
+  if (s.kind == SymbolKind::DimSymbol && isKernelDim(s)) return byName();
+  if (scalars && s.kind == SymbolKind::ScalarParam) return byName();
+  return std::nullopt;
+}
+
+}  // namespace
+
+ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
+  return [&dims](const NameExpr& n) { return namedValue(n, dims, /*scalars=*/false); };
 }
 
 ConstLookup launchValues(const std::map<std::string, int64_t>& values) {
-  return [&values](const NameExpr& n) -> std::optional<ConstValue> {
-    if (!n.symbol) return std::nullopt;
-    if (n.symbol->kind == SymbolKind::Const) return n.symbol->value;
-    if (n.symbol->kind == SymbolKind::DimSymbol || n.symbol->kind == SymbolKind::ScalarParam) {
-      auto it = values.find(n.symbol->name);
-      if (it != values.end()) return ConstValue::ofInt(it->second);
-    }
-    return std::nullopt;
-  };
+  return [&values](const NameExpr& n) { return namedValue(n, values, /*scalars=*/true); };
 }
 
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,

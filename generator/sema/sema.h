@@ -84,6 +84,11 @@ struct Symbol {
   int paramIndex = -1;  // position among the kernel's / function's params
 
   ConstValue value;  // Const
+  // A module Const whose expression names dims (`const VPT = H // 256`):
+  // `value` is only a stand-in until a specialization with those dims
+  // static evaluates it (generate.cpp); lookups evaluate `init` instead.
+  bool needsDims = false;
+  std::string unavailable;  // why this specialization could not evaluate it
 
   // DimSymbol: named in @static
   bool staticDeclared = false;
@@ -91,7 +96,8 @@ struct Symbol {
   // Function / Closure / Kernel
   FunctionScope* scope = nullptr;
 
-  // LocalBuffer: the initial value expr; Local: its declaring assignment.
+  // LocalBuffer: the initial value expr; Local: its declaring assignment;
+  // Const: its value's expression.
   const Expr* init = nullptr;
   ScalarType declaredType = ScalarType::Invalid;  // from an annotation
 };

@@ -5,6 +5,7 @@
 #include <functional>
 #include <set>
 
+#include "frontend/ast_walk.h"
 #include "sema/builtins.h"
 #include "sema/const_eval.h"
 #include "sema/sema.h"
@@ -149,6 +150,7 @@ class Resolver {
       : sema_(sema), diags_(diags), file_(sema.file), overrides_(overrides) {}
 
   void run() {
+    collectKernelDimNames();
     declareGlobals();
     for (auto* f : sema_.functions) resolveFunction(f);
     for (auto* k : sema_.kernels) resolveKernel(k);
@@ -223,22 +225,41 @@ class Resolver {
     c.symbol = sym;
     checkNotTypeName(c.name, c.nameRange);
     ConstEvalFailure failure;
+    // A name that is no const but a dim of some kernel makes this a const
+    // that needs static dims: its value comes with each specialization
+    // (evaluateModuleConstsOfDims), so here every such dim counts as 1, only
+    // to learn whether the value is an integer or a float.
+    bool usesDims = false;
     auto value = evaluateConst(
         *c.value,
         [&](const NameExpr& n) -> std::optional<ConstValue> {
           auto it = sema_.globals.find(n.name);
-          if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) return it->second->value;
+          if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) {
+            usesDims |= it->second->needsDims;
+            return it->second->value;
+          }
+          if (kernelDimNames_.count(n.name)) {
+            usesDims = true;
+            return ConstValue::ofInt(1);
+          }
           return std::nullopt;
         },
         &failure);
+    bindConstNames(*c.value);
+    if (!value && usesDims) value = ConstValue::ofInt(1);  // reported per specialization, if used
     if (!value) {
       error(DiagId::sema_const_not_constant, failure.where ? failure.where->range : c.value->range, c.name,
             failure.reason);
       value = ConstValue::ofInt(0);
     }
+    sym->init = c.value.get();
+    sym->needsDims = usesDims;
     // A specialization's value replaces the expression's (the driver checked
     // it against the const's type); consts after this one see it.
-    if (auto o = overrides_.find(c.name); o != overrides_.end()) value = o->second;
+    if (auto o = overrides_.find(c.name); o != overrides_.end()) {
+      value = o->second;
+      sym->needsDims = false;
+    }
     sym->value = *value;
     if (c.type) {
       if (c.type->isTensor) {
@@ -263,6 +284,31 @@ class Resolver {
     }
     declareGlobal(c.name, c.nameRange, sym);
     sema_.consts.push_back(sym);
+  }
+
+  // The names of a module const's expression that are earlier consts get
+  // their symbols; the others name dims (needsDims) and stay unbound: which
+  // kernel's dim they are depends on the specialization.
+  void bindConstNames(Expr& e) {
+    if (auto* n = e.as<NameExpr>()) {
+      auto it = sema_.globals.find(n->name);
+      if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) n->symbol = it->second;
+      return;
+    }
+    forEachChild(e, [&](Expr& child) { bindConstNames(child); });
+  }
+
+  // Every name a kernel's parameter types use as a dim, before any kernel
+  // is resolved: the names a module const may take from a specialization.
+  void collectKernelDimNames() {
+    std::function<void(const Expr&)> visit = [&](const Expr& e) {
+      if (const auto* n = e.as<NameExpr>()) kernelDimNames_.insert(n->name);
+      forEachChild(e, visit);
+    };
+    for (const auto& decl : sema_.module->decls)
+      if (decl.kind == DeclKind::Kernel)
+        for (const auto& p : decl.kernel->params)
+          for (const auto& d : p.type.dims) visit(*d);
   }
 
   // ------------------------------------------------------------- signatures
@@ -397,7 +443,8 @@ class Resolver {
     else if (!firstInExpression_.count(name->name)) firstInExpression_.emplace(name->name, name->range);
     auto g = sema_.globals.find(name->name);
     if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
-      if (g->second->value.isFloat) error(DiagId::sema_bad_dim, d.range);
+      if (g->second->needsDims) error(DiagId::sema_dim_const_uses_dims, d.range, name->name);
+      else if (g->second->value.isFloat) error(DiagId::sema_bad_dim, d.range);
       name->symbol = g->second;
       return;
     }
@@ -659,7 +706,8 @@ class Resolver {
     int loopDepth = 0;
     int blockDepth = 0;
   };
-  std::vector<BodyState*> states_;  // the function being resolved and its parents
+  std::vector<BodyState*> states_;        // the function being resolved and its parents
+  std::set<std::string> kernelDimNames_;  // collectKernelDimNames
 
   BodyState& state() { return *states_.back(); }
   BodyState* stateOf(FunctionScope* scope) {
@@ -1425,7 +1473,8 @@ class Resolver {
 
   std::optional<ConstValue> globalConst(const std::string& name) {
     auto g = sema_.globals.find(name);
-    if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) return g->second->value;
+    if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const && !g->second->needsDims)
+      return g->second->value;
     return std::nullopt;
   }
 

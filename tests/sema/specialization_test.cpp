@@ -824,6 +824,64 @@ kernel k[T](x: T[M, N]):
                        "no compile-time value [spec-body-const]");
 }
 
+// A module const may be computed from dims: each specialization computes it
+// from the kernel's static dims (and consts after it see the value); where a
+// dim it needs is dynamic, or is not the kernel's, using it is a located
+// error with the reason, and not using it is fine.
+TEST(ModuleConstsOfDims, ComputedPerSpecializationFromStaticDims) {
+  const char* text = R"(
+const THREADS = 128
+const VPT = max(1, H // THREADS)
+const SCALE: f32 = 1.0 / VPT
+
+@grid(cdiv(M, VPT))
+@block(THREADS)
+kernel k(x: f32[M, H]):
+    vals = local(f32, [VPT], 0.0)
+    for v in static_range(VPT):
+        x[block_id(), thread_id() * VPT + v] = vals[v] * SCALE
+
+@grid(N)
+@block(64)
+kernel plain(z: f32[N]):
+    z[thread_id()] = 0.0
+
+@grid(N)
+@block(64)
+kernel other(z: f32[N]):
+    z[thread_id()] = f32(VPT)
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  spec.staticDims["H"] = 1024;
+  std::string src = m->generate("k", spec).source;
+  EXPECT_NE(src.find("float vals[8];"), std::string::npos) << src;
+  EXPECT_NE(src.find("constexpr float SCALE = 0.125f;"), std::string::npos) << src;
+  EXPECT_NE(src.find("__spn_cdiv(M, 8)"), std::string::npos) << src;
+  spec.staticDims["H"] = 64;  // max(1, 0)
+  EXPECT_NE(m->generate("k", spec).source.find("float vals[1];"), std::string::npos);
+  // The launch evaluates it too, from the launch's dims.
+  LaunchGeometry g = m->launchGeometry("k", spec, {{"M", 1000}, {"H", 64}});
+  EXPECT_EQ(g.grid[0], 1000);
+  spec.staticDims["H"] = 4096;
+  g = m->launchGeometry("k", spec, {{"M", 1000}, {"H", 4096}});
+  EXPECT_EQ(g.grid[0], 32);  // cdiv(1000, 32)
+
+  spec.staticDims.clear();
+  expectGeneratorError([&] { m->generate("k", spec); },
+                       "test.spn:6:15: error: const 'VPT' is used here, but this specialization cannot compute it: dim "
+                       "'H' is dynamic; make it static (@static(H) or --static H=VALUE) [spec-const-needs-dim]");
+  EXPECT_NE(m->generate("plain", spec).source.find("z[int(threadIdx.x)] = 0.0f;"), std::string::npos);
+  expectGeneratorError([&] { m->generate("other", spec); },
+                       "test.spn:21:26: error: const 'VPT' is used here, but this specialization cannot compute it: "
+                       "'H' is not a dim of kernel 'other' [spec-const-needs-dim]");
+  // An override is a value like any other: no dims needed.
+  spec.consts["VPT"] = ConstOverride::ofInt(2);
+  EXPECT_NE(m->generate("other", spec).source.find("z[int(threadIdx.x)] = float(2.0f);"), std::string::npos);
+}
+
 // Error paths of this session's specialization facts, each with its message.
 TEST(SpecializationErrors, AbsentUsesWrongKindsAndBodyConstTypes) {
   const char* text = R"(
