@@ -43,6 +43,9 @@ void printScope(std::string& out, const FunctionScope& f, int depth) {
   SourceRange where = f.kernel ? f.kernel->nameRange : f.function->nameRange;
   out += fmt::format("{}{} {} {}", pad, kind, f.name, at(where));
   if (f.returnType != ScalarType::Invalid) out += fmt::format(" -> {}", scalarName(f.returnType));
+  for (size_t i = 0; i < f.returnTuple.size(); ++i)
+    out += fmt::format("{}{}{}", i ? ", " : " -> tuple[", scalarName(f.returnTuple[i]),
+                       i + 1 == f.returnTuple.size() ? "]" : "");
   out += "\n";
   for (const Symbol* p : f.params)
     out += fmt::format("{}  param {}: {}{}{}\n", pad, p->name, typeText(*p), p->written ? ", written" : "",

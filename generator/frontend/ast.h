@@ -29,7 +29,8 @@ struct Symbol;  // sema.h
   X(Ternary)                  \
   X(Call)                     \
   X(Index)                    \
-  X(List)
+  X(List)                     \
+  X(Tuple)
 
 #define SPINDLE_STMT_KINDS(X) \
   X(Assign)                   \
@@ -204,6 +205,15 @@ struct ListExpr : Expr {
   explicit ListExpr(SourceRange r) : Expr(kKind, r) {}
 };
 
+// `a, b` or `(a, b)`: two or more values. Sema allows one only as a
+// return value and on either side of an unpacking assignment (docs/language.md
+// 5.11); it has no scalar type of its own.
+struct TupleExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::Tuple;
+  std::vector<ExprPtr> elements;
+  explicit TupleExpr(SourceRange r) : Expr(kKind, r) {}
+};
+
 // ---------------------------------------------------------------------------
 // Types as written
 
@@ -217,6 +227,11 @@ struct TypeRef {
   std::vector<ExprPtr> dims;
   bool strided = false;
   bool optional = false;  // `T[N] | None`: the caller may pass no tensor
+  // `tuple[T1, T2, ...]`, only as a function's return type (the parser
+  // refuses it elsewhere): elemName is "tuple" and each element a scalar
+  // type or a type parameter as written.
+  bool isTuple = false;
+  std::vector<TypeRef> tupleElements;
 };
 
 // ---------------------------------------------------------------------------
@@ -239,14 +254,17 @@ struct Stmt {
 using StmtPtr = std::unique_ptr<Stmt>;
 using Block = std::vector<StmtPtr>;
 
-// `target = value` or `name: TYPE = value`. target is a Name or an Index.
+// `target = value` or `name: TYPE = value`. target is a Name or an Index,
+// or for an unpacking (`a, x[i] = b, c`, `m, s = stats(v)`) a Tuple of them.
 struct AssignStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Assign;
   ExprPtr target;
   std::unique_ptr<TypeRef> annotation;  // optional
   ExprPtr value;
-  bool declares = false;  // filled by sema: this assignment introduces the local
+  bool declares = false;  // filled by sema: this assignment introduces the local (one of them, unpacking)
   bool isConst = false;   // `const NAME [: TYPE] = value` in a kernel body
+  // Filled by sema, unpacking only: the locals this assignment introduces.
+  std::vector<const Symbol*> declaredLocals;
   AssignStmt(SourceRange r, ExprPtr t, ExprPtr v) : Stmt(kKind, r), target(std::move(t)), value(std::move(v)) {}
 };
 

@@ -12,6 +12,11 @@ namespace {
 
 std::string typeText(const TypeRef& t) {
   std::string out = t.elemName;
+  if (t.isTuple) {
+    out += '[';
+    for (size_t i = 0; i < t.tupleElements.size(); ++i) out += (i ? ", " : "") + typeText(t.tupleElements[i]);
+    return out + ']';
+  }
   if (!t.isTensor) return out;
   out += '[';
   for (size_t i = 0; i < t.dims.size(); ++i) {
@@ -217,6 +222,12 @@ class Dumper {
         line(kind, e.range);
         Indent in(*this);
         for (const auto& a : e.as<ListExpr>()->elements) expr(*a);
+        break;
+      }
+      case ExprKind::Tuple: {
+        line(kind, e.range);
+        Indent in(*this);
+        for (const auto& a : e.as<TupleExpr>()->elements) expr(*a);
         break;
       }
     }

@@ -48,6 +48,9 @@ void forEachChild(E& e, OnExpr&& onExpr) {
     case ExprKind::List:
       for (auto& x : e.template as<ListExpr>()->elements) onExpr(*x);
       return;
+    case ExprKind::Tuple:
+      for (auto& x : e.template as<TupleExpr>()->elements) onExpr(*x);
+      return;
   }
 }
 

@@ -113,6 +113,7 @@ std::string describeExpr(const Expr& e) {
     case ExprKind::Call: return "a function call";
     case ExprKind::Index: return "an element access";
     case ExprKind::List: return "a list";
+    case ExprKind::Tuple: return "a tuple";
     case ExprKind::Binary:
       if (isComparison(e.as<BinaryExpr>()->op)) return "a comparison";
       return "an expression";
@@ -183,7 +184,8 @@ class Parser {
   std::unique_ptr<FunctionDecl> parseFunction();
   std::unique_ptr<KernelDecl> parseKernel();
   std::vector<Param> parseParams();
-  TypeRef parseType();
+  TypeRef parseType(bool allowTuple = false);
+  TypeRef parseTupleType(const Token& tupleName, bool allowed);
   ExprPtr parseDim();
 
   // Statements
@@ -194,7 +196,7 @@ class Parser {
   StmtPtr parseSimpleStatement();
   StmtPtr parseSmallStatement();
   StmtPtr parseAssignOrCall();
-  void checkAssignTarget(const Expr& target);
+  void checkAssignTarget(const Expr& target, bool augmented);
   std::unique_ptr<IfStmt> parseIfClause();
   StmtPtr parseIf();
   StmtPtr parseWhile();
@@ -204,6 +206,8 @@ class Parser {
 
   // Expressions
   ExprPtr parseExpr();
+  ExprPtr parseExprList(bool targets);
+  ExprPtr parseListElement(bool target);
   ExprPtr parseBinary(int minPrec);
   ExprPtr parseOperand(int minPrec);
   ExprPtr parsePostfix();
@@ -467,7 +471,7 @@ std::unique_ptr<FunctionDecl> Parser::parseFunction() {
   f->name = std::string(name.text);
   f->nameRange = name.range;
   f->params = parseParams();
-  if (accept(Tok::Arrow)) f->returnType = std::make_unique<TypeRef>(parseType());
+  if (accept(Tok::Arrow)) f->returnType = std::make_unique<TypeRef>(parseType(/*allowTuple=*/true));
   Token colon = expect(Tok::Colon);
   f->body = parseSuite(colon);
   f->range = SourceRange{kw.range.begin, lastEnd_};
@@ -529,10 +533,11 @@ std::vector<Param> Parser::parseParams() {
   return params;
 }
 
-// type = NAME [ "[" dim { "," dim } [ "," ] "]" [ "strided" ] ]
-TypeRef Parser::parseType() {
+// type = NAME [ "[" dim { "," dim } [ "," ] "]" [ "strided" ] ] | tuple_type
+TypeRef Parser::parseType(bool allowTuple) {
   if (!check(Tok::Name)) failWith(DiagId::parse_bad_type, peek().range, describeToken(peek()));
   Token elem = advance();
+  if (elem.text == "tuple" && check(Tok::LBracket)) return parseTupleType(elem, allowTuple);
   TypeRef t;
   t.elemName = std::string(elem.text);
   t.elemRange = elem.range;
@@ -555,7 +560,27 @@ TypeRef Parser::parseType() {
   return t;
 }
 
-// dim = INT | NAME
+// tuple_type = "tuple" "[" type { "," type } [ "," ] "]"
+// Only a def's or closure's return type (`allowed`), with 2 or more
+// elements; anything else is reported here and parsed on, so the rest of
+// the line is still checked.
+TypeRef Parser::parseTupleType(const Token& tupleName, bool allowed) {
+  TypeRef t;
+  t.elemName = std::string(tupleName.text);
+  t.elemRange = tupleName.range;
+  t.isTuple = true;
+  advance();  // "["
+  while (!check(Tok::RBracket)) {
+    t.tupleElements.push_back(parseType());
+    if (!accept(Tok::Comma)) break;
+  }
+  expect(Tok::RBracket, "',' or ']'");
+  t.range = SourceRange{tupleName.range.begin, lastEnd_};
+  if (!allowed) report(DiagId::parse_tuple_type_position, t.range);
+  else if (t.tupleElements.size() < 2) report(DiagId::parse_tuple_type_arity, t.range, t.tupleElements.size());
+  return t;
+}
+
 // dim = INT | NAME | an expression of them with + - * // and parentheses
 // (sema checks which operators), e.g. `3 * C`, `C // NH`.
 ExprPtr Parser::parseDim() {
@@ -675,11 +700,11 @@ StmtPtr Parser::parseSmallStatement() {
   }
 }
 
-// return_stmt = "return" [ expr ]
+// return_stmt = "return" [ expr_list ]
 StmtPtr Parser::parseReturn() {
   Token kw = advance();
   ExprPtr value;
-  if (!check(Tok::Newline)) value = parseExpr();
+  if (!check(Tok::Newline)) value = parseExprList(/*targets=*/false);
   return std::make_unique<ReturnStmt>(SourceRange{kw.range.begin, lastEnd_}, std::move(value));
 }
 
@@ -696,13 +721,14 @@ StmtPtr Parser::parseNonlocal() {
   return s;
 }
 
-// assign_stmt = target "=" expr
+// assign_stmt = targets "=" expr_list
 //             | NAME ":" type "=" expr
 //             | target AUGOP expr
+// targets     = target { "," target }      (two or more: an unpacking)
 // target      = NAME | postfix "[" ... "]"
 // A bare expression is a statement only when it is a call.
 StmtPtr Parser::parseAssignOrCall() {
-  ExprPtr lhs = parseExpr();
+  ExprPtr lhs = parseExprList(/*targets=*/true);
   SourceLoc begin = lhs->range.begin;
   if (check(Tok::Colon)) {
     if (!lhs->as<NameExpr>()) failWith(DiagId::parse_annotated_target, lhs->range);
@@ -715,12 +741,12 @@ StmtPtr Parser::parseAssignOrCall() {
     return s;
   }
   if (accept(Tok::Assign)) {
-    checkAssignTarget(*lhs);
-    ExprPtr value = parseExpr();
+    checkAssignTarget(*lhs, /*augmented=*/false);
+    ExprPtr value = parseExprList(/*targets=*/false);
     return std::make_unique<AssignStmt>(SourceRange{begin, lastEnd_}, std::move(lhs), std::move(value));
   }
   if (const AugOp* aug = findAugOp(peek().kind)) {
-    checkAssignTarget(*lhs);
+    checkAssignTarget(*lhs, /*augmented=*/true);
     advance();
     ExprPtr value = parseExpr();
     return std::make_unique<AugAssignStmt>(SourceRange{begin, lastEnd_}, std::move(lhs), aug->op, std::move(value));
@@ -732,9 +758,13 @@ StmtPtr Parser::parseAssignOrCall() {
   return std::make_unique<ExprStmt>(lhs->range, std::move(lhs));
 }
 
-void Parser::checkAssignTarget(const Expr& target) {
+void Parser::checkAssignTarget(const Expr& target, bool augmented) {
   if (target.as<NameExpr>() || target.as<IndexExpr>()) return;
-  failWith(DiagId::parse_bad_assign_target, target.range, describeExpr(target));
+  const auto* tuple = target.as<TupleExpr>();
+  if (!tuple) failWith(DiagId::parse_bad_assign_target, target.range, describeExpr(target));
+  if (augmented) failWith(DiagId::parse_bad_assign_target, target.range, "a tuple with an augmented assignment");
+  for (const auto& e : tuple->elements)
+    if (!e->as<NameExpr>() && !e->as<IndexExpr>()) failWith(DiagId::parse_unpack_target, e->range, describeExpr(*e));
 }
 
 // if_clause = ( "if" | "elif" ) expr ":" suite
@@ -848,6 +878,30 @@ ExprPtr Parser::parseExpr() {
   return seal(std::make_unique<TernaryExpr>(range, std::move(cond), std::move(value), std::move(other)), h);
 }
 
+// expr_list = list_element { "," list_element }
+// Two or more elements make a Tuple: a return's values, or either side of
+// an unpacking (`targets`: the left side, where `*rest` gets its own
+// error). Sema decides where a tuple may stand.
+ExprPtr Parser::parseExprList(bool targets) {
+  ExprPtr first = parseListElement(targets);
+  if (!check(Tok::Comma)) return first;
+  auto tuple = std::make_unique<TupleExpr>(first->range);
+  tuple->elements.push_back(std::move(first));
+  while (accept(Tok::Comma)) tuple->elements.push_back(parseListElement(targets));
+  tuple->range.end = lastEnd_;
+  int h = maxHeight(tuple->elements);
+  return seal(std::move(tuple), h);
+}
+
+ExprPtr Parser::parseListElement(bool target) {
+  if (target && check(Tok::Star)) {
+    Token star = advance();
+    parsePostfix();
+    failWith(DiagId::parse_starred_target, SourceRange{star.range.begin, lastEnd_});
+  }
+  return parseExpr();
+}
+
 // binary(p) = operand(p) { OP binary(q) }   for each infix OP of precedence >= p,
 //             where q = prec(OP) + 1, or kUnaryPrec for `**`
 ExprPtr Parser::parseBinary(int minPrec) {
@@ -957,7 +1011,7 @@ void Parser::parseArgs(std::vector<ExprPtr>& args, std::vector<KeywordArg>& kwar
   expect(Tok::RParen, "',' or ')'");
 }
 
-// primary = INT | FLOAT | "True" | "False" | NAME | "(" expr ")" | list
+// primary = INT | FLOAT | "True" | "False" | NAME | "(" expr_list ")" | list
 ExprPtr Parser::parsePrimary() {
   const Token& t = peek();
   switch (t.kind) {
@@ -988,8 +1042,9 @@ ExprPtr Parser::parsePrimary() {
       }
       Token open = advance();
       DepthGuard guard(*this, open.range);
-      ExprPtr e = parseExpr();
-      expect(Tok::RParen);
+      ExprPtr e = parseExprList(/*targets=*/false);  // `(a, b)`: a tuple
+      if (e->as<TupleExpr>()) expect(Tok::RParen, "',' or ')'");
+      else expect(Tok::RParen);
       // The node's range takes in the parentheses, so carets cover them.
       e->range = SourceRange{open.range.begin, lastEnd_};
       return e;

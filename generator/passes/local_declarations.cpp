@@ -76,9 +76,14 @@ class Planner {
     size_t index = uses[0].path[level].second;
     const Stmt* at = (*block)[index].get();
     const auto* assign = at->as<AssignStmt>();
-    bool firstUseIsThisAssignment = uses[0].path.size() == level + 1 && assign && assign->declares &&
-                                    assign->target->as<NameExpr>() && assign->target->as<NameExpr>()->symbol == sym;
+    const bool firstUseIsAt = uses[0].path.size() == level + 1;
+    bool firstUseIsThisAssignment = firstUseIsAt && assign && assign->declares && assign->target->as<NameExpr>() &&
+                                    assign->target->as<NameExpr>()->symbol == sym;
+    bool unpackingDeclaresIt =
+        firstUseIsAt && assign &&
+        std::find(assign->declaredLocals.begin(), assign->declaredLocals.end(), sym) != assign->declaredLocals.end();
     if (firstUseIsThisAssignment) plan.declaringAssignments.insert(assign);
+    else if (unpackingDeclaresIt) plan.declaringUnpackTargets.insert({assign, sym});
     else plan.declareBefore[at].push_back(sym);
   }
 

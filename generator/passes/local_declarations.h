@@ -11,6 +11,7 @@
 
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "sema/sema.h"
@@ -20,6 +21,8 @@ namespace spindle {
 struct LocalDeclarationPlan {
   std::map<const Stmt*, std::vector<Symbol*>> declareBefore;  // bare declarations
   std::set<const AssignStmt*> declaringAssignments;           // `T x = v;`
+  // An unpacking's targets that it declares (`float m = r.m;`), by statement.
+  std::set<std::pair<const AssignStmt*, const Symbol*>> declaringUnpackTargets;
 };
 
 // Captures must already be analyzed (passes/capture_analysis.h).

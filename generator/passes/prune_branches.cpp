@@ -99,6 +99,8 @@ class Pruner {
     }
     if (auto* l = e->as<ListExpr>())
       for (auto& x : l->elements) fold(x);
+    if (auto* t = e->as<TupleExpr>())
+      for (auto& x : t->elements) fold(x);
   }
 
   static bool testsPresence(const Expr& e) {

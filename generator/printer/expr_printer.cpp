@@ -78,6 +78,8 @@ std::string FunctionPrinter::loadValue(const CppExpr& e, ScalarType t, int minPr
 std::string FunctionPrinter::value(const Expr& e, int minPrec) const { return loadValue(expr(e), e.type, minPrec); }
 
 CppExpr FunctionPrinter::expr(const Expr& e) const {
+  if (!hoisted_.empty())
+    if (auto it = hoisted_.find(&e); it != hoisted_.end()) return {it->second, kPrimary};
   switch (e.kind) {
     case ExprKind::IntLit:
     case ExprKind::FloatLit:
@@ -93,7 +95,8 @@ CppExpr FunctionPrinter::expr(const Expr& e) const {
     }
     case ExprKind::Call: return call(*e.as<CallExpr>());
     case ExprKind::Index: return index(*e.as<IndexExpr>());
-    case ExprKind::List: break;
+    case ExprKind::List:
+    case ExprKind::Tuple: break;  // printed by their statements (function_printer.cpp)
   }
   SPINDLE_INTERNAL_CHECK(false, "cannot print a {} expression", exprKindName(e.kind));
   return {};

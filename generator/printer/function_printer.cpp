@@ -49,7 +49,14 @@ bool assignsAny(const Block& body, const std::set<const Symbol*>& symbols) {
       const Expr* target = s->kind == StmtKind::Assign      ? s->as<AssignStmt>()->target.get()
                            : s->kind == StmtKind::AugAssign ? s->as<AugAssignStmt>()->target.get()
                                                             : nullptr;
-      if (auto* n = target ? target->as<NameExpr>() : nullptr) found |= symbols.count(n->symbol) > 0;
+      auto assigns = [&](const Expr& t) {
+        if (auto* n = t.as<NameExpr>()) found |= symbols.count(n->symbol) > 0;
+      };
+      if (auto* unpacked = target ? target->as<TupleExpr>() : nullptr) {
+        for (const auto& t : unpacked->elements) assigns(*t);
+      } else if (target) {
+        assigns(*target);
+      }
       forEachChild(*s, visitExpr, visit);
     }
   };
@@ -62,7 +69,89 @@ void collectLocals(const Expr& e, std::set<const Symbol*>& out) {
   forEachChild(e, [&](const Expr& child) { collectLocals(child, out); });
 }
 
+// Whether evaluating `e` may change what the rest of a statement reads: a
+// call of a def or closure (it may store through what it captures), or an
+// atomic.
+bool hasEffects(const Expr& e) {
+  if (const auto* c = e.as<CallExpr>()) {
+    const BuiltinInfo* b = c->symbol ? nullptr : findBuiltin(c->callee);
+    if (c->symbol || (b && b->category == BuiltinCategory::Atomic)) return true;
+  }
+  bool found = false;
+  forEachChild(e, [&](const Expr& child) { found = found || hasEffects(child); });
+  return found;
+}
+
+bool readsAny(const Expr& e, const std::set<const Symbol*>& symbols) {
+  if (const auto* n = e.as<NameExpr>()) return n->symbol && symbols.count(n->symbol) > 0;
+  bool found = false;
+  forEachChild(e, [&](const Expr& child) { found = found || readsAny(child, symbols); });
+  return found;
+}
+
+// What an assignment target stores into: a local or parameter, or the
+// tensor or buffer of an element.
+const Symbol* storedSymbol(const Expr& target) {
+  if (const auto* idx = target.as<IndexExpr>()) return idx->base->as<NameExpr>()->symbol;
+  return target.as<NameExpr>()->symbol;
+}
+
+// A stored value of type `from` (a tuple's member) converted for a store
+// into `to`, as storeValue converts an expression.
+std::string convertStored(const std::string& text, ScalarType from, ScalarType to) {
+  if (from == to) return text;
+  std::string computed = isStorageOnly(from) ? "float(" + text + ")" : text;
+  return isStorageOnly(to) ? cppType(to) + "(" + computed + ")" : computed;
+}
+
+// Whether C++ converts `from` to `to` inside braces (`stats_result{a, b}`):
+// only conversions that keep every value do not narrow.
+bool widensExactly(ScalarType from, ScalarType to) {
+  if (isFloat(from) && isFloat(to)) return scalarBits(to) >= scalarBits(from);
+  if (!isInteger(from) || !isInteger(to)) return false;
+  if (isSigned(from) == isSigned(to)) return scalarBits(to) >= scalarBits(from);
+  return !isSigned(from) && scalarBits(to) > scalarBits(from);
+}
+
+// The names every `return` of a body lists, place by place (`return m, s`
+// on every path: m and s); none when a return lists anything else, or a
+// name twice.
+std::vector<std::string> returnedNames(const Block& body, size_t arity) {
+  std::vector<std::string> names;
+  bool agree = true;
+  std::function<void(const Block&)> visit = [&](const Block& b) {
+    for (const auto& s : b) {
+      if (const auto* r = s->as<ReturnStmt>()) {
+        const auto* tuple = r->value ? r->value->as<TupleExpr>() : nullptr;
+        std::vector<std::string> these;
+        for (size_t i = 0; tuple && i < tuple->elements.size(); ++i)
+          if (const auto* n = tuple->elements[i]->as<NameExpr>()) these.push_back(n->name);
+        if (these.size() != arity || (!names.empty() && these != names)) agree = false;
+        names = these;
+      }
+      forEachChild(
+          *s, [](const Expr&) {}, visit);
+    }
+  };
+  visit(body);
+  if (!agree || std::set<std::string>(names.begin(), names.end()).size() != arity) return {};
+  return names;
+}
+
 }  // namespace
+
+// Named after the function (`stats_result`), its members after what every
+// return lists (`m`, `s`), else `_0`, `_1`, ...: docs/language.md 10.4.
+TupleResult tupleResultFor(const FunctionScope& f, const std::string& functionName, NameSupply& globals) {
+  TupleResult result;
+  result.typeName = globals.fresh(functionName + "_result");
+  std::vector<std::string> wanted = returnedNames(f.function->body, f.returnTuple.size());
+  NameSupply members;              // no parent: clear of keywords and the headers' names
+  members.fresh(result.typeName);  // a member may not be named like its struct
+  for (size_t i = 0; i < f.returnTuple.size(); ++i)
+    result.members.push_back(members.fresh(wanted.empty() ? "_" + std::to_string(i) : wanted[i]));
+  return result;
+}
 
 FunctionPrinter::FunctionPrinter(PrintContext& ctx, FunctionScope& fn, Emitter& out)
     : ctx_(ctx),
@@ -270,11 +359,27 @@ void FunctionPrinter::printDeviceFunction() {
     params.push_back("uint64_t* " + blockScratchName_);
   }
   FunctionDecl& f = *fn_.function;
+  std::string returnType = cppType(fn_.returnType);
+  if (!fn_.returnTuple.empty()) {
+    printTupleResultStruct();
+    returnType = ctx_.tupleResults.at(&fn_).typeName;
+  }
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
-  out_.openScope(signature(
-      fmt::format("__device__ __forceinline__ {} {}", cppType(fn_.returnType), ctx_.functionNames.at(&fn_)), params));
+  out_.openScope(
+      signature(fmt::format("__device__ __forceinline__ {} {}", returnType, ctx_.functionNames.at(&fn_)), params));
   printBody(f.body);
   out_.closeScope();
+}
+
+// The struct a tuple-returning function returns, just before it: hiprtc
+// and nvrtc have no std::tuple. Mapped to the def's line, as the function.
+void FunctionPrinter::printTupleResultStruct() {
+  const TupleResult& result = ctx_.tupleResults.at(&fn_);
+  out_.mapToSource(fn_.function->range.begin.line, ctx_.sourcePath);
+  out_.openScope("struct " + result.typeName);
+  for (size_t i = 0; i < result.members.size(); ++i)
+    out_.linef("{} {};", cppType(fn_.returnTuple[i]), result.members[i]);
+  out_.closeScope(";");
 }
 
 // ------------------------------------------------------------------ bodies
@@ -340,7 +445,9 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::Continue: out_.line("continue;"); return;
     case StmtKind::Return: {
       const auto& r = *s.as<ReturnStmt>();
-      if (r.value) out_.line("return " + storeValue(*r.value, fn_.returnType) + ";");
+      if (const auto* tuple = r.value ? r.value->as<TupleExpr>() : nullptr)
+        out_.line("return " + tupleValue(*tuple) + ";");
+      else if (r.value) out_.line("return " + storeValue(*r.value, fn_.returnType) + ";");
       else out_.line("return;");
       return;
     }
@@ -357,7 +464,98 @@ std::string FunctionPrinter::storeValue(const Expr& v, ScalarType target) {
   return value(v);
 }
 
+// `return a, b`: `stats_result{a, b}`, each value converted to its
+// member's type.
+std::string FunctionPrinter::tupleValue(const TupleExpr& values) {
+  const TupleResult& result = ctx_.tupleResults.at(&fn_);
+  std::string text = result.typeName + "{";
+  for (size_t i = 0; i < values.elements.size(); ++i)
+    text += (i ? ", " : "") + memberInit(*values.elements[i], fn_.returnTuple[i]);
+  return text + "}";
+}
+
+// A member's value as a scalar return converts it, except that braces
+// refuse narrowing conversions: those are written out (`float(i)`).
+std::string FunctionPrinter::memberInit(const Expr& v, ScalarType member) {
+  if (isStorageOnly(member)) return storeValue(v, member);
+  ScalarType from = computeType(v.type);
+  if (from == member || widensExactly(from, member)) return value(v);
+  return cppType(member) + "(" + value(v) + ")";
+}
+
+// `a, x[i] = b, c` and `m, s = stats(v)` (docs/language.md 5.11): every
+// value, then every index, is evaluated before the first store. A call's
+// tuple is one temporary whose members are stored. A listed value that an
+// earlier store of the statement could change goes into a temporary first
+// (`const float b_new = a;` in a swap); the others print in their stores.
+// Sema refused indices that read an earlier target, so indices print in
+// place, unless the statement calls a def, a closure or an atomic: then
+// every value and index is a temporary, in order.
+void FunctionPrinter::printUnpack(const AssignStmt& a) {
+  const auto& targets = a.target->as<TupleExpr>()->elements;
+  const auto* values = a.value->as<TupleExpr>();
+  // A call's tuple is evaluated whole before anything else: only the
+  // indices' effects could then come out of order.
+  bool effects = values && hasEffects(*values);
+  for (const auto& t : targets)
+    if (const auto* idx = t->as<IndexExpr>())
+      for (const auto& i : idx->indices) effects = effects || hasEffects(*i);
+  std::vector<std::string> stored(targets.size());  // each target's value, of the target's type
+  if (values) {
+    std::set<const Symbol*> storedBefore;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const Expr& v = *values->elements[i];
+      const ScalarType type = targets[i]->type;
+      stored[i] = storeValue(v, type);
+      if (effects || readsAny(v, storedBefore)) {
+        const Symbol* stem = storedSymbol(*targets[i]);
+        std::string temp = names_.fresh(name(stem) + "_new");
+        out_.linef("const {} {} = {};", cppType(type), temp, stored[i]);
+        stored[i] = temp;
+      }
+      storedBefore.insert(storedSymbol(*targets[i]));
+    }
+  } else {
+    const auto& call = *a.value->as<CallExpr>();
+    const FunctionScope& callee = *call.symbol->scope;
+    const TupleResult& result = ctx_.tupleResults.at(&callee);
+    std::string temp = names_.fresh(call.callee + "_ret");
+    out_.linef("const {} {} = {};", result.typeName, temp, expr(call).text);
+    for (size_t i = 0; i < targets.size(); ++i)
+      stored[i] = convertStored(temp + "." + result.members[i], callee.returnTuple[i], targets[i]->type);
+  }
+  if (effects) hoistUnpackIndices(targets);
+  std::set<const Symbol*> declared;  // `a, a = ...` declares a once
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto* n = targets[i]->as<NameExpr>();
+    if (n && plan_.declaringUnpackTargets.count({&a, n->symbol}) && declared.insert(n->symbol).second)
+      out_.linef("{} {} = {};", cppType(n->symbol->type), name(n->symbol), stored[i]);
+    else out_.linef("{} = {};", expr(*targets[i]).text, stored[i]);
+  }
+  hoisted_.clear();
+}
+
+// Every index of the element targets, except literals and consts, into a
+// temporary that the stores then read.
+void FunctionPrinter::hoistUnpackIndices(const std::vector<ExprPtr>& targets) {
+  for (const auto& t : targets) {
+    const auto* idx = t->as<IndexExpr>();
+    if (!idx) continue;
+    const std::string& base = name(storedSymbol(*t));
+    for (const auto& i : idx->indices) {
+      if (printsAsLiteral(*i)) continue;
+      std::string temp = names_.fresh(base + "_index");
+      out_.linef("const {} {} = {};", cppType(i->type), temp, value(*i));
+      hoisted_[i.get()] = temp;
+    }
+  }
+}
+
 void FunctionPrinter::printAssign(const AssignStmt& a) {
+  if (a.target->as<TupleExpr>()) {
+    printUnpack(a);
+    return;
+  }
   if (auto* n = a.target->as<NameExpr>()) {
     const Symbol* sym = n->symbol;
     if (sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer) {

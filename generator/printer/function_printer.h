@@ -19,6 +19,13 @@
 
 namespace spindle {
 
+// The struct a tuple-returning def or closure returns (docs/language.md
+// 10.4): `struct stats_result { float m; float s; };`.
+struct TupleResult {
+  std::string typeName;
+  std::vector<std::string> members;  // one per element, in order
+};
+
 // What every printer of one specialized source shares.
 struct PrintContext {
   SemaModule& sema;
@@ -30,6 +37,7 @@ struct PrintContext {
   NameSupply globals;                                         // consts, static dims, functions
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
   const KernelPrintPlan& plan;                                // the driver's decisions
+  std::map<const FunctionScope*, TupleResult> tupleResults;   // tuple-returning defs and closures
 
   bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims.count(s->name) > 0; }
 };
@@ -56,6 +64,9 @@ CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t);
 // Literals and unannotated consts: printed as C++ literals, whatever type
 // typing gave them.
 bool printsAsLiteral(const Expr& e);
+// Names the struct of tuple-returning `f`, emitted as `functionName`, with
+// a file-scope name from `globals` (function_printer.cpp).
+TupleResult tupleResultFor(const FunctionScope& f, const std::string& functionName, NameSupply& globals);
 
 class FunctionPrinter {
  public:
@@ -93,6 +104,11 @@ class FunctionPrinter {
   void printBlock(const Block& body);
   void printStmt(const Stmt& s);
   void printAssign(const AssignStmt& a);
+  void printUnpack(const AssignStmt& a);
+  void hoistUnpackIndices(const std::vector<ExprPtr>& targets);
+  std::string tupleValue(const TupleExpr& values);
+  std::string memberInit(const Expr& v, ScalarType member);
+  void printTupleResultStruct();
   void printScratchDecl(const Symbol& buf, const CallExpr& call);
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
@@ -141,6 +157,9 @@ class FunctionPrinter {
   const CommentPlacement& comments_;
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
+  // Expressions an unpacking evaluated into a temporary before its stores
+  // (an index): expr() prints the temporary's name instead.
+  std::map<const Expr*, std::string> hoisted_;
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
   bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
 };

@@ -172,6 +172,9 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   nameClosures(&kernel);
   for (auto* f : functions)
     if (f->kind == FunctionScope::Kind::Function) nameClosures(f);
+  // A tuple-returning function's struct is named after it (stats_result).
+  for (auto* f : functions)
+    if (!f->returnTuple.empty()) ctx.tupleResults[f] = tupleResultFor(*f, ctx.functionNames[f], ctx.globals);
 
   for (auto* f : functions) {
     FunctionPrinter(ctx, *f, body).printDeviceFunction();

@@ -59,7 +59,8 @@ class ConstEvaluator {
       }
       case ExprKind::Call: return evalCall(*e.as<CallExpr>());
       case ExprKind::Index:
-      case ExprKind::List: return fail(e, "not a constant expression");
+      case ExprKind::List:
+      case ExprKind::Tuple: return fail(e, "not a constant expression");
     }
     return fail(e, "not a constant expression");
   }

@@ -178,8 +178,14 @@ struct FunctionScope {
   std::set<Symbol*> dimsRead;
   std::vector<Symbol*> dimParams;
   std::map<std::string, Symbol*> typeParams;
-  ScalarType returnType = ScalarType::Invalid;  // Invalid: no value returned
+  ScalarType returnType = ScalarType::Invalid;  // Invalid: no value returned (or a tuple)
   bool returnsTypeParam = false;
+  // A function that returns a tuple (docs/language.md 5.11): the type of
+  // each element under the binding being checked, from `-> tuple[...]` or
+  // inferred from a closure's first return. Empty when it returns one value
+  // or none.
+  std::vector<ScalarType> returnTuple;
+  bool returnsValue() const { return returnType != ScalarType::Invalid || returnsTypeParam || !returnTuple.empty(); }
 };
 
 class SemaModule {

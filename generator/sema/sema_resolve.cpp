@@ -72,7 +72,8 @@ const Expr* firstRunTimePart(const Expr& e) {
       return nullptr;
     }
     case ExprKind::Index:
-    case ExprKind::List: return &e;
+    case ExprKind::List:
+    case ExprKind::Tuple: return &e;
   }
   return &e;
 }
@@ -667,7 +668,8 @@ class Resolver {
         case ExprKind::FloatLit:
         case ExprKind::BoolLit:
         case ExprKind::Index:
-        case ExprKind::List: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
+        case ExprKind::List:
+        case ExprKind::Tuple: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
       }
     };
     visit(e);
@@ -682,6 +684,10 @@ class Resolver {
 
   void resolveReturnType(FunctionScope* scope, FunctionDecl& f) {
     if (!f.returnType) return;
+    if (f.returnType->isTuple) {
+      resolveTupleReturnType(scope, f);
+      return;
+    }
     if (f.returnType->isTensor) {
       error(DiagId::sema_def_tensor_return, f.returnType->range, f.name);
       return;
@@ -693,6 +699,19 @@ class Resolver {
       scope->returnsTypeParam = true;
     } else {
       unknownType(f.returnType->elemRange, f.returnType->elemName);
+    }
+  }
+
+  // `-> tuple[T1, T2, ...]`: each element a scalar type or a type parameter
+  // (f32 until typing binds it). The parser has refused nested tuples.
+  void resolveTupleReturnType(FunctionScope* scope, FunctionDecl& f) {
+    for (const TypeRef& element : f.returnType->tupleElements) {
+      ScalarType t = ScalarType::Invalid;
+      if (element.isTensor) error(DiagId::sema_def_tensor_return, element.range, f.name);
+      else if (auto st = scalarFromName(element.elemName)) t = *st;
+      else if (scope->kernelRoot && scope->kernelRoot->typeParams.count(element.elemName)) t = ScalarType::F32;
+      else if (!element.isTuple) unknownType(element.elemRange, element.elemName);
+      scope->returnTuple.push_back(t);
     }
   }
 
@@ -730,7 +749,7 @@ class Resolver {
   // would compile and return garbage.
   void checkReturnsOnEveryPath(FunctionScope* scope, const Block& body) {
     if (scope->kind == FunctionScope::Kind::Kernel) return;
-    bool returnsValue = scope->returnType != ScalarType::Invalid || scope->returnsTypeParam;
+    bool returnsValue = scope->returnsValue();
     forEachOwnStmt(const_cast<Block&>(body), [&](Stmt& s) {
       if (auto* r = s.as<ReturnStmt>(); r && r->value) returnsValue = true;
     });
@@ -782,39 +801,55 @@ class Resolver {
         declareClosure(scope, *fd->func);
         return;
       }
-      const Expr* target = nullptr;
-      const Expr* value = nullptr;
-      const TypeRef* annotation = nullptr;
       if (auto* a = s.as<AssignStmt>(); a && a->isConst) {
         declareBodyConst(scope, *a);
         return;
       }
-      if (auto* a = s.as<AssignStmt>()) {
-        target = a->target.get();
-        value = a->value.get();
-        annotation = a->annotation.get();
-      } else if (auto* a = s.as<AugAssignStmt>()) {
-        target = a->target.get();
+      if (auto* a = s.as<AssignStmt>(); a && a->target->as<TupleExpr>()) {
+        declareUnpackedLocals(scope, *a);
+        return;
       }
-      auto* name = target ? target->as<NameExpr>() : nullptr;
-      if (!name || scope->nonlocals.count(name->name)) return;
-      if (auto it = scope->names.find(name->name); it != scope->names.end()) return;  // param, or seen
-      if (isTypeName(name->name) || sema_.globals.count(name->name)) return;          // reported in pass 2
-      if (lookupEnclosingKernelName(scope, name->name)) return;                       // dim symbol / type param: pass 2
-      const CallExpr* scratch = scratchCall(value);
-      SymbolKind kind = SymbolKind::Local;
-      if (scratch) kind = scratch->callee == "shared" ? SymbolKind::SharedBuffer : SymbolKind::LocalBuffer;
-      auto* sym = sema_.newSymbol(kind, name->name, name->range, scope);
-      sym->init = value;
-      if (annotation) {
-        if (annotation->isTensor) error(DiagId::sema_local_tensor_type, annotation->range, name->name);
-        else if (auto t = scalarFromName(annotation->elemName)) sym->declaredType = *t;
-        else if (scope->kernelRoot && scope->kernelRoot->typeParams.count(annotation->elemName))
-          sym->typeParam = annotation->elemName;
-        else unknownType(annotation->elemRange, annotation->elemName);
-      }
-      declareLocalName(scope, sym);
+      if (auto* a = s.as<AssignStmt>())
+        declareAssignedLocal(scope, a->target.get(), a->value.get(), a->annotation.get());
+      else if (auto* a = s.as<AugAssignStmt>()) declareAssignedLocal(scope, a->target.get(), nullptr, nullptr);
     });
+  }
+
+  // `a, b = ...`: each name target is a local of this function, as if
+  // assigned alone. Its first value (for the notes of 5.1) is its own
+  // element of the right side, or the call that returns the tuple.
+  // Scratch calls on the right are refused where they stand, so no target
+  // becomes a scratch buffer.
+  void declareUnpackedLocals(FunctionScope* scope, AssignStmt& a) {
+    auto& targets = a.target->as<TupleExpr>()->elements;
+    const auto* values = a.value->as<TupleExpr>();
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const Expr* value =
+          values && values->elements.size() == targets.size() ? values->elements[i].get() : a.value.get();
+      declareAssignedLocal(scope, targets[i].get(), value, nullptr, /*allowScratch=*/false);
+    }
+  }
+
+  void declareAssignedLocal(FunctionScope* scope, const Expr* target, const Expr* value, const TypeRef* annotation,
+                            bool allowScratch = true) {
+    auto* name = target ? target->as<NameExpr>() : nullptr;
+    if (!name || scope->nonlocals.count(name->name)) return;
+    if (auto it = scope->names.find(name->name); it != scope->names.end()) return;  // param, or seen
+    if (isTypeName(name->name) || sema_.globals.count(name->name)) return;          // reported in pass 2
+    if (lookupEnclosingKernelName(scope, name->name)) return;                       // dim symbol / type param: pass 2
+    const CallExpr* scratch = allowScratch ? scratchCall(value) : nullptr;
+    SymbolKind kind = SymbolKind::Local;
+    if (scratch) kind = scratch->callee == "shared" ? SymbolKind::SharedBuffer : SymbolKind::LocalBuffer;
+    auto* sym = sema_.newSymbol(kind, name->name, name->range, scope);
+    sym->init = value;
+    if (annotation) {
+      if (annotation->isTensor) error(DiagId::sema_local_tensor_type, annotation->range, name->name);
+      else if (auto t = scalarFromName(annotation->elemName)) sym->declaredType = *t;
+      else if (scope->kernelRoot && scope->kernelRoot->typeParams.count(annotation->elemName))
+        sym->typeParam = annotation->elemName;
+      else unknownType(annotation->elemRange, annotation->elemName);
+    }
+    declareLocalName(scope, sym);
   }
 
   // `const NAME [: TYPE] = value` at the top of a kernel's body: a const of
@@ -990,12 +1025,11 @@ class Resolver {
   void resolveReturn(ReturnStmt& r) {
     FunctionScope* scope = state().scope;
     if (r.value) {
-      resolveExpr(*r.value);
+      resolveValues(*r.value);
       if (scope->kind == FunctionScope::Kind::Kernel) error(DiagId::sema_kernel_return_value, r.value->range);
-      else if (scope->kind == FunctionScope::Kind::Function && scope->returnType == ScalarType::Invalid &&
-               !scope->returnsTypeParam)
+      else if (scope->kind == FunctionScope::Kind::Function && !scope->returnsValue())
         error(DiagId::sema_return_without_type, r.value->range, scope->name);
-    } else if (scope->returnType != ScalarType::Invalid || scope->returnsTypeParam) {
+    } else if (scope->returnsValue()) {
       error(DiagId::sema_missing_return_value, r.range, scope->name);
     }
   }
@@ -1042,10 +1076,72 @@ class Resolver {
       }
       return;
     }
+    if (auto* targets = a.target->as<TupleExpr>()) {
+      resolveUnpack(a, *targets);
+      return;
+    }
     const CallExpr* scratch = scratchCall(a.value.get());
     if (scratch) resolveScratch(a, *scratch);
     else resolveExpr(*a.value);
     resolveTarget(*a.target, /*isAugmented=*/false, &a);
+  }
+
+  // A value where a tuple may stand: a return's, or an unpacking's right
+  // side. A tuple's elements are resolved one by one (a nested tuple is
+  // still an error).
+  void resolveValues(Expr& value) {
+    if (auto* tuple = value.as<TupleExpr>()) {
+      for (auto& e : tuple->elements) resolveExpr(*e);
+      return;
+    }
+    resolveExpr(value);
+  }
+
+  // `a, x[i] = b, c` and `m, s = stats(v)`: every value first, then each
+  // target as a plain assignment would resolve it, left to right.
+  void resolveUnpack(AssignStmt& a, TupleExpr& targets) {
+    resolveValues(*a.value);
+    for (auto& t : targets.elements) resolveTarget(*t, /*isAugmented=*/false, &a);
+    checkUnpackIndexOrder(targets);
+  }
+
+  // docs/language.md 5.11: an element target's indices are evaluated before
+  // the first store. Python evaluates them just before that target's own
+  // store, after the stores to its left; the two differ only when an index
+  // reads what an earlier target stores (`i, x[i] = 1, 2`), and Spindle
+  // refuses that rather than silently differ.
+  void checkUnpackIndexOrder(const TupleExpr& targets) {
+    std::set<const Symbol*> stored;
+    for (const auto& t : targets.elements) {
+      if (const auto* idx = t->as<IndexExpr>()) {
+        for (const auto& i : idx->indices) {
+          if (const NameExpr* read = firstReadOf(*i, stored)) {
+            error(DiagId::sema_unpack_index_order, read->range, read->name);
+            return;
+          }
+        }
+      }
+      if (const Symbol* s = storedSymbol(*t)) stored.insert(s);
+    }
+  }
+
+  static const Symbol* storedSymbol(const Expr& target) {
+    if (const auto* n = target.as<NameExpr>()) return n->symbol;
+    const auto* idx = target.as<IndexExpr>();
+    const auto* base = idx ? idx->base->as<NameExpr>() : nullptr;
+    return base ? base->symbol : nullptr;
+  }
+
+  // The first name in `e` bound to one of `symbols` (a tensor's name in
+  // dim(x, k) reads its size, not its elements).
+  static const NameExpr* firstReadOf(const Expr& e, const std::set<const Symbol*>& symbols) {
+    if (const auto* n = e.as<NameExpr>()) return n->symbol && symbols.count(n->symbol) ? n : nullptr;
+    if (const auto* c = e.as<CallExpr>(); c && !c->symbol && c->callee == "dim") return nullptr;
+    const NameExpr* found = nullptr;
+    forEachChild(e, [&](const Expr& child) {
+      if (!found) found = firstReadOf(child, symbols);
+    });
+    return found;
   }
 
   // x = shared(T, [dims]) at the kernel's top level; x = local(T, [dims], init).
@@ -1156,8 +1252,10 @@ class Resolver {
       reportReadBeforeAssign(*name, sym);
       return;
     }
-    if (assign && sym->owner == scope && !state().assigned.count(sym) && sym->kind == SymbolKind::Local)
+    if (assign && sym->owner == scope && !state().assigned.count(sym) && sym->kind == SymbolKind::Local) {
       assign->declares = true;
+      if (assign->target->as<TupleExpr>()) assign->declaredLocals.push_back(sym);
+    }
     if (sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer) assign->declares = true;
     state().assigned.insert(sym);
   }
@@ -1324,6 +1422,12 @@ class Resolver {
       case ExprKind::Call: resolveCall(*e.as<CallExpr>()); return;
       case ExprKind::Index: resolveIndex(*e.as<IndexExpr>(), /*isStore=*/false); return;
       case ExprKind::List: error(DiagId::sema_list_position, e.range); return;
+      case ExprKind::Tuple:
+        // Where a tuple may stand (a return's value, an unpacking) its
+        // elements are resolved one by one; anywhere else it is an error.
+        error(DiagId::sema_tuple_position, e.range);
+        for (auto& x : e.as<TupleExpr>()->elements) resolveExpr(*x);
+        return;
     }
   }
 

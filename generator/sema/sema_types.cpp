@@ -31,7 +31,8 @@ bool isWeak(const Expr& e) {
     case ExprKind::BoolLit:
     case ExprKind::Call:
     case ExprKind::Index:
-    case ExprKind::List: return false;
+    case ExprKind::List:
+    case ExprKind::Tuple: return false;
   }
   return false;
 }
@@ -99,8 +100,12 @@ class TypeChecker {
       for (auto* c : tree[i]->closures) tree.push_back(c);
     for (FunctionScope* f : tree) {
       if (f->returnsTypeParam) f->returnType = bound(f->function->returnType->elemName);
-      else if (f->kind == FunctionScope::Kind::Closure && !f->function->returnType)
+      else if (f->function && f->function->returnType && f->function->returnType->isTuple)
+        f->returnTuple = annotatedTuple(*f->function->returnType);
+      else if (f->kind == FunctionScope::Kind::Closure && !f->function->returnType) {
         f->returnType = ScalarType::Invalid;  // inferred again from the first return
+        f->returnTuple.clear();
+      }
       for (Symbol* s : f->declared) {
         if (!s->typeParam.empty()) {
           s->type = bound(s->typeParam);
@@ -112,6 +117,16 @@ class TypeChecker {
     }
     typed_.clear();
     failedDeclarations_.clear();
+  }
+
+  // The element types of `-> tuple[...]` under this binding.
+  std::vector<ScalarType> annotatedTuple(const TypeRef& t) const {
+    std::vector<ScalarType> types;
+    for (const TypeRef& e : t.tupleElements) {
+      auto st = scalarFromName(e.elemName);
+      types.push_back(st ? *st : bound(e.elemName));
+    }
+    return types;
   }
 
   // ---------------------------------------------------------------- bodies
@@ -150,18 +165,7 @@ class TypeChecker {
         return;
       }
       case StmtKind::For: checkFor(*s.as<ForStmt>()); return;
-      case StmtKind::Return: {
-        auto& r = *s.as<ReturnStmt>();
-        if (!r.value) return;
-        ScalarType t = typeOf(*r.value);
-        if (current_->kind == FunctionScope::Kind::Closure && current_->returnType == ScalarType::Invalid &&
-            !current_->function->returnType) {
-          current_->returnType = isWeak(*r.value) ? t : computeType(t);  // inferred from the first return
-        } else if (current_->returnType != ScalarType::Invalid) {
-          checkConvertible(*r.value, t, current_->returnType);
-        }
-        return;
-      }
+      case StmtKind::Return: checkReturn(*s.as<ReturnStmt>()); return;
       case StmtKind::FuncDef: {
         auto* sym = s.as<FuncDefStmt>()->func->symbol;
         if (sym && sym->scope) typeFunction(*sym->scope);
@@ -172,6 +176,71 @@ class TypeChecker {
       case StmtKind::Pass:
       case StmtKind::Nonlocal: return;
     }
+  }
+
+  // Whether the current function is an unannotated closure whose return
+  // shape (one value or a tuple, and its types) the next return decides.
+  bool infersReturn() const {
+    return current_->kind == FunctionScope::Kind::Closure && !current_->function->returnType &&
+           current_->returnType == ScalarType::Invalid && current_->returnTuple.empty();
+  }
+
+  // The type an unannotated closure's return gets from a value: a literal
+  // keeps its own (i32, f32), anything else computes (f16 values are f32).
+  static ScalarType inferredReturnType(const Expr& value, ScalarType t) { return isWeak(value) ? t : computeType(t); }
+
+  void checkReturn(ReturnStmt& r) {
+    if (!r.value || !current_->function) return;  // a kernel's value: refused by resolution
+    if (auto* tuple = r.value->as<TupleExpr>()) {
+      checkTupleReturn(r, *tuple);
+      return;
+    }
+    ScalarType t = typeOf(*r.value);
+    if (t == ScalarType::Invalid) return;
+    if (!current_->returnTuple.empty()) {
+      error(DiagId::sema_return_tuple_mix, r.value->range, current_->name, "one value", returnShape());
+    } else if (infersReturn()) {
+      current_->returnType = inferredReturnType(*r.value, t);  // inferred from the first return
+    } else if (current_->returnType != ScalarType::Invalid) {
+      checkConvertible(*r.value, t, current_->returnType);
+    }
+  }
+
+  // `return a, b`: the same number of values as `-> tuple[...]` or as the
+  // closure's first return; each converts to its element's type as a
+  // scalar return converts to the function's.
+  void checkTupleReturn(ReturnStmt& r, TupleExpr& tuple) {
+    std::vector<ScalarType> types;
+    for (auto& e : tuple.elements) types.push_back(typeOf(*e));
+    for (ScalarType t : types)
+      if (t == ScalarType::Invalid) return;
+    if (infersReturn()) {
+      for (size_t i = 0; i < types.size(); ++i)
+        current_->returnTuple.push_back(inferredReturnType(*tuple.elements[i], types[i]));
+      return;
+    }
+    if (current_->returnTuple.empty()) {
+      error(DiagId::sema_return_tuple_mix, r.value->range, current_->name, "a tuple", returnShape());
+      return;
+    }
+    if (current_->returnTuple.size() != types.size()) {
+      error(DiagId::sema_return_arity, r.value->range, current_->name, types.size(), returnShape());
+      return;
+    }
+    for (size_t i = 0; i < types.size(); ++i) checkConvertible(*tuple.elements[i], types[i], current_->returnTuple[i]);
+  }
+
+  // What the current function's returns must look like, for messages:
+  // "declares '-> tuple[f32, f32]'", "returns 2 values at its first return".
+  std::string returnShape() const {
+    const FunctionDecl& f = *current_->function;
+    if (f.returnType) {
+      const SourceRange& r = f.returnType->range;
+      return fmt::format("declares '-> {}'", sema_.file->text().substr(r.begin.offset, r.end.offset - r.begin.offset));
+    }
+    if (!current_->returnTuple.empty())
+      return fmt::format("returns {} values at its first return", current_->returnTuple.size());
+    return "returns one value at its first return";
   }
 
   void checkCondition(Expr& cond) {
@@ -190,15 +259,24 @@ class TypeChecker {
       checkScratch(*n->symbol, *a.value->as<CallExpr>());
       return;
     }
-    ScalarType value = typeOf(*a.value);
-    if (value == ScalarType::Invalid) {
-      // The value's error is reported; a local this assignment declares has
-      // no type, and its later reads must not report errors of their own.
-      if (auto* n = a.target->as<NameExpr>(); n && n->symbol && n->symbol->type == ScalarType::Invalid)
-        failedDeclarations_.insert(n->symbol);
+    if (auto* targets = a.target->as<TupleExpr>()) {
+      checkUnpack(a, *targets);
       return;
     }
-    if (auto* n = a.target->as<NameExpr>()) {
+    assignTo(*a.target, *a.value, typeOf(*a.value));
+  }
+
+  // One store of an assignment: `value`, of type `type`, into `target` (a
+  // name or an element). For an unpacking of a call, `value` is the call
+  // and `type` the type of the tuple's element.
+  void assignTo(Expr& target, Expr& value, ScalarType type) {
+    if (type == ScalarType::Invalid) {
+      // The value's error is reported; a local this assignment declares has
+      // no type, and its later reads must not report errors of their own.
+      failDeclaration(target);
+      return;
+    }
+    if (auto* n = target.as<NameExpr>()) {
       Symbol* sym = n->symbol;
       if (!sym) return;
       const bool declares = sym->type == ScalarType::Invalid;
@@ -206,16 +284,66 @@ class TypeChecker {
         // The declaring assignment: the local's type comes from the
         // annotation, else from the value (f16/bf16 values compute in f32).
         sym->type = sym->declaredType != ScalarType::Invalid ? sym->declaredType
-                    : isWeak(*a.value)                       ? value
-                                                             : computeType(value);
+                    : isWeak(value)                          ? type
+                                                             : computeType(type);
       }
       n->type = sym->type;
-      if (!declares && truncatesInferredLocal(*a.value, value, *sym)) return;
-      checkConvertible(*a.value, value, sym->type);
+      if (!declares && truncatesInferredLocal(value, type, *sym)) return;
+      checkConvertible(value, type, sym->type);
       return;
     }
-    ScalarType target = typeOf(*a.target);
-    if (target != ScalarType::Invalid) checkConvertible(*a.value, value, target);
+    ScalarType targetType = typeOf(target);
+    if (targetType != ScalarType::Invalid) checkConvertible(value, type, targetType);
+  }
+
+  void failDeclaration(const Expr& target) {
+    if (auto* n = target.as<NameExpr>(); n && n->symbol && n->symbol->type == ScalarType::Invalid)
+      failedDeclarations_.insert(n->symbol);
+  }
+
+  // `a, x[i] = b, c` or `m, s = stats(v)` (docs/language.md 5.11): as many
+  // values as targets, each stored as a plain assignment would store it.
+  void checkUnpack(AssignStmt& a, TupleExpr& targets) {
+    std::vector<ScalarType> types;
+    std::vector<Expr*> values;  // the expression each type comes from
+    if (auto* list = a.value->as<TupleExpr>()) {
+      for (auto& e : list->elements) {
+        types.push_back(typeOf(*e));
+        values.push_back(e.get());
+      }
+    } else if (!unpackedCallTypes(*a.value, types)) {
+      for (auto& t : targets.elements) failDeclaration(*t);
+      return;
+    }
+    values.resize(types.size(), a.value.get());
+    if (types.size() != targets.elements.size()) {
+      error(DiagId::sema_unpack_arity, a.value->range, types.size(), targets.elements.size());
+      for (auto& t : targets.elements) failDeclaration(*t);
+      return;
+    }
+    for (size_t i = 0; i < types.size(); ++i) assignTo(*targets.elements[i], *values[i], types[i]);
+  }
+
+  // The element types of the tuple that `value` returns; false, reported,
+  // when it is not a call of a function that returns a tuple.
+  bool unpackedCallTypes(Expr& value, std::vector<ScalarType>& types) {
+    auto* call = value.as<CallExpr>();
+    if (call && call->symbol && call->symbol->scope) {
+      ScalarType one = typeOf(*call, /*allowVoid=*/true);
+      FunctionScope* callee = call->symbol->scope;
+      if (!callee->returnTuple.empty()) {
+        types = callee->returnTuple;
+        return true;
+      }
+      error(DiagId::sema_unpack_not_tuple, value.range,
+            fmt::format("'{}(...)', which returns {}", call->callee,
+                        one == ScalarType::Invalid ? "no value" : "one value"));
+      return false;
+    }
+    ScalarType one = typeOf(value);
+    if (one != ScalarType::Invalid)
+      error(DiagId::sema_unpack_not_tuple, value.range, fmt::format("one {} value", scalarName(one)));
+    return false;
   }
 
   void checkAugAssign(AugAssignStmt& a) {
@@ -487,7 +615,8 @@ class TypeChecker {
       }
       case ExprKind::Call: return typeCall(*e.as<CallExpr>(), allowVoid);
       case ExprKind::Index: return typeIndex(*e.as<IndexExpr>());
-      case ExprKind::List: return ScalarType::Invalid;
+      case ExprKind::List:
+      case ExprKind::Tuple: return ScalarType::Invalid;  // refused where they stand (sema_resolve.cpp)
     }
     return ScalarType::Invalid;
   }
@@ -647,9 +776,10 @@ class TypeChecker {
       ScalarType t = typeOf(*c.args[i]);
       if (i < params.size()) checkConvertible(*c.args[i], t, params[i]->type);
     }
-    if (callee->returnType == ScalarType::Invalid && !allowVoid) {
-      error(DiagId::sema_void_value, c.range, c.callee);
-    }
+    // A call statement may drop a tuple as it drops any value; unpacking
+    // asks with allowVoid too, and reads the tuple's types itself.
+    if (!callee->returnTuple.empty() && !allowVoid) reportTupleAsValue(c, callee->returnTuple);
+    else if (callee->returnType == ScalarType::Invalid && !allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
     return callee->returnType;
   }
 
@@ -700,6 +830,17 @@ class TypeChecker {
     std::string text = std::string(scalarName(s.type)) + "[";
     for (size_t i = 0; i < s.shape.size(); ++i) text += (i ? ", " : "") + sourceText(*s.shape[i]);
     return text + "]" + (s.strided ? " strided" : "");
+  }
+
+  // `x = stats(v)`, `stats(v) + 1`: a tuple is no value of its own. The
+  // hint names one target per element: 'a, b = stats(...)'.
+  void reportTupleAsValue(const CallExpr& c, const std::vector<ScalarType>& types) {
+    std::string typeList, targets;
+    for (size_t i = 0; i < types.size(); ++i) {
+      typeList += (i ? ", " : "") + std::string(scalarName(types[i]));
+      targets += (i ? ", " : "") + (i < 26 ? std::string(1, char('a' + i)) : "v" + std::to_string(i));
+    }
+    error(DiagId::sema_tuple_value, c.range, c.callee, types.size(), typeList, targets, c.callee);
   }
 
   ScalarType typeBuiltin(CallExpr& c, const BuiltinInfo& b, bool allowVoid) {

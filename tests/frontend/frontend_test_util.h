@@ -85,6 +85,11 @@ inline std::string sexpr(const Expr& e) {
       for (const auto& a : e.as<ListExpr>()->elements) s += (s.size() > 1 ? " " : "") + sexpr(*a);
       return s + "]";
     }
+    case ExprKind::Tuple: {
+      std::string s = "(tuple";
+      for (const auto& a : e.as<TupleExpr>()->elements) s += " " + sexpr(*a);
+      return s + ")";
+    }
   }
   return "?";
 }

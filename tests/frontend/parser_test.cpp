@@ -251,6 +251,45 @@ TEST(ParserStmts, Assignments) {
   EXPECT_EQ(b[0]->range.end.col, 20u);
 }
 
+// docs/language.md 5.11: a comma on either side of `=` makes a tuple;
+// parentheses around one are kept out of the tree.
+TEST(ParserStmts, UnpackingAssignments) {
+  auto p = parseOk(inKernel("a, b = b, a\nx[i], x[j] = x[j], x[i]\nm, s = stats(v)\n(c, d) = (1, 2)"));
+  const Block& b = kernelBody(*p);
+  ASSERT_EQ(b.size(), 4u);
+  auto* swap = b[0]->as<AssignStmt>();
+  ASSERT_NE(swap, nullptr);
+  EXPECT_EQ(sexpr(*swap->target), "(tuple a b)");
+  EXPECT_EQ(sexpr(*swap->value), "(tuple b a)");
+  EXPECT_EQ(sexpr(*b[1]->as<AssignStmt>()->target), "(tuple (index x i) (index x j))");
+  EXPECT_EQ(sexpr(*b[1]->as<AssignStmt>()->value), "(tuple (index x j) (index x i))");
+  EXPECT_EQ(sexpr(*b[2]->as<AssignStmt>()->target), "(tuple m s)");
+  EXPECT_EQ(sexpr(*b[2]->as<AssignStmt>()->value), "(call stats v)");
+  EXPECT_EQ(sexpr(*b[3]->as<AssignStmt>()->target), "(tuple c d)");
+  EXPECT_EQ(sexpr(*b[3]->as<AssignStmt>()->value), "(tuple 1 2)");
+  // The tuple's range runs from its first element to its last.
+  EXPECT_EQ(swap->target->range.begin.col, 5u);
+  EXPECT_EQ(swap->target->range.end.col, 9u);
+}
+
+TEST(ParserStmts, TupleReturns) {
+  auto p = parseOk(
+      "def stats(v: f32, w: T) -> tuple[f32, T, i32]:\n"
+      "    if v > 0.0:\n"
+      "        return v, w, 1\n"
+      "    return (v * 2.0, w, 0)\n");
+  const FunctionDecl& f = *p->module->decls[0].function;
+  ASSERT_NE(f.returnType, nullptr);
+  EXPECT_TRUE(f.returnType->isTuple);
+  EXPECT_EQ(f.returnType->elemName, "tuple");
+  ASSERT_EQ(f.returnType->tupleElements.size(), 3u);
+  EXPECT_EQ(f.returnType->tupleElements[0].elemName, "f32");
+  EXPECT_EQ(f.returnType->tupleElements[1].elemName, "T");
+  EXPECT_EQ(f.returnType->tupleElements[2].elemName, "i32");
+  EXPECT_EQ(sexpr(*f.body[0]->as<IfStmt>()->thenBody[0]->as<ReturnStmt>()->value), "(tuple v w 1)");
+  EXPECT_EQ(sexpr(*f.body[1]->as<ReturnStmt>()->value), "(tuple (* v 2.0) w 0)");
+}
+
 TEST(ParserStmts, EveryAugmentedAssignment) {
   const std::pair<const char*, BinaryOp> ops[] = {
       {"+=", BinaryOp::Add},       {"-=", BinaryOp::Sub},  {"*=", BinaryOp::Mul},    {"/=", BinaryOp::Div},
@@ -557,6 +596,31 @@ TEST(AstDump, StatementsAndTypes) {
             "      Continue @12:5\n");
 }
 
+TEST(AstDump, Tuples) {
+  auto p = parseOk(
+      "def f(v: f32) -> tuple[f32, i32]:\n"
+      "    return v, 1\n"
+      "kernel k():\n"
+      "    a, b = f(0.5)\n");
+  EXPECT_EQ(dumpAst(*p->module),
+            "Module test.spn\n"
+            "  Def f -> tuple[f32, i32] @1:1\n"
+            "    Param v: f32 @1:7\n"
+            "    Body\n"
+            "      Return @2:5\n"
+            "        Tuple @2:12\n"
+            "          Name v @2:12\n"
+            "          IntLit 1 @2:15\n"
+            "  Kernel k @3:1\n"
+            "    Body\n"
+            "      Assign @4:5\n"
+            "        Tuple @4:5\n"
+            "          Name a @4:5\n"
+            "          Name b @4:8\n"
+            "        Call f @4:12\n"
+            "          FloatLit 0.5 @4:14\n");
+}
+
 TEST(AstNames, KindsAndOperators) {
   EXPECT_STREQ(exprKindName(ExprKind::Ternary), "Ternary");
   EXPECT_STREQ(stmtKindName(StmtKind::AugAssign), "AugAssign");
@@ -574,9 +638,9 @@ TEST(AstNames, KindsAndOperators) {
 // Errors and recovery
 
 TEST(ParserErrors, SeveralErrorsInOneRun) {
-  auto p = parse(inKernel("x = \ny = 1\nf(x) = 2\nz = (1, 2)\nw = 3\nv = a < b < c"));
+  auto p = parse(inKernel("x = \ny = 1\nf(x) = 2\nz = (1 2)\nw = 3\nv = a < b < c"));
   EXPECT_EQ(diagList(p->diags), (std::vector<std::string>{"2:8 parse-expected", "4:5 parse-bad-assign-target",
-                                                          "5:11 parse-expected", "7:15 parse-chained-compare"}));
+                                                          "5:12 parse-expected", "7:15 parse-chained-compare"}));
   // The good statements around the bad ones are still there.
   const Block& b = kernelBody(*p);
   ASSERT_EQ(b.size(), 3u);
@@ -663,6 +727,27 @@ TEST(ParserErrors, AnnotatedTargetMustBeAName) {
   EXPECT_EQ(diagList(p->diags),
             (std::vector<std::string>{"2:5 parse-annotated-target", "3:5 parse-bad-assign-target",
                                       "4:5 parse-bad-assign-target", "5:5 parse-bad-assign-target"}));
+}
+
+// Each line has one mistake with a tuple: a tuple type off a return, a
+// tuple type of one element, a starred target, a nested target, a tuple
+// with `+=`, a trailing comma.
+TEST(ParserErrors, Tuples) {
+  auto p = parse(
+      "def f(v: tuple[f32, f32]) -> f32:\n    pass\n"
+      "def g() -> tuple[f32]:\n    pass\n"
+      "def h() -> tuple[f32, tuple[f32, f32]]:\n    pass\n"
+      "kernel k():\n"
+      "    a, *b = c\n"
+      "    (a, b), c = d\n"
+      "    a, b += 1, 2\n"
+      "    a, b = 1,\n"
+      "    x: tuple[f32, f32] = 1\n");
+  EXPECT_EQ(diagList(p->diags),
+            (std::vector<std::string>{"1:10 parse-tuple-type-position", "3:12 parse-tuple-type-arity",
+                                      "5:23 parse-tuple-type-position", "8:8 parse-starred-target",
+                                      "9:5 parse-unpack-target", "10:5 parse-bad-assign-target", "11:14 parse-expected",
+                                      "12:8 parse-tuple-type-position"}));
 }
 
 TEST(ParserErrors, ModuleLevelStatements) {
