@@ -685,6 +685,156 @@ void runActAndMul(Ctx& c, Pool* pool) {
   }
 }
 
+// vLLM's rotary_embedding_kernel, in place on q and k: one kernel handle per
+// layout (NEOX bound through KernelOptions::consts, as vLLM instantiates
+// IS_NEOX), f16 and bf16. q and k are strided slices of one fused qkv buffer
+// [NT, (NH + 2 * NKV) * HS], as vLLM's attention layers pass them
+// (qkv.split): token stride (NH + 2 * NKV) * HS, so the runtime's overlap
+// check must prove the two interleaved views disjoint before it binds them.
+// Shapes (NT, NH, NKV, HS, ROT): one token (decode) to 333, GQA (32 / 8) and
+// equal head counts (12 / 12), HS 128 with ROT 128 and with ROT 64 (partial
+// rotary), HS 64, Phi-2's HS 80 with ROT 32, and a block of 8 threads (fewer
+// than a warp). positions are random in [0, MAXPOS), the cache holds random
+// values in [-1, 1] (not a true rotation: the kernel does not care, and both
+// products of each pair then matter). The rotated dims are compared with the
+// CPU reference; every other element of the buffer (the dims past ROT, the v
+// slice) must keep its bits, and 16-byte guards of 0xFF bytes on both sides
+// must survive.
+void runRotaryEmbedding(Ctx& c, Pool* pool) {
+  struct Layout {
+    const char* name;  // in labels and dumped case names
+    bool neox;
+  };
+  std::vector<Layout> layouts = {{"neox", true}, {"gptj", false}};
+  // --const rotary_embedding:NEOX=True|False runs that layout alone.
+  if (auto given = c.sampleConsts.find("rotary_embedding");
+      given != c.sampleConsts.end() && given->second.count("NEOX")) {
+    const bool want = given->second.at("NEOX").i != 0;
+    layouts.erase(std::remove_if(layouts.begin(), layouts.end(), [&](const Layout& l) { return l.neox != want; }),
+                  layouts.end());
+  }
+  struct Case {
+    int64_t NT, NH, NKV, HS, ROT;
+    bool dump;  // --dump: this case goes to PyTorch too
+  };
+  const Case cases[] = {{1, 32, 8, 128, 128, false},  {7, 32, 8, 128, 64, true},    {333, 32, 8, 128, 128, false},
+                        {7, 12, 12, 128, 128, false}, {333, 12, 12, 128, 64, true}, {333, 12, 12, 64, 64, false},
+                        {65, 32, 32, 80, 32, false},  {5, 2, 1, 16, 8, false}};
+  const size_t G = 8;  // guard elements (16 bytes) on each side of qkv
+  for (const Layout& lay : layouts) {
+    Kernel k =
+        c.kernel("rotary_embedding", "rotary_embedding", {{"NEOX", spindle::ConstOverride::ofInt(lay.neox ? 1 : 0)}});
+    for (ScalarType t : {ScalarType::F16, ScalarType::BF16}) {
+      const bool bf = t == ScalarType::BF16;
+      const std::string tn(spindle::scalarName(t));
+      for (const Case& cs : cases) {
+        const int64_t NT = cs.NT, NH = cs.NH, NKV = cs.NKV, HS = cs.HS, ROT = cs.ROT, MAXPOS = 4096;
+        const int64_t W = (NH + 2 * NKV) * HS;  // one token's row of qkv
+        const size_t n = size_t(NT * W);
+        Vec qkv, cache;
+        auto hqkv = c.randHalf(t, n, qkv, -2, 2);
+        auto hcache = c.randHalf(t, size_t(MAXPOS * ROT), cache, -1, 1);
+        std::vector<int64_t> pos(static_cast<size_t>(NT));
+        for (auto& p : pos) p = int64_t(c.rng.next() % uint64_t(MAXPOS));
+        std::vector<uint16_t> guarded(n + 2 * G, 0xFFFF);
+        std::copy(hqkv.begin(), hqkv.end(), guarded.begin() + long(G));
+        auto dqkv = c.upload(guarded), dpos = c.upload(pos), dcache = c.upload(hcache);
+        const uint16_t* q = static_cast<uint16_t*>(dqkv.data()) + G;
+        k.launch(nullptr,
+                 {spindle::tensor(dpos.data(), ScalarType::I64, {NT}), spindle::tensor(q, t, {NT, NH, HS}, {W, HS, 1}),
+                  spindle::tensor(q + NH * HS, t, {NT, NKV, HS}, {W, HS, 1}), tHalf(t, dcache.data(), {MAXPOS, ROT})});
+        auto out = c.download<uint16_t>(dqkv, n + 2 * G);
+        Vec want = qkv;
+        bench::refRotaryEmbedding(want, pos, cache, NT, NH, NKV, HS, ROT, lay.neox,
+                                  bf ? bench::roundBf16 : bench::roundF16);
+        // The rotated elements against the reference; all others against their input.
+        Vec gotRot, wantRot, gotKept, wantKept;
+        for (size_t i = 0; i < n; ++i) {
+          const int64_t col = int64_t(i) % W, head = col / HS;
+          const double got = bf ? fromBf16(out[G + i]) : fromHalf(out[G + i]);
+          if (head < NH + NKV && col % HS < ROT) {
+            gotRot.push_back(got);
+            wantRot.push_back(want[i]);
+          } else {
+            gotKept.push_back(got);
+            wantKept.push_back(qkv[i]);
+          }
+        }
+        const std::string label = std::string(lay.name) + " " + tn;
+        const std::string shape = shapeText({NT, NH, NKV, HS}) + " rot" + std::to_string(ROT);
+        c.check("rotary_embedding", label + " q,k", shape, gotRot, wantRot, bf ? kBF16Atol : kF16Atol,
+                bf ? kBF16Rtol : kF16Rtol);
+        // Bit for bit: the inputs are finite and none is -0, so equal values are equal bits.
+        c.check("rotary_embedding", label + " untouched", shape, gotKept, wantKept, 0, 0);
+        bool intact = std::all_of(out.begin(), out.begin() + long(G), [](uint16_t v) { return v == 0xFFFF; }) &&
+                      std::all_of(out.end() - long(G), out.end(), [](uint16_t v) { return v == 0xFFFF; });
+        if (!intact)
+          c.fail("rotary_embedding " + label + " " + shape, "qkv: a write outside the buffer (guard overwritten)");
+        if (cs.dump) {
+          // q and k as contiguous tensors (PyTorch needs only their values);
+          // NEOX travels as a scalar (1 or 0) and in the case name.
+          auto slice = [&](const uint16_t* from, int64_t offset, int64_t heads) {
+            std::vector<uint16_t> v(size_t(NT * heads * HS));
+            for (int64_t tok = 0; tok < NT; ++tok)
+              std::copy(from + tok * W + offset, from + tok * W + offset + heads * HS,
+                        v.begin() + long(tok * heads * HS));
+            return v;
+          };
+          auto qIn = slice(hqkv.data(), 0, NH), kIn = slice(hqkv.data(), NH * HS, NKV);
+          auto qOut = slice(out.data() + G, 0, NH), kOut = slice(out.data() + G, NH * HS, NKV);
+          c.dump("rotary_embedding",
+                 std::string(lay.name) + "_" + tn + "_" + shapeText({NT, NH, NKV, HS}) + "_rot" + std::to_string(ROT),
+                 {{"positions", false, ScalarType::I64, {NT}, pos.data()},
+                  {"q", false, t, {NT, NH, HS}, qIn.data()},
+                  {"k", false, t, {NT, NKV, HS}, kIn.data()},
+                  {"cos_sin_cache", false, t, {MAXPOS, ROT}, hcache.data()},
+                  {"q", true, t, {NT, NH, HS}, qOut.data()},
+                  {"k", true, t, {NT, NKV, HS}, kOut.data()}},
+                 {{"NEOX", lay.neox ? 1.0 : 0.0}});
+        }
+      }
+    }
+  }
+  if (!pool) return;
+  // bf16, as served: a prefill of 4096 tokens of Llama-3 8B (NH 32, NKV 8,
+  // HS = ROT = 128), q and k slices of the qkv projection's output
+  // [4096, 6144]. One sequence: positions 0 .. 4095, so each cache row is
+  // read by one token only. The cache holds true cos/sin (8192 positions,
+  // Llama-3's base 500000), so the repeated in-place launches keep the values
+  // bounded (a rotation); the time does not depend on them.
+  // Bytes, per token: the rotated part of each head of q and k read and
+  // written (2 * (NH + NKV) * ROT elements of 2 bytes), its position
+  // (8 bytes) and its cache row (ROT elements of 2 bytes, read once: the
+  // positions are distinct); the v slice and dims past ROT are not touched.
+  const int64_t NT = 4096, NH = 32, NKV = 8, HS = 128, ROT = 128, MAXPOS = 8192;
+  const int64_t W = (NH + 2 * NKV) * HS;
+  const ScalarType t = ScalarType::BF16;
+  std::vector<uint16_t> hqkv(size_t(NT * W)), hcache(size_t(MAXPOS * ROT));
+  Rng r{c.seed ^ 0x20be};
+  for (auto& v : hqkv) v = toBf16(float(r.uniform(-2, 2)));
+  for (int64_t p = 0; p < MAXPOS; ++p)
+    for (int64_t j = 0; j < ROT / 2; ++j) {
+      const double angle = double(p) * std::pow(500000.0, -2.0 * double(j) / double(ROT));
+      hcache[size_t(p * ROT + j)] = toBf16(float(std::cos(angle)));
+      hcache[size_t(p * ROT + ROT / 2 + j)] = toBf16(float(std::sin(angle)));
+    }
+  std::vector<int64_t> pos(static_cast<size_t>(NT));
+  for (int64_t i = 0; i < NT; ++i) pos[size_t(i)] = i;
+  auto dqkv = c.upload(hqkv), dpos = c.upload(pos), dcache = c.upload(hcache);
+  const uint16_t* q = static_cast<uint16_t*>(dqkv.data());
+  const double bytes = double(NT) * (2.0 * double((NH + NKV) * ROT) * 2.0 + 8.0 + 2.0 * double(ROT));
+  for (const Layout& lay : layouts) {
+    Kernel k =
+        c.kernel("rotary_embedding", "rotary_embedding", {{"NEOX", spindle::ConstOverride::ofInt(lay.neox ? 1 : 0)}});
+    double ms = c.timeMedian([&] {
+      k.launch(nullptr,
+               {spindle::tensor(dpos.data(), ScalarType::I64, {NT}), spindle::tensor(q, t, {NT, NH, HS}, {W, HS, 1}),
+                spindle::tensor(q + NH * HS, t, {NT, NKV, HS}, {W, HS, 1}), tHalf(t, dcache.data(), {MAXPOS, ROT})});
+    });
+    c.perfRecord("rotary_embedding", shapeText({NT, NH, NKV, HS}) + " bf16 " + lay.name, ms, bytes);
+  }
+}
+
 void runTranspose(Ctx& c, Pool* pool) {
   Kernel k = c.kernel("transpose", "transpose");
   for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1000, 777}, {33, 4097}}) {
@@ -887,6 +1037,12 @@ const std::vector<Sample>& samples() {
        {{"M", 4096}, {"D", 14336}},
        {{"T", ScalarType::BF16}},
        {{"ACT", spindle::ConstOverride::ofFunction("silu")}}},
+      {"rotary_embedding",
+       "rotary_embedding",
+       runRotaryEmbedding,
+       {{"NT", 4096}, {"NH", 32}, {"NKV", 8}, {"HS", 128}, {"MAXPOS", 8192}, {"ROT", 128}},
+       {{"T", ScalarType::BF16}},
+       {{"NEOX", spindle::ConstOverride::ofInt(1)}}},
   };
   return list;
 }

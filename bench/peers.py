@@ -165,6 +165,68 @@ def torch_act_and_mul_reference(t, scalars, case):
     return {"out": (out, 1e-5, ulps(x.dtype, 2))}
 
 
+def rope_forward_native(positions, query, key, head_size, cos_sin_cache, is_neox_style):
+    """vLLM's RotaryEmbedding.forward_native (forward_static, apply_rotary_emb_torch): out of place, in the
+    storage dtype. query [T, NH * HS] or [T, NH, HS] (a view of a qkv buffer is fine), key likewise;
+    cos_sin_cache [MAXPOS, ROT], cos in the first ROT / 2 columns, sin in the last; dims past ROT pass."""
+    positions = positions.flatten()
+    num_tokens = positions.shape[0]
+    rotary_dim = cos_sin_cache.shape[-1]
+    cos_sin = cos_sin_cache.index_select(0, positions)
+    cos, sin = cos_sin.chunk(2, dim=-1)
+
+    def rotate(x):
+        shape = x.shape
+        x = x.view(num_tokens, -1, head_size)
+        x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+        c = cos.unsqueeze(-2).to(x.dtype)
+        s = sin.unsqueeze(-2).to(x.dtype)
+        if is_neox_style:
+            x1, x2 = torch.chunk(x_rot, 2, dim=-1)
+        else:
+            x1, x2 = x_rot[..., ::2], x_rot[..., 1::2]
+        o1 = x1 * c - x2 * s
+        o2 = x2 * c + x1 * s
+        if is_neox_style:
+            x_rot = torch.cat((o1, o2), dim=-1)
+        else:
+            x_rot = torch.stack((o1, o2), dim=-1).flatten(-2)
+        return torch.cat((x_rot, x_pass), dim=-1).reshape(shape)
+
+    return rotate(query), rotate(key)
+
+
+def rope_reference64(positions, x, cos_sin_cache, is_neox_style):
+    """float64 rotary embedding of x [T, H, HS] with vLLM's rounding: each product rounded to x's dtype
+    (exact in float64 before that), the sum exact. Dims past ROT as they are."""
+    rot = cos_sin_cache.shape[-1]
+    cos, sin = cos_sin_cache.index_select(0, positions.flatten()).double().chunk(2, dim=-1)
+    cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)
+    xd = x.double()
+    x_rot = xd[..., :rot]
+    x1, x2 = x_rot.chunk(2, dim=-1) if is_neox_style else (x_rot[..., ::2], x_rot[..., 1::2])
+
+    def rnd(v):
+        return v.to(x.dtype).double()
+
+    o1 = rnd(x1 * cos) - rnd(x2 * sin)
+    o2 = rnd(x2 * cos) + rnd(x1 * sin)
+    x_rot = torch.cat((o1, o2), dim=-1) if is_neox_style else torch.stack((o1, o2), dim=-1).flatten(-2)
+    return torch.cat((x_rot, xd[..., rot:]), dim=-1)
+
+
+@dump_reference("rotary_embedding")
+def torch_rotary_embedding_reference(t, scalars, case):
+    # The case is named LAYOUT_DTYPE_NTxNHxNKVxHS_rotROT ("neox_bf16_7x32x8x128_rot64"); the layout also
+    # comes as the scalar NEOX (1 or 0). q [NT, NH, HS] and k [NT, NKV, HS] were dumped as contiguous
+    # copies of the kernel's strided slices of one qkv buffer.
+    q, k = t["q"], t["k"]
+    q_out, k_out = rope_forward_native(t["positions"], q, k, q.shape[-1], t["cos_sin_cache"], bool(scalars["NEOX"]))
+    # Bit for bit: vLLM's kernel, PyTorch's elementwise ops and the sample all round each product to the
+    # dtype (exact in f32 before that), then the f32 sum or difference; the dims past ROT pass through.
+    return {"q": (q_out, 0.0, 0.0), "k": (k_out, 0.0, 0.0)}
+
+
 def load_dumped(dump_dir, t, dev):
     data = bytearray(open(os.path.join(dump_dir, t["file"]), "rb").read())
     v = torch.frombuffer(data, dtype=torch.uint8).view(DUMP_DTYPES[t["dtype"]])
@@ -484,6 +546,49 @@ def main():
         perf("triton", "act_and_mul", f"{m}x{d} bf16 silu", median_ms(lambda: tri_silu_and_mul(xb, ob), reps),
              6 * m * d)
     del xb, ob
+
+    # rotary_embedding (vLLM's rotary_embedding_kernel), bf16, q and k slices of one qkv buffer
+    # [NT, (NH + 2 * NKV) * HS]. PyTorch eager is vLLM's forward_native (index_select of the cache rows,
+    # chunk or ::2 / 1::2, x1 * cos - x2 * sin and x2 * cos + x1 * sin, then cat or stack: some 17
+    # kernels, and out of place where the sample rotates in place: compare times only). Checked
+    # at 333 tokens, GQA, partial rotary (ROT 64 of HS 128), both layouts, against float64 with each
+    # product rounded to bf16 (2e-3 abs + 1.6e-2 rel, as gpu_check). (A Triton port written for this
+    # bench came out 1.5 ulp off in bf16 and was dropped; no Triton peer is timed.) Timed as gpu_check:
+    # a 4096-token prefill of Llama-3 8B (NH 32, NKV 8, HS = ROT = 128), positions 0 .. 4095 into a
+    # true cos/sin cache of 8192 rows.
+    # Bytes: the rotated parts of q and k read and written, each token's position and cache row.
+    def rope_inputs(nt, nh, nkv, hs, rot, maxpos, real_cache):
+        qkv = (torch.rand(nt, (nh + 2 * nkv) * hs, device=dev) * 4 - 2).bfloat16()
+        if real_cache:
+            inv_freq = 500000.0 ** (-torch.arange(0, rot, 2, device=dev, dtype=torch.float64) / rot)
+            angles = torch.arange(maxpos, device=dev, dtype=torch.float64)[:, None] * inv_freq[None, :]
+            cache = torch.cat((angles.cos(), angles.sin()), dim=-1).bfloat16()
+            positions = torch.arange(nt, device=dev, dtype=torch.int64)
+        else:
+            cache = (torch.rand(maxpos, rot, device=dev) * 2 - 1).bfloat16()
+            positions = torch.randint(0, maxpos, (nt,), device=dev, dtype=torch.int64)
+        q = qkv[:, :nh * hs].view(nt, nh, hs)
+        k = qkv[:, nh * hs:(nh + nkv) * hs].view(nt, nkv, hs)
+        return qkv, positions, q, k, cache
+
+    nt, nh, nkv, hs, rot = 333, 32, 8, 128, 64
+    for neox in (True, False):
+        layout = "neox" if neox else "gptj"
+        qkv, positions, q, k, cache = rope_inputs(nt, nh, nkv, hs, rot, 4096, False)
+        want_q, want_k = rope_reference64(positions, q, cache, neox), rope_reference64(positions, k, cache, neox)
+        got_q, got_k = rope_forward_native(positions, q, k, hs, cache, neox)
+        check("torch", f"rotary_embedding {layout}", got_q, want_q, 2e-3, 1.6e-2)
+        check("torch", f"rotary_embedding {layout}", got_k, want_k, 2e-3, 1.6e-2)
+        del qkv, positions, q, k, cache
+    nt, nh, nkv, hs, rot = 4096, 32, 8, 128, 128
+    qkv, positions, q, k, cache = rope_inputs(nt, nh, nkv, hs, rot, 8192, True)
+    query, key = qkv[:, :nh * hs], qkv[:, nh * hs:(nh + nkv) * hs]  # as vLLM's qkv.split gives them
+    nbytes = nt * (2 * (nh + nkv) * rot * 2 + 8 + 2 * rot)
+    for neox in (True, False):
+        size = f"{nt}x{nh}x{nkv}x{hs} bf16 {'neox' if neox else 'gptj'}"
+        perf("torch", "rotary_embedding", size,
+             median_ms(lambda: rope_forward_native(positions, query, key, hs, cache, neox), reps), nbytes)
+    del qkv, positions, q, k, cache, query, key
 
     # axpy (in place, as the sample): y += a * x
     n = 1 << 26

@@ -176,4 +176,21 @@ Vec refActAndMul(const Vec& x, int64_t M, int64_t D, double (*act)(double), doub
   return out;
 }
 
+void refRotaryEmbedding(Vec& qkv, const std::vector<int64_t>& positions, const Vec& cache, int64_t NT, int64_t NH,
+                        int64_t NKV, int64_t HS, int64_t ROT, bool neox, double (*round)(double)) {
+  const int64_t width = (NH + 2 * NKV) * HS, half = ROT / 2;
+  for (int64_t t = 0; t < NT; ++t) {
+    const double* cs = &cache[size_t(positions[size_t(t)] * ROT)];
+    for (int64_t h = 0; h < NH + NKV; ++h) {  // the q heads, then the k heads
+      double* x = &qkv[size_t(t * width + h * HS)];
+      for (int64_t r = 0; r < half; ++r) {
+        const int64_t i = neox ? r : 2 * r, j = neox ? half + r : 2 * r + 1;
+        const double c = cs[r], s = cs[half + r], a = x[i], b = x[j];
+        x[i] = round(a * c) - round(b * s);
+        x[j] = round(b * c) + round(a * s);
+      }
+    }
+  }
+}
+
 }  // namespace bench

@@ -46,4 +46,17 @@ double actGeluTanh(double v);
 // type, as vLLM's ACT_FN returns it, and the product exact.
 Vec refActAndMul(const Vec& x, int64_t M, int64_t D, double (*act)(double), double (*round)(double));
 
+// vLLM's rotary_embedding, in place on a fused qkv buffer as vLLM's model
+// code passes it: qkv is [NT, (NH + 2 * NKV) * HS], q its first NH heads of
+// HS values, k the next NKV heads, v the last NKV (not touched). For each
+// token t, p = positions[t], each head of q and of k and r in [0, ROT/2):
+// c = cache[p, r], s = cache[p, ROT/2 + r] (cache is [MAXPOS, ROT]); the
+// pair (i, j) is (r, ROT/2 + r) when `neox`, (2r, 2r + 1) otherwise (GPT-J);
+// x[i] = round(x[i] * c) - round(x[j] * s), x[j] = round(x[j] * c) +
+// round(x[i] * s): each product rounded to the storage type, as vLLM's
+// scalar_t arithmetic does, and the sum exact. Dims [ROT, HS) of each head
+// stay as they are.
+void refRotaryEmbedding(Vec& qkv, const std::vector<int64_t>& positions, const Vec& cache, int64_t NT, int64_t NH,
+                        int64_t NKV, int64_t HS, int64_t ROT, bool neox, double (*round)(double));
+
 }  // namespace bench
