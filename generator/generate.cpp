@@ -42,6 +42,62 @@ uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text.empty() ? "none" : text;
+}
+
+// --unit-stride names a strided tensor parameter that is passed, and not
+// one already addressed by its dims (one spelling per binary).
+void checkUnitStride(const FunctionScope& k, const Specialization& req, const std::string& name) {
+  const Symbol* tensor = nullptr;
+  std::vector<std::string> strided;
+  for (const Symbol* p : k.params) {
+    if (p->kind != SymbolKind::TensorParam || !p->strided) continue;
+    strided.push_back(p->name);
+    if (p->name == name) tensor = p;
+  }
+  if (!tensor)
+    throw GeneratorError(
+        fmt::format("kernel '{}' has no strided tensor parameter '{}' to address with unit inner stride (its strided "
+                    "tensors: {})",
+                    k.name, name, listed(strided)));
+  if (req.contiguousTensors.count(name))
+    throw GeneratorError(
+        fmt::format("kernel '{}': '{}' is --contiguous, which already addresses it by its dims; drop --unit-stride {}",
+                    k.name, name, name));
+  if (req.absentTensors.count(name))
+    throw GeneratorError(
+        fmt::format("kernel '{}': '{}' is --absent, so it has no strides; drop --unit-stride {}", k.name, name, name));
+}
+
+// --divisible names a value that places rows of a tensor indexed in runs in
+// this specialization (divisibilityCandidates); the granularity was checked
+// when the flag was read, but a Specialization can be built by hand.
+void checkDivisible(const FunctionScope& k, const Specialization& req, const std::vector<std::string>& candidates,
+                    const std::string& name, int granularity) {
+  if (!isDivisibilityGranularity(granularity))
+    throw GeneratorError(fmt::format("kernel '{}': --divisible {}={}: the granularity must be 2, 4, 8 or 16", k.name,
+                                     name, granularity));
+  if (req.staticDims.count(name))
+    throw GeneratorError(
+        fmt::format("kernel '{}': dim {} is static, so the compiler already knows its value; drop "
+                    "--divisible {}",
+                    k.name, name, name));
+  if (std::find(candidates.begin(), candidates.end(), name) != candidates.end()) return;
+  // A row stride is one only in the unit-stride form.
+  const size_t dot = name.find(".stride");
+  const std::string hint =
+      dot != std::string::npos && !req.unitStrideTensors.count(name.substr(0, dot))
+          ? fmt::format("; a row stride places rows with --unit-stride {} only", name.substr(0, dot))
+          : "";
+  throw GeneratorError(
+      fmt::format("kernel '{}': '{}' is not a value that places the rows of a tensor indexed in runs here, so its "
+                  "divisibility cannot matter (such values: {}{})",
+                  k.name, name, listed(candidates), hint));
+}
+
 void validateSpecialization(const SemaModule& sema, const FunctionScope& k, const Specialization& req) {
   std::set<std::string> dims;
   for (auto* d : k.dimSymbols) dims.insert(d->name);
@@ -88,24 +144,9 @@ void validateSpecialization(const SemaModule& sema, const FunctionScope& k, cons
                       "cannot matter; drop --aligned {}",
                       k.name, name, name));
   }
-  std::vector<Symbol*> rowDims = runRowDimSymbols(k);
-  for (const auto& name : req.divisibleDims) {
-    bool candidate = false;
-    for (const Symbol* d : rowDims) candidate |= d->name == name;
-    if (!candidate) {
-      std::string names;
-      for (const Symbol* d : rowDims) names += (names.empty() ? "" : ", ") + d->name;
-      throw GeneratorError(
-          fmt::format("kernel '{}': '{}' is not a dim that places the rows of a tensor indexed in "
-                      "runs, so its divisibility cannot matter (such dims: {})",
-                      k.name, name, names.empty() ? "none" : names));
-    }
-    if (req.staticDims.count(name))
-      throw GeneratorError(
-          fmt::format("kernel '{}': dim {} is static, so the compiler already knows its value; drop "
-                      "--divisible {}",
-                      k.name, name, name));
-  }
+  for (const auto& name : req.unitStrideTensors) checkUnitStride(k, req, name);
+  const std::vector<std::string> candidates = divisibilityCandidates(k, req);
+  for (const auto& [name, granularity] : req.divisible) checkDivisible(k, req, candidates, name, granularity);
   for (const auto& name : req.absentTensors) {
     bool optional = false;
     for (const Symbol* p : k.params) optional |= p->name == name && p->kind == SymbolKind::TensorParam && p->optional;
@@ -145,10 +186,14 @@ std::vector<FunctionScope*> functionsInDefinitionOrder(FunctionScope& kernel) {
 }
 
 // A strided parameter passed contiguous is analyzed and printed as a
-// contiguous one in this specialization (its strides leave the ABI).
-void viewAsContiguous(FunctionScope& kernel, const std::set<std::string>& names) {
-  for (Symbol* p : kernel.params)
-    if (p->strided && names.count(p->name)) p->strided = false;
+// contiguous one in this specialization (its strides leave the ABI); one
+// passed with unit inner stride loses its last stride only.
+void viewLayouts(FunctionScope& kernel, const Specialization& spec) {
+  for (Symbol* p : kernel.params) {
+    if (!p->strided) continue;
+    if (spec.contiguousTensors.count(p->name)) p->strided = false;
+    else p->unitInnerStride = spec.unitStrideTensors.count(p->name) > 0;
+  }
 }
 
 // The defs and closures each function calls, from its body as pruned: a
@@ -380,7 +425,7 @@ std::string specializationKey(const SemaModule& sema, const std::string& kernel,
 GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, const Specialization& spec) {
   FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
   validateSpecialization(sema, kernel, spec);
-  viewAsContiguous(kernel, spec.contiguousTensors);
+  viewLayouts(kernel, spec);
   for (Symbol* p : kernel.params)
     if (p->optional)
       p->presence = spec.absentTensors.count(p->name) ? Symbol::Presence::Absent : Symbol::Presence::Present;

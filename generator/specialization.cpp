@@ -43,6 +43,21 @@ ConstOverride parseConstValue(const std::string& name, const std::string& text) 
   throw std::invalid_argument(fmt::format("--const {}: '{}' is not a number", name, text));
 }
 
+// `--divisible N` (a multiple of 16, as the flag has always meant) or
+// `--divisible N=G`.
+void parseDivisible(const std::string& value, Specialization& spec) {
+  if (value.find('=') == std::string::npos) {
+    spec.divisible[value] = 16;
+    return;
+  }
+  auto [name, text] = splitAssignment("--divisible", value);
+  int64_t g = parseIntegerFlag("--divisible", name, text);
+  if (!isDivisibilityGranularity(g))
+    throw std::invalid_argument(fmt::format(
+        "--divisible {}: granularity {} is not 2, 4, 8 or 16 (--divisible {}=G: a multiple of G)", name, g, name));
+  spec.divisible[name] = int(g);
+}
+
 }  // namespace
 
 std::string constOverrideText(const ConstOverride& v) {
@@ -55,9 +70,24 @@ std::string constOverrideText(const ConstOverride& v) {
 
 bool Specialization::operator==(const Specialization& other) const {
   return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
-         alignedTensors == other.alignedTensors && divisibleDims == other.divisibleDims &&
-         absentTensors == other.absentTensors && consts == other.consts && lineDirectives == other.lineDirectives;
+         unitStrideTensors == other.unitStrideTensors && alignedTensors == other.alignedTensors &&
+         divisible == other.divisible && absentTensors == other.absentTensors && consts == other.consts &&
+         lineDirectives == other.lineDirectives;
 }
+
+int divisibilityGranularity(int64_t value) {
+  for (int g : {16, 8, 4, 2})
+    if (value % g == 0) return g;
+  return 0;
+}
+
+bool isDivisibilityGranularity(int64_t g) { return g == 2 || g == 4 || g == 8 || g == 16; }
+
+std::string strideDivisibleName(const std::string& tensor, int axis) {
+  return fmt::format("{}.stride{}", tensor, axis);
+}
+
+std::string dimDivisibleName(const std::string& tensor, int axis) { return fmt::format("{}.dim{}", tensor, axis); }
 
 std::vector<std::string> specializationFlags(const Specialization& spec) {
   // std::map and std::set iterate sorted: the order is canonical.
@@ -70,8 +100,10 @@ std::vector<std::string> specializationFlags(const Specialization& spec) {
   for (const auto& [name, type] : spec.typeArgs) add("--dtype", fmt::format("{}={}", name, scalarName(type)));
   for (const auto& [name, value] : spec.consts) add("--const", fmt::format("{}={}", name, constOverrideText(value)));
   for (const auto& name : spec.contiguousTensors) add("--contiguous", name);
+  for (const auto& name : spec.unitStrideTensors) add("--unit-stride", name);
   for (const auto& name : spec.alignedTensors) add("--aligned", name);
-  for (const auto& name : spec.divisibleDims) add("--divisible", name);
+  // 16, the granularity the flag has always meant, goes without a value.
+  for (const auto& [name, g] : spec.divisible) add("--divisible", g == 16 ? name : fmt::format("{}={}", name, g));
   for (const auto& name : spec.absentTensors) add("--absent", name);
   if (!spec.lineDirectives) flags.push_back("--no-line-directives");
   return flags;
@@ -97,7 +129,7 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     return true;
   }
   const bool takesValue = flag == "--static" || flag == "--dtype" || flag == "--const" || flag == "--contiguous" ||
-                          flag == "--aligned" || flag == "--divisible" || flag == "--absent";
+                          flag == "--unit-stride" || flag == "--aligned" || flag == "--divisible" || flag == "--absent";
   if (!takesValue) return false;
   if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", flag));
   const std::string& value = args[++i];
@@ -114,12 +146,14 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     spec.consts[name] = parseConstValue(name, text);
   } else if (flag == "--contiguous") {
     spec.contiguousTensors.insert(value);
+  } else if (flag == "--unit-stride") {
+    spec.unitStrideTensors.insert(value);
   } else if (flag == "--aligned") {
     spec.alignedTensors.insert(value);
   } else if (flag == "--absent") {
     spec.absentTensors.insert(value);
   } else {
-    spec.divisibleDims.insert(value);
+    parseDivisible(value, spec);
   }
   return true;
 }

@@ -88,10 +88,11 @@ int cmdRun(const Args& args) {
     return usageError(std::string("run: ") + e.what());
   }
   if (path.empty()) return usageError("run: expected a FILE");
-  if (!sel.spec.contiguousTensors.empty() || !sel.spec.alignedTensors.empty() || !sel.spec.divisibleDims.empty())
+  if (!sel.spec.contiguousTensors.empty() || !sel.spec.unitStrideTensors.empty() || !sel.spec.alignedTensors.empty() ||
+      !sel.spec.divisible.empty())
     return usageError(
-        "run: --contiguous, --aligned and --divisible follow from the arguments, and run allocates "
-        "them itself (contiguous, 16-byte aligned); drop them");
+        "run: --contiguous, --unit-stride, --aligned and --divisible follow from the arguments, and run "
+        "allocates them itself (contiguous, 16-byte aligned); drop them");
 
   RuntimeOptions options;
   options.target = target;

@@ -35,6 +35,14 @@ std::string captureText(const Capture& c) {
   }
 }
 
+// What the key holds of a value that places rows (Specialization::divisible).
+std::string granularityText(const Specialization& spec, const std::string& name) {
+  auto it = spec.divisible.find(name);
+  return fmt::format("the largest of 16, 8, 4, 2 it is a multiple of is in the key ({})",
+                     it != spec.divisible.end() ? fmt::format("{} here", it->second)
+                                                : fmt::format("none here; --divisible {}=G", name));
+}
+
 void printScope(std::string& out, const FunctionScope& f, int depth) {
   std::string pad(static_cast<size_t>(depth) * 2, ' ');
   const char* kind = f.kind == FunctionScope::Kind::Kernel     ? "kernel"
@@ -117,8 +125,7 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
     else if (d->staticDeclared)
       out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
     else if (isRowDim(d))
-      out += fmt::format("  {}: dynamic, passed at launch; whether it is a multiple of 16 is in the key ({})\n",
-                         d->name, spec.divisibleDims.count(d->name) ? "yes here" : "no here; --divisible " + d->name);
+      out += fmt::format("  {}: dynamic, passed at launch; {}\n", d->name, granularityText(spec, d->name));
     else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
   }
   for (const auto& [name, value] : spec.consts)
@@ -128,8 +135,12 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
   for (const Symbol* p : k->params) {
     if (p->kind != SymbolKind::TensorParam) continue;
     if (p->strided)
-      out += fmt::format("  {}: strided; whether it is passed row-major is in the key ({})\n", p->name,
-                         spec.contiguousTensors.count(p->name) ? "yes here" : "no here; --contiguous " + p->name);
+      out += fmt::format(
+          "  {}: strided; whether it is passed row-major, or else with inner stride 1, is in the key ({})\n", p->name,
+          spec.contiguousTensors.count(p->name) ? "row-major here"
+          : spec.unitStrideTensors.count(p->name)
+              ? "inner stride 1 here"
+              : fmt::format("neither here; --contiguous {0} or --unit-stride {0}", p->name));
     if (p->accessedInRuns)
       out += fmt::format("  {}: indexed in runs; whether it is 16-byte aligned is in the key ({})\n", p->name,
                          spec.alignedTensors.count(p->name) ? "yes here" : "no here; --aligned " + p->name);
@@ -137,6 +148,9 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
       out += fmt::format("  {}: optional; whether it is passed is in the key ({})\n", p->name,
                          spec.absentTensors.count(p->name) ? "absent here" : "present here; --absent " + p->name);
   }
+  // Row strides and dim expressions that place rows in this specialization.
+  for (const std::string& name : divisibilityCandidates(*k, spec))
+    if (name.find('.') != std::string::npos) out += fmt::format("  {}: {}\n", name, granularityText(spec, name));
   for (const TypeParam& tp : k->kernel->typeParams)
     if (!tp.isTypeParam() && !spec.consts.count(tp.name))
       out += fmt::format("  {}: {}: a compile-time parameter with no value (pass --const {}={})\n", tp.name,

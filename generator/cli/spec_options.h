@@ -3,8 +3,10 @@
 // specialization flags (spindle/specialization.h):
 //   --static N=VAL (repeatable)  --dtype T=TYPE (repeatable)  --const C=VAL (repeatable)
 //   --contiguous X (repeatable: strided parameter X is passed row-major contiguous)
+//   --unit-stride X (repeatable: strided parameter X's innermost stride is 1)
 //   --aligned X    (repeatable: tensor parameter X's address is a multiple of 16 bytes)
-//   --divisible N  (repeatable: dynamic dim N is a multiple of 16)
+//   --divisible N[=G] (repeatable: N, a row stride x.strideK or a dim expression's
+//                  value x.dimK, is a multiple of G: 2, 4, 8 or 16, the default)
 //   --absent X     (repeatable: optional tensor parameter X is not passed)
 //   --no-line-directives
 #pragma once

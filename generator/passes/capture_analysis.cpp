@@ -209,9 +209,7 @@ class CaptureAnalysis {
     for (Symbol* s : symbols) {
       if (set.modes[s] != CaptureMode::Pointer) continue;
       f.captures.push_back({s, CaptureMode::Pointer, -1, nullptr});
-      if (s->strided)
-        for (int axis = 0; axis < static_cast<int>(s->shape.size()); ++axis)
-          f.captures.push_back({s, CaptureMode::Stride, axis, s});
+      for (int axis : strideAxes(*s)) f.captures.push_back({s, CaptureMode::Stride, axis, s});
     }
     for (Symbol* s : symbols) {
       CaptureMode m = set.modes[s];
@@ -242,11 +240,46 @@ std::vector<Symbol*> addressingDimSymbols(const Symbol& s) {
   return out;
 }
 
+std::vector<int> strideAxes(const Symbol& s) {
+  std::vector<int> axes;
+  if (!s.strided) return axes;
+  const int rank = static_cast<int>(s.shape.size());
+  for (int axis = 0; axis < rank; ++axis)
+    if (!(s.unitInnerStride && axis == rank - 1)) axes.push_back(axis);
+  return axes;
+}
+
 std::vector<Symbol*> runRowDimSymbols(const FunctionScope& kernel) {
   std::vector<Symbol*> out;
   for (const Symbol* p : kernel.params)
     if (p->kind == SymbolKind::TensorParam && p->accessedInRuns)
       for (size_t axis = 1; axis < p->shape.size(); ++axis) collectDimSymbols(*p->shape[axis], out);
+  return out;
+}
+
+bool isDynamicDimExpression(const Symbol& tensor, size_t axis, const std::set<std::string>& staticDims) {
+  const Expr& d = *tensor.shape.at(axis);
+  if (d.as<NameExpr>()) return false;  // a dim symbol or a const: not an expression
+  std::vector<Symbol*> symbols;
+  collectDimSymbols(d, symbols);
+  return std::any_of(symbols.begin(), symbols.end(), [&](const Symbol* s) { return !staticDims.count(s->name); });
+}
+
+std::vector<std::string> divisibilityCandidates(const FunctionScope& kernel, const Specialization& spec) {
+  std::set<std::string> staticDims;
+  for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
+  std::vector<std::string> out;
+  for (const Symbol* d : runRowDimSymbols(kernel))
+    if (!staticDims.count(d->name)) out.push_back(d->name);
+  for (const Symbol* p : kernel.params) {
+    if (p->kind != SymbolKind::TensorParam || !p->accessedInRuns || spec.absentTensors.count(p->name)) continue;
+    const int rank = static_cast<int>(p->shape.size());
+    if (p->strided && spec.unitStrideTensors.count(p->name))
+      for (int axis = 0; axis + 1 < rank; ++axis) out.push_back(strideDivisibleName(p->name, axis));
+    if (!p->strided || spec.contiguousTensors.count(p->name))
+      for (int axis = 1; axis < rank; ++axis)
+        if (isDynamicDimExpression(*p, size_t(axis), staticDims)) out.push_back(dimDivisibleName(p->name, axis));
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "sema/sema.h"
+#include "spindle/specialization.h"
 
 namespace spindle {
 
@@ -34,10 +35,30 @@ std::vector<Symbol*> shapeDimSymbols(const Symbol& tensorOrBuffer);
 // whose strides carry the layout. These are what a capture implies.
 std::vector<Symbol*> addressingDimSymbols(const Symbol& tensorOrBuffer);
 
+// The axes whose stride a strided tensor's code takes as a parameter (or
+// capture): every axis, but the last when its stride is 1 in this
+// specialization (Symbol::unitInnerStride); none for a contiguous tensor.
+std::vector<int> strideAxes(const Symbol& tensor);
+
 // Dim symbols that place the rows of the kernel's tensors accessed in runs
 // (every axis but the first, strided or not, in first-appearance order):
 // when they are multiples of 16, an aligned tensor's rows start aligned too.
-// The candidates for Specialization::divisibleDims.
+// The dims among the candidates for Specialization::divisible.
 std::vector<Symbol*> runRowDimSymbols(const FunctionScope& kernel);
+
+// Whether axis `axis` of a tensor's shape is a dim expression of at least
+// one dynamic dim symbol (`2 * D`, D not in `staticDims`): its value places
+// rows where the tensor is addressed by its dims.
+bool isDynamicDimExpression(const Symbol& tensor, size_t axis, const std::set<std::string>& staticDims);
+
+// Every value whose granularity can matter in `spec`, as
+// Specialization::divisible names it, in a fixed order: the dynamic row dims
+// (runRowDimSymbols), then per tensor accessed in runs (and not absent) its
+// row strides when it is in spec.unitStrideTensors (`x.stride0`: every axis
+// but the last) and, when it is addressed by its dims (not strided, or in
+// spec.contiguousTensors), its dynamic dim expressions past axis 0
+// (`x.dim1`). The runtime finds the same set at launch
+// (runtime/src/launch_binding.cpp, KernelPlan::make).
+std::vector<std::string> divisibilityCandidates(const FunctionScope& kernel, const Specialization& spec);
 
 }  // namespace spindle

@@ -280,6 +280,10 @@ void FunctionPrinter::tensorArguments(const Symbol& tensor, const Symbol& param,
   args.push_back(name(&tensor));
   if (!param.strided) return;
   for (size_t axis = 0; axis < tensor.shape.size(); ++axis) {
+    if (tensor.strided && tensor.unitInnerStride && axis + 1 == tensor.shape.size()) {
+      args.push_back("1");  // this specialization's unit inner stride
+      continue;
+    }
     if (tensor.strided) {
       args.push_back(strideName(&tensor, static_cast<int>(axis)));
       continue;
@@ -382,13 +386,15 @@ CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {
 }
 
 // Row-major (Horner) address of an element: ((i * D1 + j) * D2 + k); or,
-// for a strided tensor, i * x_stride0 + j * x_stride1.
+// for a strided tensor, i * x_stride0 + j * x_stride1, and i * x_stride0 + j
+// when its inner stride is 1 (a run's elements are then visibly adjacent).
 std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const {
   if (base.strided) {
     std::string text;
     for (size_t axis = 0; axis < indices.size(); ++axis) {
       if (axis) text += " + ";
-      text += value(*indices[axis], kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
+      if (base.unitInnerStride && axis + 1 == indices.size()) text += value(*indices[axis], axis ? kAdditive : 0);
+      else text += value(*indices[axis], kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
     }
     return text;
   }

@@ -210,19 +210,18 @@ void FunctionPrinter::declareKernelParams() {
   for (Symbol* p : fn_.params) {
     const std::string& n = names_.declare(p);
     if (p->kind == SymbolKind::TensorParam) {
-      std::string what = "tensor " + shapeText(*p) + (p->strided ? " strided" : "") + (p->written ? "" : ", read-only");
+      std::string what = "tensor " + shapeText(*p) + (p->strided ? " strided" : "") +
+                         (p->unitInnerStride ? ", inner stride 1" : "") + (p->written ? "" : ", read-only");
       // An absent optional tensor keeps its slot: the launcher passes null.
       if (p->optional) what += p->presence == Symbol::Presence::Absent ? ", absent: pass a null pointer" : ", optional";
       kernelParams_.push_back(
           {pointerDecl(*p, n), n, what, AbiArg{AbiArgKind::TensorPointer, p->paramIndex, -1, "", p->type, n}});
-      if (p->strided) {
-        for (int axis = 0; axis < static_cast<int>(p->shape.size()); ++axis) {
-          std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
-          strides_[{p, axis}] = sn;
-          kernelParams_.push_back({"int64_t " + sn, sn,
-                                   fmt::format("stride of {} along axis {}, in elements", p->name, axis),
-                                   AbiArg{AbiArgKind::Stride, p->paramIndex, axis, "", ScalarType::I64, sn}});
-        }
+      for (int axis : strideAxes(*p)) {
+        std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
+        strides_[{p, axis}] = sn;
+        kernelParams_.push_back({"int64_t " + sn, sn,
+                                 fmt::format("stride of {} along axis {}, in elements", p->name, axis),
+                                 AbiArg{AbiArgKind::Stride, p->paramIndex, axis, "", ScalarType::I64, sn}});
       }
     } else {
       kernelParams_.push_back({cppType(p->type) + " " + n, n, "scalar " + std::string(scalarName(p->type)),
@@ -283,14 +282,26 @@ void FunctionPrinter::printKernel(const std::string& launchBounds) {
 // merge neighbouring element accesses whose index it can prove keeps the
 // alignment (a thread's run of 8 f16s at a multiple of 8) into one 16-byte
 // vector access; it still never vectorizes what it cannot prove.
-// A dim that is a multiple of 16 keeps the rows of such a tensor aligned.
+// A dim, row stride or dim expression known to be a multiple of its
+// granularity (2 to 16 elements) keeps the rows of such a tensor aligned.
 void FunctionPrinter::printAlignmentAssumptions() {
   for (const Symbol* p : fn_.params)
     if (p->kind == SymbolKind::TensorParam && ctx_.alignedTensors.count(p->name))
       out_.linef("{0} = __spn_assume_aligned<16>({0});  // 16-byte aligned at launch", name(p));
+  auto assume = [&](const std::string& key, const std::string& value) {
+    auto it = ctx_.divisible.find(key);
+    if (it != ctx_.divisible.end())
+      out_.linef("__builtin_assume({} % {} == 0);  // a multiple of {} at launch", value, it->second, it->second);
+  };
   for (const Symbol* d : fn_.dimSymbols)
-    if (!ctx_.isStaticDim(d) && ctx_.divisibleDims.count(d->name))
-      out_.linef("__builtin_assume({} % 16 == 0);  // a multiple of 16 at launch", name(d));
+    if (!ctx_.isStaticDim(d)) assume(d->name, name(d));
+  for (const Symbol* p : fn_.params) {
+    if (p->kind != SymbolKind::TensorParam) continue;
+    for (int axis : strideAxes(*p)) assume(strideDivisibleName(p->name, axis), strideName(p, axis));
+    if (!p->strided)
+      for (size_t axis = 1; axis < p->shape.size(); ++axis)
+        assume(dimDivisibleName(p->name, static_cast<int>(axis)), paren(dimExpr(*p, axis), kMultiplicative + 1));
+  }
 }
 
 // Shared buffers sized by a dynamic dim, in declaration order: slices of the

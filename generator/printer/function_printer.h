@@ -32,7 +32,7 @@ struct PrintContext {
   FunctionScope& kernel;
   std::set<std::string> staticDims;                           // names of dims baked in as constexpr
   std::set<std::string> alignedTensors;                       // tensor params 16-byte aligned at launch
-  std::set<std::string> divisibleDims;                        // dynamic dims that are multiples of 16 at launch
+  std::map<std::string, int> divisible;                       // values that place rows -> granularity at launch
   std::string sourcePath;                                     // for #line directives: a placeholder (kernel_source.cpp)
   NameSupply globals;                                         // consts, static dims, functions
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures

@@ -86,7 +86,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    kernel,
                    staticDims,
                    spec.alignedTensors,
-                   spec.divisibleDims,
+                   spec.divisible,
                    std::string(kPathPlaceholder),
                    NameSupply(),
                    {},
@@ -206,8 +206,9 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   }
   for (const auto& [name, type] : spec.typeArgs) specParts.push_back(fmt::format("{} = {}", name, scalarName(type)));
   for (const auto& name : spec.contiguousTensors) specParts.push_back(fmt::format("{} contiguous", name));
+  for (const auto& name : spec.unitStrideTensors) specParts.push_back(fmt::format("{} inner stride 1", name));
   for (const auto& name : spec.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
-  for (const auto& name : spec.divisibleDims) specParts.push_back(fmt::format("{} % 16 == 0", name));
+  for (const auto& [name, g] : spec.divisible) specParts.push_back(fmt::format("{} % {} == 0", name, g));
   for (const auto& name : spec.absentTensors) specParts.push_back(fmt::format("{} absent", name));
   std::string paramLines;
   std::vector<AbiArg> abi;

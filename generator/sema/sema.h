@@ -69,6 +69,10 @@ struct Symbol {
   // Tensors and buffers: one entry per axis.
   std::vector<const Expr*> shape;  // as written (dims of the type / the list)
   bool strided = false;
+  // A strided tensor whose innermost stride is 1 in this specialization
+  // (Specialization::unitStrideTensors; set on a specialization's private
+  // copy): its last axis is addressed without a stride (strideAxes).
+  bool unitInnerStride = false;
   bool written = false;  // a tensor the kernel (or a callee) stores into
   // A tensor indexed in runs of consecutive elements somewhere: its last
   // index is `e + k` with k a static_range variable (x[row, j + k]). Only

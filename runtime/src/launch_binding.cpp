@@ -40,6 +40,74 @@ std::string originText(const KernelPlan& plan, Origin o) {
 
 void putKeyWord(SpecKey& key, int64_t w) { key.words[key.count++] = w; }
 
+bool hasDynamicSymbol(const KernelPlan& plan, const KernelPlan::DimExpression& e) {
+  for (const auto& op : e.ops)
+    if (op.kind == DimOp::Kind::Symbol && !plan.isStatic[size_t(op.value)]) return true;
+  return false;
+}
+
+// The values that place rows of tensors accessed in runs, in the order the
+// generator lists them (divisibilityCandidates): dynamic row dims, then per
+// tensor its row strides and dim expressions past axis 0. Which of them
+// apply depends on the launch's layout (bindArguments).
+void addDivisibilitySlots(const KernelInfo& info, KernelPlan& plan) {
+  using Slot = KernelPlan::DivisibilitySlot;
+  auto add = [&](Slot slot) {
+    if (plan.divisibilitySlots.size() < size_t(kMaxDivisibilitySlots)) plan.divisibilitySlots.push_back(slot);
+  };
+  for (const auto& name : info.runRowDims) {
+    auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), name);
+    int s = int(it - plan.dimSymbols.begin());
+    if (it != plan.dimSymbols.end() && !plan.isStatic[size_t(s)]) add({Slot::Kind::Dim, s, -1, name});
+  }
+  for (size_t pi = 0; pi < plan.params.size() && pi < 64; ++pi) {
+    const ParamPlan& p = plan.params[pi];
+    if (!p.isTensor || !p.accessedInRuns) continue;
+    if (p.strided)
+      for (int ax = 0; ax + 1 < p.rank; ++ax)
+        add({Slot::Kind::RowStride, int(pi), ax, strideDivisibleName(p.name, ax)});
+    for (int ax = 1; ax < p.rank; ++ax)
+      if (p.dimExpression[ax] >= 0 && hasDynamicSymbol(plan, plan.dimExpressions[size_t(p.dimExpression[ax])]))
+        add({Slot::Kind::DimExpression, int(pi), ax, dimDivisibleName(p.name, ax)});
+  }
+}
+
+// 0 for none, else log2: 1 for 2 ... 4 for 16 (three bits).
+int granularityCode(int granularity) {
+  int code = 0;
+  for (int g = granularity; g > 1; g >>= 1) ++code;
+  return code;
+}
+
+// Whether a strided argument's last axis is addressed with stride 1.
+bool hasUnitInnerStride(const Arg& a, int rank) {
+  return !a.hasStrides || a.strides[rank - 1] == 1 || a.shape[rank - 1] == 1;
+}
+
+// The granularity of each slot for this launch: a row stride only where the
+// unit-stride form serves the tensor, a dim expression only where the tensor
+// is addressed by its dims; an absent tensor has neither.
+void findGranularities(const KernelPlan& plan, const Arg* args, Binding& b) {
+  using Kind = KernelPlan::DivisibilitySlot::Kind;
+  for (size_t i = 0; i < plan.divisibilitySlots.size(); ++i) {
+    const auto& slot = plan.divisibilitySlots[i];
+    int64_t value = 0;
+    bool applies = true;
+    if (slot.kind == Kind::Dim) {
+      value = b.dims[slot.index];
+    } else {
+      const Arg& a = args[slot.index];
+      const uint64_t bit = uint64_t(1) << slot.index;
+      applies =
+          a.kind == Arg::Kind::Tensor &&
+          (slot.kind == Kind::RowStride ? (b.unitStride & bit) != 0
+                                        : !plan.params[size_t(slot.index)].strided || (b.contiguousStrided & bit));
+      if (applies) value = slot.kind == Kind::RowStride ? a.strides[slot.axis] : a.shape[slot.axis];
+    }
+    b.granularity[i] = uint8_t(applies ? divisibilityGranularity(value) : 0);
+  }
+}
+
 }  // namespace
 
 KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::string>& extraStatic) {
@@ -66,12 +134,9 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
   for (const auto& s : extraStatic) markStatic(s, "the caller");
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i)
     if (plan.isStatic[i]) plan.staticSymbols.push_back(int(i));
-  for (const auto& s : info.runRowDims) {
-    int i = symbolIndex(s);
-    if (i >= 0 && !plan.isStatic[size_t(i)]) plan.divisibilitySymbols.push_back(i);
-  }
-  if (plan.staticSymbols.size() + plan.typeParams.size() + 4 > size_t(kMaxKeyWords))
-    throw Error(fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords - 4));
+  if (plan.staticSymbols.size() + plan.typeParams.size() + kLayoutKeyWords > size_t(kMaxKeyWords))
+    throw Error(
+        fmt::format("{}: more than {} static dims and type parameters", info.name, kMaxKeyWords - kLayoutKeyWords));
 
   for (const auto& p : info.params) {
     ParamPlan pp;
@@ -144,6 +209,7 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
   if (plan.launchScalars.size() > size_t(kMaxLaunchScalars))
     throw Error(fmt::format("{}: @grid and @block use {} scalar parameters; the runtime supports at most {}", info.name,
                             plan.launchScalars.size(), kMaxLaunchScalars));
+  addDivisibilitySlots(info, plan);
   return plan;
 }
 
@@ -334,6 +400,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   Origin typeOrigin[kMaxTypeParams];
   for (size_t i = 0; i < plan.dimSymbols.size(); ++i) out.dims[i] = -1;
   out.contiguousStrided = 0;
+  out.unitStride = 0;
   out.alignedTensors = 0;
   out.absentTensors = 0;
   for (size_t i = 0; i < plan.typeParams.size(); ++i) out.types[i] = ScalarType::Invalid;
@@ -414,6 +481,9 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     // A strided parameter passed row-major contiguous gets the contiguous
     // specialization (addressed by its dims, as PyTorch's fast paths do).
     if (p.strided && pi < 64 && isRowMajor(a, p.rank)) out.contiguousStrided |= uint64_t(1) << pi;
+    // Else one whose rows are consecutive elements (a padded row pitch, a
+    // slice of columns) gets the unit-stride one: its runs stay adjacent.
+    else if (p.strided && pi < 64 && hasUnitInnerStride(a, p.rank)) out.unitStride |= uint64_t(1) << pi;
     if (p.accessedInRuns && pi < 64 && reinterpret_cast<uintptr_t>(a.data) % kVectorAlignment == 0)
       out.alignedTensors |= uint64_t(1) << pi;
 
@@ -451,10 +521,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   // Memory last: the sizes it reasons about are checked by now.
   checkNoOverlap(plan, args);
 
-  out.divisibleDims = 0;
-  for (int s : plan.divisibilitySymbols)
-    if (out.dims[s] % kDimDivisor == 0) out.divisibleDims |= uint64_t(1) << s;
-
+  findGranularities(plan, args, out);
   makeSpecKey(plan, out);
 }
 
@@ -462,10 +529,28 @@ void makeSpecKey(const KernelPlan& plan, Binding& b) {
   b.key.count = 0;
   for (int s : plan.staticSymbols) putKeyWord(b.key, b.dims[s]);
   for (size_t t = 0; t < plan.typeParams.size(); ++t) putKeyWord(b.key, int64_t(b.types[t]));
-  if (plan.anyStrided) putKeyWord(b.key, int64_t(b.contiguousStrided));
+  if (plan.anyStrided) {
+    putKeyWord(b.key, int64_t(b.contiguousStrided));
+    putKeyWord(b.key, int64_t(b.unitStride));
+  }
   if (plan.anyRunTensor) putKeyWord(b.key, int64_t(b.alignedTensors));
-  if (!plan.divisibilitySymbols.empty()) putKeyWord(b.key, int64_t(b.divisibleDims));
+  // Each granularity as a 3-bit code (0 none, else log2: 1 for 2 ... 4 for 16).
+  uint64_t word = 0;
+  for (size_t i = 0; i < plan.divisibilitySlots.size(); ++i) {
+    const size_t shift = 3 * (i % kDivisibilityCodesPerWord);
+    word |= uint64_t(granularityCode(b.granularity[i])) << shift;
+    if ((i + 1) % kDivisibilityCodesPerWord == 0 || i + 1 == plan.divisibilitySlots.size()) {
+      putKeyWord(b.key, int64_t(word));
+      word = 0;
+    }
+  }
   if (plan.anyOptional) putKeyWord(b.key, int64_t(b.absentTensors));
+}
+
+int granularityOf(const KernelPlan& plan, const Binding& b, const std::string& name) {
+  for (size_t i = 0; i < plan.divisibilitySlots.size(); ++i)
+    if (plan.divisibilitySlots[i].name == name) return b.granularity[i];
+  return 0;
 }
 
 void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometry& g) {

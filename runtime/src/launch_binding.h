@@ -20,12 +20,19 @@ inline constexpr int kMaxDimSymbols = 64;
 inline constexpr int64_t kMaxDim = int64_t(1) << 62;
 inline constexpr int kMaxTypeParams = 8;
 inline constexpr int kMaxLaunchScalars = 8;  // integer scalars @grid and @block use
-inline constexpr int kMaxKeyWords = 33;      // 29 static dim values and bound dtypes + 4 layout words
+// Values whose granularity is specialized on (KernelPlan::divisibilitySlots),
+// at most: each takes a 3-bit code, 21 to a key word. A kernel with more
+// (past 84 row dims, row strides and dim expressions) gets no assumption
+// about the rest, which is always correct.
+inline constexpr int kDivisibilityCodesPerWord = 21;
+inline constexpr int kMaxDivisibilitySlots = 4 * kDivisibilityCodesPerWord;
+// Contiguity, unit inner stride, alignment and absence bits, then the
+// granularity codes.
+inline constexpr int kLayoutKeyWords = 4 + kMaxDivisibilitySlots / kDivisibilityCodesPerWord;
+inline constexpr int kMaxKeyWords = 29 + kLayoutKeyWords;  // 29 static dim values and bound dtypes
 // Tensors whose address is a multiple of this many bytes get the aligned
 // specialization: the widest vector access of either vendor.
 inline constexpr uintptr_t kVectorAlignment = 16;
-// Dims that are multiples of this keep rows of any element type aligned.
-inline constexpr int64_t kDimDivisor = 16;
 inline constexpr int kMaxAbiArgs = 256;
 
 // A kernel's parameters, resolved once to indices (KernelPlan::make).
@@ -56,9 +63,22 @@ struct KernelPlan {
   bool anyStrided = false;         // a strided parameter: its contiguity enters the key
   bool anyRunTensor = false;       // a tensor accessed in runs: its alignment enters the key
   bool anyOptional = false;        // an optional tensor: which are absent enters the key
-  // Dynamic dims that place rows of tensors accessed in runs: whether each
-  // is a multiple of 16 enters the key.
-  std::vector<int> divisibilitySymbols;
+  // A value that places the rows of a tensor accessed in runs: the largest
+  // of 16, 8, 4, 2 that divides it at launch (its granularity) enters the
+  // key, and the generator assumes it (Specialization::divisible, whose
+  // rule generator/passes/capture_analysis.h, divisibilityCandidates, states;
+  // this is the same rule on the launch's facts).
+  struct DivisibilitySlot {
+    enum class Kind {
+      Dim,            // a dynamic dim symbol of KernelInfo::runRowDims
+      RowStride,      // a strided tensor's stride along `axis` (not the last), when its inner stride is 1
+      DimExpression,  // a dim expression's value at `axis` (past 0), when the tensor is addressed by its dims
+    } kind;
+    int index;         // Dim: the dim symbol; else the parameter
+    int axis;          // RowStride, DimExpression
+    std::string name;  // as Specialization::divisible names it: "N", "x.stride0", "x.dim1"
+  };
+  std::vector<DivisibilitySlot> divisibilitySlots;  // at most kMaxDivisibilitySlots
   // Dim expressions (`3 * C`) in postfix order over dim symbol indices,
   // checked against the sizes once every symbol is bound.
   struct DimExpression {
@@ -93,14 +113,17 @@ struct Binding {
   // Bit i: strided parameter i was passed as a row-major contiguous view, so
   // the contiguous specialization serves it (only the first 64 parameters).
   uint64_t contiguousStrided = 0;
+  // Bit i: strided parameter i, not contiguous, has innermost stride 1 (or
+  // a last axis of size 1), so the unit-stride specialization serves it.
+  uint64_t unitStride = 0;
   // Bit i: tensor parameter i is accessed in runs and its address is a
   // multiple of 16 bytes, so the aligned specialization (vector access
   // allowed) serves it. Allocators return such pointers; an offset view may
   // not, and gets its own binary.
   uint64_t alignedTensors = 0;
-  // Bit s: dim symbol s (one of plan.divisibilitySymbols) is a multiple of
-  // kDimDivisor, so rows of aligned tensors start aligned.
-  uint64_t divisibleDims = 0;
+  // Per plan.divisibilitySlots: 16, 8, 4 or 2, the largest that divides the
+  // value, or 0 (odd, or the slot does not apply to this launch's layout).
+  uint8_t granularity[kMaxDivisibilitySlots] = {};
   // Bit i: optional tensor parameter i was passed as spindle::none().
   uint64_t absentTensors = 0;
   // The values of plan.launchScalars, in order, as int64.
@@ -112,8 +135,12 @@ struct Binding {
 // symbols. Throws spindle::Error naming the kernel, parameter, dim and values.
 void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Binding& out);
 
-// Fills b.key from b's static dim values and bound dtypes.
+// Fills b.key from b's static dim values, bound dtypes and layout facts.
 void makeSpecKey(const KernelPlan& plan, Binding& b);
+
+// The granularity b found for the value Specialization::divisible calls
+// `name` (16, 8, 4, 2), or 0 when it has none or the plan has no such slot.
+int granularityOf(const KernelPlan& plan, const Binding& b, const std::string& name);
 
 // Throws when a tensor the kernel writes overlaps another tensor argument.
 void checkNoOverlap(const KernelPlan& plan, const Arg* args);

@@ -354,10 +354,11 @@ struct Kernel::State {
     for (size_t t = 0; t < plan.typeParams.size(); ++t) spec.typeArgs[plan.typeParams[t]] = b.types[t];
     for (size_t p = 0; p < plan.params.size() && p < 64; ++p) {
       if (b.contiguousStrided & (uint64_t(1) << p)) spec.contiguousTensors.insert(plan.params[p].name);
+      if (b.unitStride & (uint64_t(1) << p)) spec.unitStrideTensors.insert(plan.params[p].name);
       if (b.alignedTensors & (uint64_t(1) << p)) spec.alignedTensors.insert(plan.params[p].name);
     }
-    for (int s : plan.divisibilitySymbols)
-      if (b.divisibleDims & (uint64_t(1) << s)) spec.divisibleDims.insert(plan.dimSymbols[size_t(s)]);
+    for (size_t i = 0; i < plan.divisibilitySlots.size(); ++i)
+      if (b.granularity[i]) spec.divisible[plan.divisibilitySlots[i].name] = b.granularity[i];
     for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
       if (b.absentTensors & (uint64_t(1) << p)) spec.absentTensors.insert(plan.params[p].name);
     spec.lineDirectives = rt().opts.lineDirectives;
@@ -571,17 +572,24 @@ CompileReport Kernel::compile(const Specialization& spec) const {
   for (const auto& name : spec.contiguousTensors)
     b.contiguousStrided |= uint64_t(1) << paramIndex(
                                name, [](const rt::ParamPlan& p) { return p.strided; }, "strided tensor parameter");
+  for (const auto& name : spec.unitStrideTensors)
+    b.unitStride |= uint64_t(1) << paramIndex(
+                        name, [](const rt::ParamPlan& p) { return p.strided; }, "strided tensor parameter");
   for (const auto& name : spec.alignedTensors)
     b.alignedTensors |=
         uint64_t(1) << paramIndex(
             name, [](const rt::ParamPlan& p) { return p.accessedInRuns; }, "tensor parameter indexed in runs");
-  for (const auto& name : spec.divisibleDims) {
-    auto it = std::find_if(plan.divisibilitySymbols.begin(), plan.divisibilitySymbols.end(),
-                           [&](int sym) { return plan.dimSymbols[size_t(sym)] == name; });
-    if (it == plan.divisibilitySymbols.end())
+  for (const auto& [name, granularity] : spec.divisible) {
+    auto it = std::find_if(plan.divisibilitySlots.begin(), plan.divisibilitySlots.end(),
+                           [&](const auto& slot) { return slot.name == name; });
+    if (it == plan.divisibilitySlots.end())
+      throw Error(fmt::format(
+          "{}: '{}' is not a dynamic dim, row stride or dim expression that places rows of a tensor indexed in runs",
+          plan.kernel, name));
+    if (!isDivisibilityGranularity(granularity))
       throw Error(
-          fmt::format("{}: '{}' is not a dynamic dim that places rows of a tensor indexed in runs", plan.kernel, name));
-    b.divisibleDims |= uint64_t(1) << *it;
+          fmt::format("{}: --divisible {}={}: the granularity must be 2, 4, 8 or 16", plan.kernel, name, granularity));
+    b.granularity[it - plan.divisibilitySlots.begin()] = uint8_t(granularity);
   }
   for (const auto& name : spec.absentTensors)
     b.absentTensors |= uint64_t(1) << paramIndex(

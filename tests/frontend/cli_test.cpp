@@ -127,6 +127,58 @@ TEST_F(CliTest, GenWritesTheGoldenAndRejectsBadRequests) {
   EXPECT_EQ(runSpindle("run '" + samples + "scale_strided.spn' --dims M=64,N=64 --aligned x"), 1);  // run decides
 }
 
+// --divisible N=G: a granularity of 2, 4, 8 or 16, said in the source and in
+// the "Regenerate with" line (which reads back to the same file); anything
+// else is a usage error that names the flag and the value.
+TEST_F(CliTest, DivisibleTakesAGranularity) {
+  const std::string scale = "'" SPINDLE_SOURCE_DIR "/samples/scale_strided.spn' --unit-stride x";
+  std::string eight = spindleOutput("gen " + scale + " --divisible N=8 --no-line-directives");
+  EXPECT_NE(eight.find("  __builtin_assume(N % 8 == 0);  // a multiple of 8 at launch\n"), std::string::npos) << eight;
+  EXPECT_NE(eight.find(" --unit-stride x --divisible N=8 --no-line-directives\n"), std::string::npos) << eight;
+  std::string sixteen = spindleOutput("gen " + scale + " --divisible N=16 --no-line-directives");
+  EXPECT_EQ(sixteen, spindleOutput("gen " + scale + " --divisible N --no-line-directives"));  // 16 is the default
+  EXPECT_NE(sixteen.find("__builtin_assume(N % 16 == 0);"), std::string::npos) << sixteen;
+  EXPECT_NE(sixteen.find(" --unit-stride x --divisible N --no-line-directives\n"), std::string::npos) << sixteen;
+  EXPECT_EQ(spindleOutput("gen " + scale + " --divisible N=3"),
+            "spindle: error: gen: --divisible N: granularity 3 is not 2, 4, 8 or 16 (--divisible N=G: a multiple of "
+            "G) (see 'spindle --help')\n");
+  EXPECT_NE(
+      spindleOutput("gen " + scale + " --divisible N=0").find("--divisible N: granularity 0 is not 2, 4, 8 or 16"),
+      std::string::npos);
+  EXPECT_NE(spindleOutput("gen " + scale + " --divisible N=x").find("--divisible N: 'x' is not an integer"),
+            std::string::npos);
+  EXPECT_EQ(runSpindle("gen " + scale + " --divisible N=3"), 1);
+  EXPECT_EQ(runSpindle("gen " + scale + " --divisible N=0"), 1);
+  EXPECT_EQ(runSpindle("gen " + scale + " --divisible N=x"), 1);
+  EXPECT_EQ(runSpindle("compile " + scale + " --divisible N=32 --target sm_90"), 1);
+  EXPECT_EQ(runSpindle("inspect " + scale + " --stage key --divisible N=-8"), 1);
+  // The row stride of the unit-stride form, and the key stage says so.
+  EXPECT_EQ(runSpindle("gen " + scale + " --divisible x.stride0=8"), 0);
+  std::string key = spindleOutput("inspect " + scale + " --stage key --divisible x.stride0=8");
+  EXPECT_NE(key.find("  x.stride0: the largest of 16, 8, 4, 2 it is a multiple of is in the key (8 here)\n"),
+            std::string::npos)
+      << key;
+  EXPECT_NE(key.find("  x: strided; whether it is passed row-major, or else with inner stride 1, is in the key "
+                     "(inner stride 1 here)\n"),
+            std::string::npos)
+      << key;
+}
+
+// --unit-stride names a strided tensor parameter; anything else is an error
+// that names the strided ones, and `run` decides it from its own arguments.
+TEST_F(CliTest, UnitStrideNamesAStridedTensor) {
+  const std::string scale = "'" SPINDLE_SOURCE_DIR "/samples/scale_strided.spn'";
+  EXPECT_EQ(runSpindle("gen " + scale + " --unit-stride x"), 0);
+  std::string notStrided = spindleOutput("gen " + scale + " --unit-stride y");
+  EXPECT_EQ(notStrided,
+            "spindle: error: kernel 'scale_strided' has no strided tensor parameter 'y' to address with unit inner "
+            "stride (its strided tensors: x)\n");
+  EXPECT_EQ(runSpindle("gen " + scale + " --unit-stride y"), 1);
+  EXPECT_EQ(runSpindle("gen " + scale + " --unit-stride x --contiguous x"), 1);
+  EXPECT_EQ(runSpindle("gen " + scale + " --unit-stride"), 1);  // no value
+  EXPECT_EQ(runSpindle("run " + scale + " --dims M=64,N=64 --unit-stride x"), 1);
+}
+
 TEST_F(CliTest, GenVerifyRunsTheClangChecker) {
   if (!fs::exists(SPINDLE_BINARY_DIR "/bin/spindle-verify")) GTEST_SKIP() << "spindle-verify was not built";
   const std::string kernels = SPINDLE_SOURCE_DIR "/tests/golden/kernels/";

@@ -40,7 +40,7 @@ inline std::vector<std::string> splitWords(const std::string& s) {
   return words;
 }
 
-// "--dtype T=f32 --static K=64 --aligned x --divisible N" -> ".T-f32.K-64.aligned-x.divisible-N"
+// "--dtype T=f32 --static K=64 --aligned x --divisible N=8" -> ".T-f32.K-64.aligned-x.divisible-N-8"
 inline std::string suffixFor(const std::vector<std::string>& flags) {
   std::string suffix;
   for (size_t i = 0; i < flags.size(); ++i) {
@@ -49,10 +49,11 @@ inline std::string suffixFor(const std::vector<std::string>& flags) {
     } else if (i + 1 < flags.size()) {
       // --aligned and --divisible name a tensor or dim, as --contiguous does:
       // tell them apart.
-      std::string prefix = flags[i] == "--aligned"     ? "aligned-"
-                           : flags[i] == "--divisible" ? "divisible-"
-                           : flags[i] == "--absent"    ? "absent-"
-                                                       : "";
+      std::string prefix = flags[i] == "--aligned"       ? "aligned-"
+                           : flags[i] == "--divisible"   ? "divisible-"
+                           : flags[i] == "--absent"      ? "absent-"
+                           : flags[i] == "--unit-stride" ? "unit-stride-"
+                                                         : "";
       std::string v = flags[++i];
       for (char& c : v)
         if (c == '=') c = '-';

@@ -55,12 +55,21 @@ Specialization randomSpecialization(const KernelInfo& info, const Specialization
     auto g = golden.typeArgs.find(t);
     s.typeArgs[t] = coin() && g != golden.typeArgs.end() ? g->second : kTypes[rng() % 4];
   }
+  auto granularity = [&] { return 2 << (rng() % 4); };  // 2, 4, 8 or 16
   for (const KernelParamInfo& p : info.params) {
-    if (p.strided && coin()) s.contiguousTensors.insert(p.name);
+    const int layout = p.strided ? int(rng() % 3) : -1;  // contiguous, unit inner stride, neither
+    if (layout == 0) s.contiguousTensors.insert(p.name);
+    if (layout == 1) s.unitStrideTensors.insert(p.name);
     if (p.accessedInRuns && coin()) s.alignedTensors.insert(p.name);
+    if (!p.accessedInRuns) continue;
+    for (int axis = 0; layout == 1 && axis + 1 < int(p.dims.size()); ++axis)
+      if (coin()) s.divisible[strideDivisibleName(p.name, axis)] = granularity();
+    for (int axis = 1; layout != 1 && layout != 2 && axis < int(p.dims.size()); ++axis)
+      if (!p.dims[size_t(axis)].expression.empty() && coin())
+        s.divisible[dimDivisibleName(p.name, axis)] = granularity();
   }
   for (const std::string& d : info.runRowDims)
-    if (!s.staticDims.count(d) && coin()) s.divisibleDims.insert(d);
+    if (!s.staticDims.count(d) && coin()) s.divisible[d] = granularity();
   s.lineDirectives = rng() % 4 != 0;
   return s;
 }
@@ -144,15 +153,38 @@ TEST(SpecializationKeyProperty, FlagsReadBackToTheSameSpecialization) {
   spec.staticDims = {{"N", 4096}, {"K", 8}};
   spec.typeArgs = {{"T", ScalarType::BF16}};
   spec.contiguousTensors = {"x"};
+  spec.unitStrideTensors = {"z"};
   spec.alignedTensors = {"y", "x"};
-  spec.divisibleDims = {"M"};
+  spec.divisible = {{"M", 16}, {"N", 8}, {"z.stride0", 2}};
   spec.consts = {{"BS", ConstOverride::ofInt(256)}, {"EPS", ConstOverride::ofFloat(1.0)}};
   spec.lineDirectives = false;
   std::vector<std::string> flags = specializationFlags(spec);
   EXPECT_EQ(::testing::PrintToString(flags),
-            ::testing::PrintToString(std::vector<std::string>{
-                "--static", "K=8", "--static", "N=4096", "--dtype", "T=bf16", "--const", "BS=256", "--const", "EPS=1.0",
-                "--contiguous", "x", "--aligned", "x", "--aligned", "y", "--divisible", "M", "--no-line-directives"}));
+            ::testing::PrintToString(std::vector<std::string>{"--static",
+                                                              "K=8",
+                                                              "--static",
+                                                              "N=4096",
+                                                              "--dtype",
+                                                              "T=bf16",
+                                                              "--const",
+                                                              "BS=256",
+                                                              "--const",
+                                                              "EPS=1.0",
+                                                              "--contiguous",
+                                                              "x",
+                                                              "--unit-stride",
+                                                              "z",
+                                                              "--aligned",
+                                                              "x",
+                                                              "--aligned",
+                                                              "y",
+                                                              "--divisible",
+                                                              "M",
+                                                              "--divisible",
+                                                              "N=8",
+                                                              "--divisible",
+                                                              "z.stride0=2",
+                                                              "--no-line-directives"}));
   Specialization back;
   for (size_t i = 0; i < flags.size(); ++i) ASSERT_TRUE(parseSpecializationFlag(flags, i, back));
   EXPECT_EQ(back, spec);
@@ -169,6 +201,11 @@ TEST(SpecializationKeyProperty, FlagsReadBackToTheSameSpecialization) {
   i = 0;
   bad = {"--const", "BS=12x"};
   EXPECT_THROW(parseSpecializationFlag(bad, i, back), std::invalid_argument);
+  for (const char* granularity : {"N=3", "N=0", "N=32", "N=x", "N=", "=8"}) {
+    i = 0;
+    bad = {"--divisible", granularity};
+    EXPECT_THROW(parseSpecializationFlag(bad, i, back), std::invalid_argument) << granularity;
+  }
   i = 0;
   bad = {"--kernel", "k"};
   EXPECT_FALSE(parseSpecializationFlag(bad, i, back));

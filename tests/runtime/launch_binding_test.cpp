@@ -528,10 +528,11 @@ TEST(LaunchBinding, AlignmentOfTensorsAccessedInRunsIsPartOfTheKey) {
   EXPECT_EQ(bind(x, y, z + 1).alignedTensors, 3u);
 }
 
-// Whether a dim that places rows of run-indexed tensors is a multiple of 16
-// is part of the key (such rows of an aligned tensor start aligned); other
-// dims, and the value beyond that one bit, are not.
-TEST(LaunchBinding, DivisibilityOfRowDimsIsPartOfTheKey) {
+// The granularity of a dim that places rows of run-indexed tensors (the
+// largest of 16, 8, 4, 2 dividing it) is part of the key: such rows of an
+// aligned tensor start aligned to it. Other dims, and the value beyond the
+// granularity, are not.
+TEST(LaunchBinding, GranularityOfRowDimsIsPartOfTheKey) {
   KernelInfo info;
   info.name = "rows";
   info.params = {test::tensorParam("x", ScalarType::F32, {"M", "N"}),
@@ -548,13 +549,106 @@ TEST(LaunchBinding, DivisibilityOfRowDimsIsPartOfTheKey) {
     bindArguments(plan, args, 2, b);
     return b;
   };
-  EXPECT_EQ(bind(4, 64).divisibleDims, uint64_t(1) << 1);  // N is dim symbol 1
-  EXPECT_EQ(bind(4, 72).divisibleDims, 0u);                // 72 = 16 * 4.5
-  EXPECT_TRUE(bind(4, 64).key == bind(3, 128).key);        // M is not a row dim; both N divisible
-  EXPECT_FALSE(bind(4, 64).key == bind(4, 72).key);
-  EXPECT_TRUE(bind(4, 72).key == bind(4, 100).key);
+  EXPECT_EQ(granularityOf(plan, bind(4, 48), "N"), 16);
+  EXPECT_EQ(granularityOf(plan, bind(4, 24), "N"), 8);
+  EXPECT_EQ(granularityOf(plan, bind(4, 72), "N"), 8);  // 72 = 16 * 4.5
+  EXPECT_EQ(granularityOf(plan, bind(4, 20), "N"), 4);
+  EXPECT_EQ(granularityOf(plan, bind(4, 6), "N"), 2);
+  EXPECT_EQ(granularityOf(plan, bind(4, 7), "N"), 0);
+  EXPECT_EQ(granularityOf(plan, bind(4, 48), "M"), 0);  // M places no rows
+  EXPECT_TRUE(bind(4, 64).key == bind(3, 128).key);     // M is not a row dim; both N multiples of 16
+  EXPECT_TRUE(bind(4, 24).key == bind(4, 40).key);      // both multiples of 8, not of 16
+  EXPECT_FALSE(bind(4, 24).key == bind(4, 48).key);
+  EXPECT_FALSE(bind(4, 24).key == bind(4, 20).key);
+  EXPECT_FALSE(bind(4, 7).key == bind(4, 6).key);
+  EXPECT_TRUE(bind(4, 7).key == bind(4, 9).key);
   // A static row dim is a constant in the source: nothing to specialize.
-  EXPECT_TRUE(KernelPlan::make(info, {"N"}).divisibilitySymbols.empty());
+  EXPECT_TRUE(KernelPlan::make(info, {"N"}).divisibilitySlots.empty());
+}
+
+// A strided tensor whose innermost stride is 1 (a padded row pitch, a slice
+// of columns) gets the unit-stride specialization, and its row stride's
+// granularity enters the key: a hidden state with a row pitch of 1032 bf16
+// gets granularity 8. One with inner stride 2 gets neither; a contiguous one
+// gets the contiguous form instead.
+TEST(LaunchBinding, UnitInnerStrideAndRowStrideGranularityArePartOfTheKey) {
+  auto module = CompiledModule::loadString("t.spn", R"(
+@grid(M)
+@block(128)
+kernel rows(x: bf16[M, D] strided, y: bf16[M, D]):
+    j = thread_id() * 8
+    for k in static_range(8):
+        if j + k < D:
+            y[block_id(), j + k] = x[block_id(), j + k]
+)");
+  KernelPlan plan = KernelPlan::make(*module->findKernel("rows"), {});
+  ASSERT_TRUE(plan.params[0].accessedInRuns);
+  alignas(16) static uint16_t x[4 * 2080], y[4 * 1024];
+  auto bind = [&](std::initializer_list<int64_t> xStrides) {
+    Arg args[] = {tensor(x, ScalarType::BF16, {4, 1024}, xStrides), tensor(y, ScalarType::BF16, {4, 1024})};
+    Binding b;
+    bindArguments(plan, args, 2, b);
+    return b;
+  };
+  Binding padded = bind({1032, 1});
+  EXPECT_EQ(padded.unitStride, 1u);
+  EXPECT_EQ(padded.contiguousStrided, 0u);
+  EXPECT_EQ(granularityOf(plan, padded, "x.stride0"), 8);
+  EXPECT_EQ(granularityOf(plan, padded, "D"), 16);
+  Binding pitch16 = bind({1040, 1});
+  EXPECT_EQ(granularityOf(plan, pitch16, "x.stride0"), 16);
+  Binding everyOther = bind({2064, 2});
+  EXPECT_EQ(everyOther.unitStride, 0u);
+  EXPECT_EQ(everyOther.contiguousStrided, 0u);
+  EXPECT_EQ(granularityOf(plan, everyOther, "x.stride0"), 0);  // no unit-stride form: nothing to assume
+  Binding rowMajor = bind({1024, 1});
+  EXPECT_EQ(rowMajor.contiguousStrided, 1u);
+  EXPECT_EQ(rowMajor.unitStride, 0u);  // the contiguous form serves it
+  EXPECT_EQ(granularityOf(plan, rowMajor, "x.stride0"), 0);
+  EXPECT_TRUE(padded.key == bind({1048, 1}).key);  // 1048 is also a multiple of 8, not of 16
+  EXPECT_FALSE(padded.key == pitch16.key);
+  EXPECT_FALSE(padded.key == everyOther.key);
+  EXPECT_FALSE(padded.key == rowMajor.key);
+  EXPECT_FALSE(everyOther.key == rowMajor.key);
+  EXPECT_FALSE(bind({1033, 1}).key == padded.key);  // an odd pitch: no granularity
+  EXPECT_EQ(granularityOf(plan, bind({1033, 1}), "x.stride0"), 0);
+  EXPECT_EQ(bind({1033, 1}).unitStride, 1u);
+
+  // The launch marshals what the unit-stride kernel takes: x, its row
+  // stride, y, then the dims; the inner stride is not passed.
+  Specialization spec;
+  spec.unitStrideTensors = {"x"};
+  std::vector<rt::PackOp> ops = rt::makePackOps(plan, module->generate("rows", spec).abi);
+  Arg args[] = {tensor(x, ScalarType::BF16, {4, 1024}, {1032, 1}), tensor(y, ScalarType::BF16, {4, 1024})};
+  rt::PackedArgs packed;
+  rt::packArguments(ops, args, padded, packed);
+  ASSERT_EQ(packed.count, 5);
+  EXPECT_EQ(packed.slots[0], uint64_t(reinterpret_cast<uintptr_t>(x)));
+  EXPECT_EQ(packed.slots[1], 1032u);
+  EXPECT_EQ(packed.slots[2], uint64_t(reinterpret_cast<uintptr_t>(y)));
+  EXPECT_EQ(packed.slots[3], 4u);     // M
+  EXPECT_EQ(packed.slots[4], 1024u);  // D
+}
+
+// A rank-1 strided tensor with stride 1 is the unit-stride form too (it is
+// then indexed as x[i]); a size-1 last axis has stride 1 in effect.
+TEST(LaunchBinding, UnitInnerStrideOfRankOneAndSizeOneAxes) {
+  KernelInfo info;
+  info.name = "v";
+  info.params = {test::tensorParam("v", ScalarType::F32, {"N"}, true),
+                 test::tensorParam("w", ScalarType::F32, {"M", "1"}, true)};
+  info.dimSymbols = {"N", "M"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  static float v[64], w[64];
+  Binding b;
+  Arg unit[] = {tensor(v, ScalarType::F32, {8}, {1}), tensor(w, ScalarType::F32, {4, 1}, {3, 5})};
+  bindArguments(plan, unit, 2, b);
+  EXPECT_EQ(b.contiguousStrided, 1u);  // v: stride 1 is row-major
+  EXPECT_EQ(b.unitStride, 2u);         // w: rows of 3 elements, a last axis of one
+  Arg gathered[] = {tensor(v, ScalarType::F32, {8}, {2}), tensor(w, ScalarType::F32, {4, 1}, {2, 1})};
+  bindArguments(plan, gathered, 2, b);
+  EXPECT_EQ(b.contiguousStrided, 0u);
+  EXPECT_EQ(b.unitStride, 2u);
 }
 
 // Integer scalars that @grid or @block use are bound with the dims, widened
@@ -697,6 +791,38 @@ kernel split(qkv: f32[B, 3 * C], q: f32[B, C], w: f32[C // NH, NH]):
   Arg zero[] = {tensor(qkv, F32, {2, 36}), tensor(q, F32, {2, 12}), tensor(w, F32, {1, 16})};
   EXPECT_EQ(errorFrom([&] { rt::bindArguments(plan, zero, 3, b); }),
             "split: parameter 'w' dim 0 (C // NH): C // NH with C = 12, NH = 16 is 0; a size must be from 1 to 2^62");
+}
+
+// A dim expression that places the rows of a tensor indexed in runs
+// (`x: f32[M, 2 * D]`): its value's granularity enters the key, per tensor
+// axis, apart from the granularity of the dims it is made of.
+TEST(DimExpressions, GranularityOfTheirValueIsPartOfTheKey) {
+  auto module = CompiledModule::loadString("t.spn", R"(
+@grid(M)
+@block(64)
+kernel gate(x: f32[M, 2 * D], y: f32[M, D]):
+    j = thread_id() * 4
+    for k in static_range(4):
+        if j + k < D:
+            y[block_id(), j + k] = x[block_id(), j + k] * x[block_id(), D + j + k]
+)");
+  KernelPlan plan = KernelPlan::make(*module->findKernel("gate"), {});
+  alignas(16) static float x[2 * 2 * 64], y[2 * 64];
+  auto bind = [&](int64_t d) {
+    Arg args[] = {tensor(x, F32, {2, 2 * d}), tensor(y, F32, {2, d})};
+    Binding b;
+    rt::bindArguments(plan, args, 2, b);
+    return b;
+  };
+  EXPECT_EQ(rt::granularityOf(plan, bind(12), "x.dim1"), 8);  // 2 * 12 = 24
+  EXPECT_EQ(rt::granularityOf(plan, bind(12), "D"), 4);
+  EXPECT_EQ(rt::granularityOf(plan, bind(24), "x.dim1"), 16);
+  EXPECT_EQ(rt::granularityOf(plan, bind(7), "x.dim1"), 2);
+  EXPECT_EQ(rt::granularityOf(plan, bind(7), "D"), 0);
+  EXPECT_FALSE(bind(12).key == bind(24).key);
+  EXPECT_TRUE(bind(4).key == bind(12).key);  // D: 4 and 12, both 4; 2 * D: 8 and 24, both 8
+  // Static D makes 2 * D a number: no slot for it.
+  EXPECT_TRUE(KernelPlan::make(*module->findKernel("gate"), {"D"}).divisibilitySlots.empty());
 }
 
 }  // namespace

@@ -198,22 +198,72 @@ TEST(Runtime, CompileFromArgumentsFollowsTheirLayout) {
   CompileReport offset = compileAt(base + 4, 64);  // x 4 bytes past a 16-byte boundary
   EXPECT_EQ(offset.source.find("x = __spn_assume_aligned"), std::string::npos) << offset.source;
   EXPECT_CONTAINS(offset.source, "y = __spn_assume_aligned<16>(y);");
-  CompileReport odd = compileAt(base, 72);  // 72 is not a multiple of 16
+  CompileReport eights = compileAt(base, 72);  // 72 is a multiple of 8, not of 16
+  EXPECT_CONTAINS(eights.source, "__builtin_assume(N % 8 == 0);");
+  CompileReport odd = compileAt(base, 73);
   EXPECT_EQ(odd.source.find("__builtin_assume(N"), std::string::npos) << odd.source;
   EXPECT_NE(aligned.keyHex, offset.keyHex);
-  EXPECT_NE(aligned.keyHex, odd.keyHex);
+  EXPECT_NE(aligned.keyHex, eights.keyHex);
+  EXPECT_NE(eights.keyHex, odd.keyHex);
   EXPECT_EQ(compileAt(base + 16, 128).keyHex, aligned.keyHex);  // same layout facts: the same binary
+  EXPECT_EQ(compileAt(base, 24).keyHex, eights.keyHex);
 
   Specialization spec;
   spec.alignedTensors = {"x", "y"};
-  spec.divisibleDims = {"N"};
+  spec.divisible = {{"N", 16}};
   EXPECT_EQ(k.compile(spec).keyHex, aligned.keyHex);
+  spec.divisible = {{"N", 8}};
+  EXPECT_EQ(k.compile(spec).keyHex, eights.keyHex);
   spec.alignedTensors = {"z"};
   EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }), "row_runs: no tensor parameter indexed in runs named 'z'");
   spec.alignedTensors.clear();
-  spec.divisibleDims = {"M"};
+  spec.divisible = {{"M", 16}};
   EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }),
-                  "row_runs: 'M' is not a dynamic dim that places rows of a tensor indexed in runs");
+                  "row_runs: 'M' is not a dynamic dim, row stride or dim expression that places rows of a tensor "
+                  "indexed in runs");
+  spec.divisible = {{"N", 32}};
+  EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }), "--divisible N=32: the granularity must be 2, 4, 8 or 16");
+}
+
+const char* kStridedRows = R"(@grid(M)
+@block(128)
+kernel copy_rows(x: bf16[M, D] strided, y: bf16[M, D]):
+    j = thread_id() * 8
+    if j + 8 <= D:
+        for k in static_range(8):
+            y[block_id(), j + k] = x[block_id(), j + k]
+)";
+
+// A strided view with unit inner stride and a padded row pitch (a hidden
+// state of 1024 bf16 in rows of 1032) compiles to the unit-stride form with
+// the row stride's granularity; inner stride 2 keeps the general form.
+TEST(Runtime, CompileFromArgumentsFindsUnitInnerStride) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  Kernel k = rt.loadModuleFromString("copy_rows.spn", kStridedRows).kernel("copy_rows");
+  const void* xs = reinterpret_cast<const void*>(uintptr_t(1) << 24);
+  const void* ys = reinterpret_cast<const void*>(uintptr_t(1) << 25);
+  auto compileWith = [&](std::initializer_list<int64_t> xStrides) {
+    return k.compileFor({tensor(xs, ScalarType::BF16, {8, 1024}, xStrides), tensor(ys, ScalarType::BF16, {8, 1024})});
+  };
+  CompileReport padded = compileWith({1032, 1});
+  EXPECT_CONTAINS(padded.source, "y[int(blockIdx.x) * D + j + k] = x[int(blockIdx.x) * x_stride0 + j + k];");
+  EXPECT_CONTAINS(padded.source, "__builtin_assume(x_stride0 % 8 == 0);");
+  EXPECT_CONTAINS(padded.source, "x = __spn_assume_aligned<16>(x);");
+  EXPECT_EQ(padded.source.find("x_stride1"), std::string::npos) << padded.source;
+  CompileReport everyOther = compileWith({2064, 2});
+  EXPECT_CONTAINS(everyOther.source, "x[int(blockIdx.x) * x_stride0 + (j + k) * x_stride1]");
+  EXPECT_EQ(everyOther.source.find("__builtin_assume(x_stride0"), std::string::npos) << everyOther.source;
+  EXPECT_NE(padded.keyHex, everyOther.keyHex);
+
+  Specialization spec;
+  spec.unitStrideTensors = {"x"};
+  spec.alignedTensors = {"x", "y"};
+  spec.divisible = {{"D", 16}, {"x.stride0", 8}};
+  EXPECT_EQ(k.compile(spec).keyHex, padded.keyHex);
+  spec.unitStrideTensors = {"y"};
+  EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }), "copy_rows: no strided tensor parameter named 'y'");
 }
 
 // KernelOptions::consts: one module, one kernel handle per const value;

@@ -47,6 +47,22 @@ kernel row_runs(x: f32[M, N], y: f32[M, N], z: f32[K, L]):
 kernel copy_view(x: f32[M, N] strided, y: f32[M, N]):
     for j in range(thread_id(), N, BLOCK):
         y[block_id(), j] = x[block_id(), j]
+
+@grid(M)
+@block(BLOCK)
+kernel strided_runs(x: f32[M, N] strided, y: f32[M, N], v: f32[N] strided):
+    j = thread_id() * 4
+    for k in static_range(4):
+        if j + k < N:
+            y[block_id(), j + k] = x[block_id(), j + k] + v[j + k]
+
+@grid(M)
+@block(BLOCK)
+kernel expression_runs(x: f32[M, 2 * D], y: f32[M, D]):
+    j = thread_id() * 4
+    for k in static_range(4):
+        if j + k < D:
+            y[block_id(), j + k] = x[block_id(), j + k] * x[block_id(), D + j + k]
 )";
 
 struct Variant {
@@ -86,7 +102,23 @@ std::vector<Variant> variants() {
   onKernel("runs, x aligned", "scale_runs", [](Specialization& r) { r.alignedTensors = {"x"}; });
   onKernel("runs, x and y aligned", "scale_runs", [](Specialization& r) { r.alignedTensors = {"x", "y"}; });
   onKernel("row runs", "row_runs", asIs);
-  onKernel("row runs, N divisible", "row_runs", [](Specialization& r) { r.divisibleDims = {"N"}; });
+  onKernel("row runs, N divisible", "row_runs", [](Specialization& r) { r.divisible = {{"N", 16}}; });
+  onKernel("row runs, N a multiple of 8", "row_runs", [](Specialization& r) { r.divisible = {{"N", 8}}; });
+  onKernel("strided view, unit inner stride", "copy_view", [](Specialization& r) { r.unitStrideTensors = {"x"}; });
+  onKernel("strided runs", "strided_runs", asIs);
+  onKernel("strided runs, unit inner stride", "strided_runs", [](Specialization& r) { r.unitStrideTensors = {"x"}; });
+  onKernel("strided runs, unit inner stride, row stride a multiple of 8", "strided_runs", [](Specialization& r) {
+    r.unitStrideTensors = {"x"};
+    r.divisible = {{"x.stride0", 8}};
+  });
+  onKernel("strided runs, unit inner stride, row stride a multiple of 16", "strided_runs", [](Specialization& r) {
+    r.unitStrideTensors = {"x"};
+    r.divisible = {{"x.stride0", 16}};
+  });
+  onKernel("expression rows", "expression_runs", asIs);
+  onKernel("expression rows, 2 * D a multiple of 16", "expression_runs", [](Specialization& r) {
+    r.divisible = {{"x.dim1", 16}};
+  });
   return v;
 }
 
@@ -271,19 +303,146 @@ TEST(Specialization, DivisibleRowDimsAreAssumedAtKernelEntry) {
     }
   }
   Specialization divisible;
-  divisible.divisibleDims = {"N"};
+  divisible.divisible = {{"N", 16}};
   auto fast = m->generate("row_runs", divisible);
   auto general = m->generate("row_runs", {});
-  EXPECT_NE(fast.source.find("__builtin_assume(N % 16 == 0);"), std::string::npos) << fast.source;
+  EXPECT_NE(fast.source.find("__builtin_assume(N % 16 == 0);  // a multiple of 16 at launch"), std::string::npos)
+      << fast.source;
   EXPECT_EQ(general.source.find("__builtin_assume("), std::string::npos) << general.source;
   EXPECT_NE(fast.source.find("L dynamic, N % 16 == 0\n"), std::string::npos);  // the header comment
   EXPECT_NE(fast.key, general.key);
-  divisible.divisibleDims = {"M"};
+  // A coarser granularity is its own specialization, said as such.
+  divisible.divisible = {{"N", 8}};
+  auto eight = m->generate("row_runs", divisible);
+  EXPECT_NE(eight.source.find("__builtin_assume(N % 8 == 0);  // a multiple of 8 at launch"), std::string::npos)
+      << eight.source;
+  EXPECT_NE(eight.source.find("L dynamic, N % 8 == 0\n"), std::string::npos);
+  EXPECT_NE(eight.source.find("--divisible N=8\n"), std::string::npos);  // the "Regenerate with" line
+  EXPECT_NE(eight.key, fast.key);
+  divisible.divisible = {{"M", 16}};
   expectGeneratorError([&] { m->generate("row_runs", divisible); },
-                       "kernel 'row_runs': 'M' is not a dim that places the rows of a tensor indexed in runs");
-  divisible.divisibleDims = {"N"};
+                       "kernel 'row_runs': 'M' is not a value that places the rows of a tensor indexed in runs");
+  divisible.divisible = {{"N", 3}};  // built by hand: the flag parser refuses it first
+  expectGeneratorError([&] { m->generate("row_runs", divisible); }, "the granularity must be 2, 4, 8 or 16");
+  divisible.divisible = {{"N", 16}};
   divisible.staticDims = {{"N", 64}};
   expectGeneratorError([&] { m->generate("row_runs", divisible); }, "dim N is static");
+}
+
+// A strided parameter whose innermost stride is 1 at launch is addressed
+// without a multiply on its last axis, and that stride leaves the ABI (and a
+// rank-1 one is indexed directly); its other strides stay.
+TEST(Specialization, UnitInnerStrideDropsTheLastStride) {
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
+  Specialization unit;
+  unit.unitStrideTensors = {"x", "v"};
+  auto fast = m->generate("strided_runs", unit);
+  auto general = m->generate("strided_runs", {});
+  EXPECT_NE(fast.source.find("x[int(blockIdx.x) * x_stride0 + j + k]"), std::string::npos) << fast.source;
+  EXPECT_NE(fast.source.find("v[j + k]"), std::string::npos) << fast.source;
+  EXPECT_EQ(fast.source.find("x_stride1"), std::string::npos) << fast.source;
+  EXPECT_EQ(fast.source.find("v_stride0"), std::string::npos) << fast.source;
+  EXPECT_NE(general.source.find("x[int(blockIdx.x) * x_stride0 + (j + k) * x_stride1]"), std::string::npos)
+      << general.source;
+  EXPECT_NE(general.source.find("v[(j + k) * v_stride0]"), std::string::npos) << general.source;
+  EXPECT_NE(fast.source.find("N dynamic, v inner stride 1, x inner stride 1\n"), std::string::npos);  // the header
+  EXPECT_NE(fast.source.find("tensor f32[M, N] strided, inner stride 1, read-only"), std::string::npos);
+  EXPECT_EQ(general.abi.size(), 8u);  // x, x_stride0, x_stride1, y, v, v_stride0, M, N
+  ASSERT_EQ(fast.abi.size(), 6u);     // x, x_stride0, y, v, M, N
+  EXPECT_EQ(fast.abi[1].kind, AbiArgKind::Stride);
+  EXPECT_EQ(fast.abi[1].axis, 0);
+  EXPECT_EQ(fast.abi[3].kind, AbiArgKind::TensorPointer);  // v, with no stride after it
+  EXPECT_EQ(fast.abi[4].kind, AbiArgKind::Dim);
+  EXPECT_NE(fast.key, general.key);
+  EXPECT_EQ(m->generate("strided_runs", {}).source, general.source);  // nothing leaked into sema
+
+  unit.unitStrideTensors = {"y"};
+  expectGeneratorError([&] { m->generate("strided_runs", unit); },
+                       "kernel 'strided_runs' has no strided tensor parameter 'y' to address with unit inner stride "
+                       "(its strided tensors: x, v)");
+  unit.unitStrideTensors = {"x"};
+  unit.contiguousTensors = {"x"};
+  expectGeneratorError([&] { m->generate("strided_runs", unit); }, "drop --unit-stride x");
+}
+
+// An outlined closure that reads a unit-stride tensor takes only the strides
+// its addressing uses.
+TEST(Specialization, ClosuresCaptureOnlyTheStridesLeft) {
+  const char* text = R"(
+@grid(N)
+@block(64)
+kernel col_sum(a: f32[M, N] strided, out: f32[N]):
+    j = block_id()
+    def total() -> f32:
+        acc = 0.0
+        for i in range(thread_id(), M, 64):
+            acc += a[i, j]
+        return block_sum(acc)
+    out[j] = total()
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("closure.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization unit;
+  unit.unitStrideTensors = {"a"};
+  std::string fast = m->generate("col_sum", unit).source;
+  std::string general = m->generate("col_sum", {}).source;
+  EXPECT_NE(
+      fast.find("float col_sum_total(\n    const float* __restrict__ a, int64_t a_stride0, int32_t j, int64_t M,"),
+      std::string::npos)
+      << fast;
+  EXPECT_NE(fast.find("acc += a[i * a_stride0 + j];"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("col_sum_total(a, a_stride0, j, M, __spn_reduce_scratch)"), std::string::npos) << fast;
+  EXPECT_EQ(fast.find("a_stride1"), std::string::npos) << fast;
+  EXPECT_NE(general.find("acc += a[i * a_stride0 + j * a_stride1];"), std::string::npos) << general;
+  EXPECT_NE(general.find("col_sum_total(a, a_stride0, a_stride1, j, M, __spn_reduce_scratch)"), std::string::npos)
+      << general;
+}
+
+// A strided tensor with unit inner stride indexed in runs: its row strides
+// place its rows, so their granularity is specialized on like a dim's.
+TEST(Specialization, RowStridesOfUnitStrideTensorsMayBeDivisible) {
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
+  Specialization spec;
+  spec.unitStrideTensors = {"x"};
+  spec.alignedTensors = {"x"};
+  spec.divisible = {{"x.stride0", 8}};
+  auto fast = m->generate("strided_runs", spec);
+  EXPECT_NE(fast.source.find("__builtin_assume(x_stride0 % 8 == 0);  // a multiple of 8 at launch"), std::string::npos)
+      << fast.source;
+  EXPECT_NE(fast.source.find("x.stride0 % 8 == 0"), std::string::npos);  // the header comment
+  EXPECT_NE(fast.source.find("--unit-stride x --aligned x --divisible x.stride0=8\n"), std::string::npos);
+  spec.unitStrideTensors.clear();  // the general form has no use for it
+  expectGeneratorError([&] { m->generate("strided_runs", spec); },
+                       "'x.stride0' is not a value that places the rows of a tensor indexed in runs here, so its "
+                       "divisibility cannot matter (such values: N; a row stride places rows with --unit-stride x "
+                       "only)");
+  spec.unitStrideTensors = {"x"};
+  spec.divisible = {{"x.stride1", 8}};  // the inner stride is 1: no row stride
+  expectGeneratorError([&] { m->generate("strided_runs", spec); }, "(such values: N, x.stride0)");
+}
+
+// A dim expression that places rows (axis 1 of x: f32[M, 2 * D]) has its
+// value's granularity specialized on, per tensor axis.
+TEST(Specialization, DimExpressionsThatPlaceRowsMayBeDivisible) {
+  auto m = compileTestModule();
+  ASSERT_TRUE(m);
+  Specialization spec;
+  spec.divisible = {{"x.dim1", 16}, {"D", 8}};
+  auto fast = m->generate("expression_runs", spec);
+  EXPECT_NE(fast.source.find("__builtin_assume((2 * D) % 16 == 0);  // a multiple of 16 at launch"), std::string::npos)
+      << fast.source;
+  EXPECT_NE(fast.source.find("__builtin_assume(D % 8 == 0);"), std::string::npos) << fast.source;
+  EXPECT_NE(fast.source.find("--divisible D=8 --divisible x.dim1\n"), std::string::npos) << fast.source;
+  for (const char* name : {"x.dim0", "y.dim1", "x.stride0"}) {
+    spec.divisible = {{name, 16}};
+    expectGeneratorError([&] { m->generate("expression_runs", spec); }, "(such values: D, x.dim1");
+  }
+  spec.divisible = {{"x.dim1", 16}};
+  spec.staticDims = {{"D", 64}};  // 2 * D is then a number
+  expectGeneratorError([&] { m->generate("expression_runs", spec); }, "(such values: none)");
 }
 
 // What only a specialization can tell: a dim used where a compile-time

@@ -78,8 +78,8 @@ struct KernelInfo {
   std::vector<KernelParamInfo> params;
   std::vector<std::string> dimSymbols;  // every dim symbol, in order of first appearance
   std::vector<std::string> staticDims;  // those named in @static
-  // Dims that place the rows of tensors accessed in runs: whether each is a
-  // multiple of 16 is specialized on (Specialization::divisibleDims).
+  // Dims that place the rows of tensors accessed in runs: the largest of 16,
+  // 8, 4, 2 dividing each is specialized on (Specialization::divisible).
   std::vector<std::string> runRowDims;
   // @grid calls resident_blocks(): the grid is computed at launch from the
   // device and the loaded binary (CompiledModule::launchGeometry).
@@ -93,7 +93,8 @@ struct KernelInfo {
 };
 
 // The generated kernel's parameter list, in order: for each source parameter,
-// a tensor's pointer followed by its strides (if strided), or a scalar; then
+// a tensor's pointer followed by its strides (if strided; not the last one
+// in the unit-stride form, Specialization::unitStrideTensors), or a scalar; then
 // every *dynamic* dim symbol in first-appearance order. All strides and dims
 // are int64_t.
 enum class AbiArgKind { TensorPointer, Scalar, Stride, Dim };

@@ -49,17 +49,28 @@ struct Specialization {
   // they are addressed through their dims, like a contiguous parameter, and
   // their strides leave the ABI (as PyTorch's contiguous fast paths do).
   std::set<std::string> contiguousTensors;
+  // `strided` tensor parameters whose innermost stride is 1 at launch (and
+  // that are not contiguous): the last axis is addressed without a multiply
+  // (`x[i * x_stride0 + j]`) and its stride leaves the ABI, so a row of a
+  // padded or sliced view is consecutive memory and its runs may vectorize.
+  std::set<std::string> unitStrideTensors;
   // Tensor parameters whose base address is a multiple of 16 bytes at launch
   // (the runtime checks the pointer of every tensor accessed in runs). The
   // kernel tells the compiler so, and runs whose index keeps that alignment
   // may become 16-byte vector loads and stores; an unaligned pointer gets its
   // own binary. Only tensors with KernelParamInfo::accessedInRuns qualify.
   std::set<std::string> alignedTensors;
-  // Dynamic dims that are multiples of 16 at launch (the runtime checks the
-  // dims in KernelInfo::runRowDims). With them an aligned tensor's rows
-  // start aligned too, so runs along a row of run-time length may become
-  // vector accesses (Triton specializes integer arguments the same way).
-  std::set<std::string> divisibleDims;
+  // Values that place the rows of tensors accessed in runs, each with the
+  // granularity it is a multiple of at launch (2, 4, 8 or 16: the largest
+  // that divides it; the runtime checks them). With them an aligned tensor's
+  // rows start aligned too, so runs along a row may become vector accesses
+  // (Triton specializes integer arguments the same way). Named as
+  // `--divisible` names them (strideDivisibleName, dimDivisibleName, below):
+  //   "N"          a dynamic dim symbol (KernelInfo::runRowDims)
+  //   "x.stride0"  a row stride of a strided tensor in unitStrideTensors
+  //   "x.dim1"     the value of a dim expression (`2 * D`) at axis 1 of a
+  //                tensor addressed by its dims
+  std::map<std::string, int> divisible;
   // Optional tensor parameters (`T[N] | None`) the caller passes no tensor
   // for: `x is None` is true, the branches that use x are not generated,
   // and x's pointer is null (its parameter slot stays). Every other optional
@@ -80,17 +91,29 @@ struct Specialization {
 // same value and kind (a float always with a '.' or an exponent: "2.0").
 std::string constOverrideText(const ConstOverride& value);
 
+// The largest granularity of Specialization::divisible that divides `value`
+// (16, 8, 4 or 2), or 0 when none does: what the runtime specializes on.
+int divisibilityGranularity(int64_t value);
+// Whether `g` is a granularity --divisible takes: 2, 4, 8 or 16.
+bool isDivisibilityGranularity(int64_t g);
+
+// The names Specialization::divisible gives a tensor's stride along `axis`
+// ("x.stride0") and the value of its dim expression at `axis` ("x.dim1").
+std::string strideDivisibleName(const std::string& tensor, int axis);
+std::string dimDivisibleName(const std::string& tensor, int axis);
+
 // The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --const C=V,
-// --contiguous X, --aligned X, --divisible N, --absent X, --no-line-directives, in that
-// order and each kind sorted by name (a float const's value always has a
-// '.' or an exponent, so it reads back as a float). parseSpecializationFlag reads them back to an equal
-// Specialization.
+// --contiguous X, --unit-stride X, --aligned X, --divisible N (granularity
+// 16) or N=G (any other), --absent X, --no-line-directives, in that order and
+// each kind sorted by name (a float const's value always has a '.' or an
+// exponent, so it reads back as a float). parseSpecializationFlag reads them
+// back to an equal Specialization.
 std::vector<std::string> specializationFlags(const Specialization& spec);
 
 // Consumes args[i] (and its value) when it is one of the flags above and
 // returns true; false for any other argument. Throws std::invalid_argument
 // with a one-line message naming the flag for a malformed value
-// ("--static N: 'abc' is not an integer").
+// ("--static N: 'abc' is not an integer", "--divisible N: granularity 3 ...").
 bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Specialization& spec);
 
 // A whole decimal integer, or std::invalid_argument naming the flag:

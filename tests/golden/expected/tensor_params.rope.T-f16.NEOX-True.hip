@@ -69,16 +69,16 @@ inline hipError_t launch_rope(hipStream_t stream, const int64_t* __restrict__ po
 }
 #endif
 
-#line 58 "tests/golden/kernels/tensor_params.spn"
+#line 59 "tests/golden/kernels/tensor_params.spn"
 constexpr bool NEOX = true;  // compile-time parameter
 
-#line 64 "tests/golden/kernels/tensor_params.spn"
+#line 65 "tests/golden/kernels/tensor_params.spn"
 __device__ __forceinline__ void rope_rotate(
     __half* x, int64_t x_stride0, int64_t x_stride1, int64_t x_stride2, int64_t H, const __half* __restrict__ cache,
     int32_t token, int64_t pos, int64_t half, int64_t ROT) {
-#line 65 "tests/golden/kernels/tensor_params.spn"
+#line 66 "tests/golden/kernels/tensor_params.spn"
   const int32_t i_step = int(blockDim.x);
-#line 65 "tests/golden/kernels/tensor_params.spn"
+#line 66 "tests/golden/kernels/tensor_params.spn"
   for (int64_t i = int(threadIdx.x); i < H * half; i = __spn_range_next(i, H * half, i_step)) {
     int64_t head = i / half;
     int64_t r = i % half;
@@ -93,16 +93,16 @@ __device__ __forceinline__ void rope_rotate(
   }
 }
 
-#line 58 "tests/golden/kernels/tensor_params.spn"
+#line 59 "tests/golden/kernels/tensor_params.spn"
 extern "C" __global__ __launch_bounds__(512) void rope(
     const int64_t* __restrict__ positions, __half* __restrict__ q, int64_t q_stride0, int64_t q_stride1,
     int64_t q_stride2, __half* __restrict__ k, int64_t k_stride0, int64_t k_stride1, int64_t k_stride2,
     const __half* __restrict__ cache, int64_t NT, int64_t NH, int64_t HS, int64_t NKV, int64_t MAXPOS, int64_t ROT) {
-#line 60 "tests/golden/kernels/tensor_params.spn"
+#line 61 "tests/golden/kernels/tensor_params.spn"
   int32_t token = int(blockIdx.x);
   int64_t pos = positions[token];
   int64_t half = ROT / 2;
-#line 77 "tests/golden/kernels/tensor_params.spn"
+#line 78 "tests/golden/kernels/tensor_params.spn"
   rope_rotate(q, q_stride0, q_stride1, q_stride2, NH, cache, token, pos, half, ROT);
   rope_rotate(k, k_stride0, k_stride1, k_stride2, NKV, cache, token, pos, half, ROT);
 }

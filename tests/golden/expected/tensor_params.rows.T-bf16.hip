@@ -65,20 +65,20 @@ inline hipError_t launch_rows(hipStream_t stream, const float* __restrict__ a, c
 }
 #endif
 
-#line 49 "tests/golden/kernels/tensor_params.spn"
+#line 50 "tests/golden/kernels/tensor_params.spn"
 __device__ __forceinline__ void rows_store(__spn_bf16* dst, int64_t L, int32_t r, float s) {
   for (int64_t j = 0; j < L; ++j) {
     dst[r * L + j] = __spn_bf16(s);
   }
 }
 
-#line 10 "tests/golden/kernels/tensor_params.spn"
+#line 11 "tests/golden/kernels/tensor_params.spn"
 __device__ __forceinline__ float row_dot(const float* x, const float* y, int64_t r, int64_t D) {
   float s = 0.0f;
   for (int64_t j = 0; j < D; ++j) {
     s += x[r * D + j] * y[r * D + j];
   }
-#line 14 "tests/golden/kernels/tensor_params.spn"
+#line 15 "tests/golden/kernels/tensor_params.spn"
   return s;
 }
 
@@ -87,14 +87,14 @@ __device__ __forceinline__ float total(const float* v, int64_t N) {
   for (int64_t i = 0; i < N; ++i) {
     s += v[i];
   }
-#line 21 "tests/golden/kernels/tensor_params.spn"
+#line 22 "tests/golden/kernels/tensor_params.spn"
   return s;
 }
 
-#line 25 "tests/golden/kernels/tensor_params.spn"
+#line 26 "tests/golden/kernels/tensor_params.spn"
 __device__ __forceinline__ void scale_row(
     float* y, int64_t y_stride0, int64_t y_stride1, int64_t r, float a, int64_t E) {
-#line 26 "tests/golden/kernels/tensor_params.spn"
+#line 27 "tests/golden/kernels/tensor_params.spn"
   for (int64_t j = 0; j < E; ++j) {
     y[r * y_stride0 + j * y_stride1] = y[r * y_stride0 + j * y_stride1] * a;
   }
@@ -102,23 +102,23 @@ __device__ __forceinline__ void scale_row(
 
 __device__ __forceinline__ void scale_twice_again(
     float* z, int64_t z_stride0, int64_t z_stride1, int64_t r, float a, int64_t Q) {
-#line 32 "tests/golden/kernels/tensor_params.spn"
+#line 33 "tests/golden/kernels/tensor_params.spn"
   scale_row(z, z_stride0, z_stride1, r, a, Q);
 }
 
-#line 30 "tests/golden/kernels/tensor_params.spn"
+#line 31 "tests/golden/kernels/tensor_params.spn"
 __device__ __forceinline__ void scale_twice(
     float* z, int64_t z_stride0, int64_t z_stride1, int64_t r, float a, int64_t Q) {
-#line 33 "tests/golden/kernels/tensor_params.spn"
+#line 34 "tests/golden/kernels/tensor_params.spn"
   scale_row(z, z_stride0, z_stride1, r, a, Q);
   scale_twice_again(z, z_stride0, z_stride1, r, a, Q);
 }
 
-#line 38 "tests/golden/kernels/tensor_params.spn"
+#line 39 "tests/golden/kernels/tensor_params.spn"
 extern "C" __global__ __launch_bounds__(64) void rows(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, float* __restrict__ wide,
     int64_t wide_stride0, int64_t wide_stride1, __spn_bf16* __restrict__ h, int64_t R, int64_t C) {
-#line 39 "tests/golden/kernels/tensor_params.spn"
+#line 40 "tests/golden/kernels/tensor_params.spn"
   int32_t r = int(blockIdx.x);
   __shared__ float tile[64];
   tile[int(threadIdx.x)] = float(int(threadIdx.x));
@@ -129,7 +129,7 @@ extern "C" __global__ __launch_bounds__(64) void rows(
     scale_twice(wide, wide_stride0, wide_stride1, r, 0.5f, 2 * C);
 
     // A closure: its element type T is the kernel's; `s` is captured.
-#line 52 "tests/golden/kernels/tensor_params.spn"
+#line 53 "tests/golden/kernels/tensor_params.spn"
     rows_store(h, C, r, s);
   }
 }
