@@ -240,12 +240,13 @@ void setConstValue(const SemaModule& sema, Symbol& c, const ConstValue& v) {
 // spec-const-needs-dim (checkNoUnavailableConsts), leaving it unused is fine.
 void evaluateModuleConstsOfDims(const SemaModule& sema, const FunctionScope& kernel, const Specialization& spec) {
   for (Symbol* c : sema.consts) {
-    if (!c->needsDims) continue;
+    if (!c->perSpecialization) continue;
     std::string reason;
     auto lookup = [&](const NameExpr& n) -> std::optional<ConstValue> {
       if (n.symbol)
-        return n.symbol->kind == SymbolKind::Const && !n.symbol->needsDims ? std::optional<ConstValue>(n.symbol->value)
-                                                                           : std::nullopt;
+        return n.symbol->kind == SymbolKind::Const && !n.symbol->perSpecialization
+                   ? std::optional<ConstValue>(n.symbol->value)
+                   : std::nullopt;
       if (auto it = spec.staticDims.find(n.name); it != spec.staticDims.end()) return ConstValue::ofInt(it->second);
       bool isDim = false;
       for (const Symbol* d : kernel.dimSymbols) isDim |= d->name == n.name;
@@ -262,7 +263,7 @@ void evaluateModuleConstsOfDims(const SemaModule& sema, const FunctionScope& ker
       continue;
     }
     setConstValue(sema, *c, *v);
-    c->needsDims = false;
+    c->perSpecialization = false;
   }
 }
 
@@ -282,6 +283,7 @@ void evaluateBodyConsts(const SemaModule& sema, FunctionScope& kernel, const Spe
       throwSpecializationError(sema, DiagId::spec_body_const, (failure.where ? failure.where : c->init)->range, c->name,
                                failure.reason);
     setConstValue(sema, *c, *v);
+    c->perSpecialization = false;
   }
   Block& body = kernel.kernel->body;
   body.erase(std::remove_if(body.begin(), body.end(),
@@ -448,7 +450,8 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
 
   std::set<std::string> staticDims;
   for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
-  KernelPrintPlan plan{kernel, planBlock(sema, kernel, spec.staticDims), functionsInDefinitionOrder(kernel), {}, {}};
+  KernelPrintPlan plan{
+      kernel, planBlock(sema, kernel, spec.staticDims, spec.typeArgs), functionsInDefinitionOrder(kernel), {}, {}};
 
   checkNoAbsentUses(sema, kernel, plan.functions);
   checkNoUnavailableConsts(sema, kernel, plan.functions);

@@ -20,10 +20,13 @@ std::string axisValueText(const ConstValue& v) { return v.isFloat ? fmt::format(
 
 }  // namespace
 
-BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::map<std::string, int64_t>& staticDims) {
+BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::map<std::string, int64_t>& staticDims,
+                    const std::map<std::string, ScalarType>& typeArgs) {
   BlockPlan plan;
   const Decorator* d = k.kernel->findDecorator("block");
-  auto known = constsAndDims(staticDims);
+  EvalFacts types;
+  types.typeArgs = &typeArgs;
+  auto known = constsAndDims(staticDims, &types);
   int64_t total = 1, total32 = 1, total64 = 1;
   bool allNumbers = true;
   for (const auto& e : d->args) {
@@ -83,15 +86,17 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
                                      const ResidentBlocksQuery& residentBlocks, int64_t warpSize) {
   const FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
   LaunchGeometry g;
-  auto lookup = launchValues(values);
-  BlockPlan block = planBlock(sema, kernel, spec.staticDims);
+  // Body consts that @grid or @block name are computed from these too.
+  EvalFacts known{{}, warpSize, &spec.typeArgs};
+  auto lookup = launchValues(values, &known);
+  BlockPlan block = planBlock(sema, kernel, spec.staticDims, spec.typeArgs);
   for (size_t i = 0; i < block.axes.size() && i < 3; ++i) {
     if (block.values[i]) {
       g.block[i] = *block.values[i];
       continue;
     }
     ConstEvalFailure failure;
-    auto v = evaluateConst(*block.axes[i], lookup, &failure, EvalFacts{{}, warpSize});
+    auto v = evaluateConst(*block.axes[i], lookup, &failure, known);
     if (!v || v->isFloat || v->i < 1 || v->i > block.maxThreads)
       throwSpecializationError(sema, DiagId::spec_block_eval, (failure.where ? failure.where : block.axes[i])->range,
                                !v           ? failure.reason
@@ -126,7 +131,7 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
 
   // Asked at most once, however often @grid names it.
   std::optional<int64_t> resident;
-  EvalFacts facts{{}, warpSize};
+  EvalFacts facts = known;
   if (residentBlocks) {
     facts.residentBlocks = [&] {
       if (!resident) resident = residentBlocks(g.block[0] * g.block[1] * g.block[2], g.dynamicSharedBytes);

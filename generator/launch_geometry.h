@@ -33,8 +33,10 @@ struct BlockPlan {
 
 // Throws a specialization error at the offending axis: a value outside
 // [1, 1024], more than 1024 threads, or an axis whose bound is unknown.
+// `typeArgs` give sizeof(T) its value in body consts that @block names.
 BlockPlan planBlock(const SemaModule& sema, const FunctionScope& kernel,
-                    const std::map<std::string, int64_t>& staticDims);
+                    const std::map<std::string, int64_t>& staticDims,
+                    const std::map<std::string, ScalarType>& typeArgs);
 
 // Launch geometry for bound values: `values` covers every dim symbol and
 // every integer scalar parameter @grid and @block use. The block and dynamic

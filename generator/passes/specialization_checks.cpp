@@ -119,7 +119,7 @@ void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kerne
   forEachPrintedName(
       kernel, functions, [](const Expr&) { return false; },
       [&](const NameExpr& n) {
-        if (n.symbol && n.symbol->kind == SymbolKind::Const && n.symbol->needsDims)
+        if (n.symbol && n.symbol->kind == SymbolKind::Const && n.symbol->perSpecialization)
           throwSpecializationError(sema, DiagId::spec_const_needs_dim, n.range, n.name, n.symbol->unavailable);
       });
 }

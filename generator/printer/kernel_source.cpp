@@ -104,7 +104,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   body.setLineDirectives(spec.lineDirectives);
   std::vector<std::string> weakConsts;
   for (Symbol* c : sema.consts) {
-    if (c->needsDims) continue;  // not computable here, and so unused (checkNoUnavailableConsts)
+    if (c->perSpecialization) continue;  // not computable here, and so unused (checkNoUnavailableConsts)
     const std::string& n = ctx.globals.declare(c);
     if (c->weakType) {
       weakConsts.push_back(c->value.isFloat ? fmt::format("{} = {}", c->name, c->value.f)

@@ -219,7 +219,7 @@ class ConstEvaluator {
 
 ConstLookup constsOnly() {
   return [](const NameExpr& n) -> std::optional<ConstValue> {
-    if (n.symbol && n.symbol->kind == SymbolKind::Const && !n.symbol->needsDims) return n.symbol->value;
+    if (n.symbol && n.symbol->kind == SymbolKind::Const && !n.symbol->perSpecialization) return n.symbol->value;
     return std::nullopt;
   };
 }
@@ -230,7 +230,8 @@ namespace {
 // from dims is evaluated from its expression, whose dim names are unbound,
 // with the same values), kernel dims, and with `scalars` integer scalar
 // parameters.
-std::optional<ConstValue> namedValue(const NameExpr& n, const std::map<std::string, int64_t>& values, bool scalars) {
+std::optional<ConstValue> namedValue(const NameExpr& n, const std::map<std::string, int64_t>& values, bool scalars,
+                                     const EvalFacts* facts) {
   auto byName = [&]() -> std::optional<ConstValue> {
     auto it = values.find(n.name);
     if (it == values.end()) return std::nullopt;
@@ -238,8 +239,10 @@ std::optional<ConstValue> namedValue(const NameExpr& n, const std::map<std::stri
   };
   if (!n.symbol) return byName();  // a dim in a module const's expression
   const Symbol& s = *n.symbol;
-  if (s.kind == SymbolKind::Const && s.needsDims)
-    return evaluateConst(*s.init, [&](const NameExpr& m) { return namedValue(m, values, scalars); });
+  if (s.kind == SymbolKind::Const && s.perSpecialization)
+    return evaluateConst(
+        *s.init, [&](const NameExpr& m) { return namedValue(m, values, scalars, facts); }, nullptr,
+        facts ? *facts : EvalFacts{});
   if (s.kind == SymbolKind::Const) return s.value;
   // Static dims are the kernel's; a def's dim of the same name is bound
   // from its argument at each call.
@@ -250,12 +253,12 @@ std::optional<ConstValue> namedValue(const NameExpr& n, const std::map<std::stri
 
 }  // namespace
 
-ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims) {
-  return [&dims](const NameExpr& n) { return namedValue(n, dims, /*scalars=*/false); };
+ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims, const EvalFacts* facts) {
+  return [&dims, facts](const NameExpr& n) { return namedValue(n, dims, /*scalars=*/false, facts); };
 }
 
-ConstLookup launchValues(const std::map<std::string, int64_t>& values) {
-  return [&values](const NameExpr& n) { return namedValue(n, values, /*scalars=*/true); };
+ConstLookup launchValues(const std::map<std::string, int64_t>& values, const EvalFacts* facts) {
+  return [&values, facts](const NameExpr& n) { return namedValue(n, values, /*scalars=*/true, facts); };
 }
 
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,

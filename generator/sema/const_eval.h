@@ -15,15 +15,19 @@ namespace spindle {
 // Looks a name up; nullopt when the name has no compile-time value here.
 using ConstLookup = std::function<std::optional<ConstValue>(const NameExpr&)>;
 
+struct EvalFacts;
+
 // Resolved names of module consts only (dims and locals have no value).
 ConstLookup constsOnly();
 // Consts, and the dim symbols that `dims` gives a value (static dims at
-// generation, every dim at launch). `dims` must outlive the lookup.
-ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims);
+// generation, every dim at launch). `dims` must outlive the lookup. A const
+// computed per specialization is computed from its expression with these
+// dims and `facts` (sizeof(T), warp_size()), which must outlive it too.
+ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims, const EvalFacts* facts = nullptr);
 // For @grid and @block at launch: consts, and the dims and integer scalar
 // parameters that `values` names (sema resolves launch expressions to the
 // kernel's own, so no def's parameter is ever looked up here).
-ConstLookup launchValues(const std::map<std::string, int64_t>& values);
+ConstLookup launchValues(const std::map<std::string, int64_t>& values, const EvalFacts* facts = nullptr);
 
 // The value of `resident_blocks()` in a @grid expression: how many blocks of
 // the compiled kernel the device holds at once. Only a launch on a device

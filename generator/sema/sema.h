@@ -88,10 +88,12 @@ struct Symbol {
   int paramIndex = -1;  // position among the kernel's / function's params
 
   ConstValue value;  // Const
-  // A module Const whose expression names dims (`const VPT = H // 256`):
-  // `value` is only a stand-in until a specialization with those dims
-  // static evaluates it (generate.cpp); lookups evaluate `init` instead.
-  bool needsDims = false;
+  // A Const whose value only a specialization knows: a module const whose
+  // expression names dims (`const VPT = H // 256`), or a kernel-body const
+  // that needs static dims or sizeof(T). `value` is a stand-in until the
+  // specialization evaluates it (generate.cpp); lookups that know dims (at
+  // launch) evaluate `init` instead.
+  bool perSpecialization = false;
   std::string unavailable;  // why this specialization could not evaluate it
 
   // DimSymbol: named in @static

@@ -236,7 +236,7 @@ class Resolver {
         [&](const NameExpr& n) -> std::optional<ConstValue> {
           auto it = sema_.globals.find(n.name);
           if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) {
-            usesDims |= it->second->needsDims;
+            usesDims |= it->second->perSpecialization;
             return it->second->value;
           }
           if (kernelDimNames_.count(n.name)) {
@@ -254,12 +254,12 @@ class Resolver {
       value = ConstValue::ofInt(0);
     }
     sym->init = c.value.get();
-    sym->needsDims = usesDims;
+    sym->perSpecialization = usesDims;
     // A specialization's value replaces the expression's (the driver checked
     // it against the const's type); consts after this one see it.
     if (auto o = overrides_.find(c.name); o != overrides_.end()) {
       value = o->second;
-      sym->needsDims = false;
+      sym->perSpecialization = false;
     }
     sym->value = *value;
     if (c.type) {
@@ -288,7 +288,7 @@ class Resolver {
   }
 
   // The names of a module const's expression that are earlier consts get
-  // their symbols; the others name dims (needsDims) and stay unbound: which
+  // their symbols; the others name dims (perSpecialization) and stay unbound: which
   // kernel's dim they are depends on the specialization.
   void bindConstNames(Expr& e) {
     if (auto* n = e.as<NameExpr>()) {
@@ -444,7 +444,7 @@ class Resolver {
     else if (!firstInExpression_.count(name->name)) firstInExpression_.emplace(name->name, name->range);
     auto g = sema_.globals.find(name->name);
     if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
-      if (g->second->needsDims) error(DiagId::sema_dim_const_uses_dims, d.range, name->name);
+      if (g->second->perSpecialization) error(DiagId::sema_dim_const_uses_dims, d.range, name->name);
       else if (g->second->value.isFloat) error(DiagId::sema_bad_dim, d.range);
       name->symbol = g->second;
       return;
@@ -483,8 +483,23 @@ class Resolver {
     resolveParams(scope, k.params);
     checkDimExpressions(scope);
     checkTypeParamsUsed(scope);
+    bodyConstNames_.clear();
+    for (const auto& st : k.body)
+      if (const auto* a = st->as<AssignStmt>(); a && a->isConst)
+        if (const auto* n = a->target->as<NameExpr>()) bodyConstNames_.insert(n->name);
+    pendingLaunchNames_.clear();
     resolveDecorators(scope);
     resolveBody(scope, k.body);
+    bindPendingLaunchNames(scope);
+  }
+
+  // @block and @grid may name the kernel's body consts, which resolveBody
+  // declares after the decorators are resolved.
+  void bindPendingLaunchNames(FunctionScope* scope) {
+    for (NameExpr* n : pendingLaunchNames_) {
+      auto it = scope->names.find(n->name);
+      if (it != scope->names.end() && it->second->kind == SymbolKind::Const) n->symbol = it->second;
+    }
   }
 
   // `FLAG: bool`, `W: i32` or `ACT: fn` in a kernel's brackets. A value is a
@@ -626,6 +641,10 @@ class Resolver {
             n.symbol = g->second;
             return;
           }
+          if (bodyConstNames_.count(n.name)) {  // `const VEC = 16 // sizeof(T)` in the body
+            pendingLaunchNames_.push_back(&n);
+            return;
+          }
           error(DiagId::sema_launch_expr_name, x.range, n.name, decorator);
           return;
         }
@@ -727,6 +746,10 @@ class Resolver {
   };
   std::vector<BodyState*> states_;        // the function being resolved and its parents
   std::set<std::string> kernelDimNames_;  // collectKernelDimNames
+  // resolveKernel: the names of the kernel's body consts, and the launch
+  // expressions' names that refer to them (bound once the body is resolved).
+  std::set<std::string> bodyConstNames_;
+  std::vector<NameExpr*> pendingLaunchNames_;
 
   BodyState& state() { return *states_.back(); }
   BodyState* stateOf(FunctionScope* scope) {
@@ -1073,6 +1096,8 @@ class Resolver {
         sym->value = *v;
         if (sym->weakType) sym->type = v->isFloat ? ScalarType::F32 : ScalarType::I32;
         if (isFloat(sym->declaredType) && !v->isFloat) sym->value = ConstValue::ofFloat(v->asDouble());
+      } else {
+        sym->perSpecialization = true;
       }
       return;
     }
@@ -1577,7 +1602,7 @@ class Resolver {
 
   std::optional<ConstValue> globalConst(const std::string& name) {
     auto g = sema_.globals.find(name);
-    if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const && !g->second->needsDims)
+    if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const && !g->second->perSpecialization)
       return g->second->value;
     return std::nullopt;
   }

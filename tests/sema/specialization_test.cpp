@@ -1041,6 +1041,39 @@ kernel other(z: f32[N]):
   EXPECT_NE(m->generate("other", spec).source.find("z[int(threadIdx.x)] = float(2.0f);"), std::string::npos);
 }
 
+// @block and @grid may name the kernel's body consts: generation computes
+// them per type binding, and so does the launch, from the shared module.
+TEST(BodyConsts, NamedByBlockAndGridPerTypeBinding) {
+  const char* text = R"(
+@grid(cdiv(N, THREADS * VEC) + ROWS)
+@block(THREADS)
+kernel scale[T](x: T[N, C], y: T[N, C]):
+    const VEC = 16 // sizeof(T)
+    const THREADS = 2048 // VEC
+    const ROWS = C // 100
+    y[0, 0] = x[0, 0]
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  spec.typeArgs["T"] = ScalarType::BF16;
+  spec.staticDims["C"] = 300;
+  EXPECT_NE(m->generate("scale", spec).source.find("__launch_bounds__(256)"), std::string::npos);
+  LaunchGeometry g = m->launchGeometry("scale", spec, {{"N", 5000}, {"C", 300}});
+  EXPECT_EQ(g.block[0], 256);
+  EXPECT_EQ(g.grid[0], 3 + 3);  // cdiv(5000, 2048) + 300 // 100
+  spec.typeArgs["T"] = ScalarType::F64;
+  EXPECT_NE(m->generate("scale", spec).source.find("__launch_bounds__(1024)"), std::string::npos);
+  g = m->launchGeometry("scale", spec, {{"N", 5000}, {"C", 300}});
+  EXPECT_EQ(g.block[0], 1024);
+  // A body const that needs a dim the specialization leaves dynamic.
+  spec.staticDims.clear();
+  expectGeneratorError([&] { m->generate("scale", spec); },
+                       "const 'ROWS' needs a compile-time value in this specialization: 'C' has no compile-time value "
+                       "[spec-body-const]");
+}
+
 // Error paths of this session's specialization facts, each with its message.
 TEST(SpecializationErrors, AbsentUsesWrongKindsAndBodyConstTypes) {
   const char* text = R"(
