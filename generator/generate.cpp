@@ -271,18 +271,42 @@ void evaluateModuleConstsOfDims(const SemaModule& sema, const FunctionScope& ker
 // dims and type bindings (sizeof(T)); later ones see earlier ones. Their
 // statements leave the body: a weak const is written as its literal at each
 // use, an annotated one is a constexpr of the file (kernel_source.cpp).
+// One that uses warp_size() (directly or through another) is computed for
+// 32- and 64-wide warps; where the two differ, it keeps both
+// (Symbol::wave64Value) and the file chooses through __SPN_WARP_SIZE.
 void evaluateBodyConsts(const SemaModule& sema, FunctionScope& kernel, const Specialization& spec) {
   if (kernel.bodyConsts.empty()) return;
-  auto lookup = constsAndDims(spec.staticDims);
-  EvalFacts facts;
-  facts.typeArgs = &spec.typeArgs;
+  EvalFacts facts, facts32, facts64;
+  facts.typeArgs = facts32.typeArgs = facts64.typeArgs = &spec.typeArgs;
+  facts32.warpSize = 32;
+  facts64.warpSize = 64;
+  auto lookup = constsAndDims(spec.staticDims, &facts);
+  auto lookup32 = constsAndDims(spec.staticDims, &facts32);
+  auto lookup64 = constsAndDims(spec.staticDims, &facts64);
   for (Symbol* c : kernel.bodyConsts) {
     ConstEvalFailure failure;
     auto v = evaluateConst(*c->init, lookup, &failure, facts);
-    if (!v)
-      throwSpecializationError(sema, DiagId::spec_body_const, (failure.where ? failure.where : c->init)->range, c->name,
-                               failure.reason);
+    std::optional<ConstValue> v64;
+    if (!v) {
+      ConstEvalFailure failure32, failure64;
+      v = evaluateConst(*c->init, lookup32, &failure32, facts32);
+      v64 = evaluateConst(*c->init, lookup64, &failure64, facts64);
+      // Failing for one width only: say which, and why there.
+      if (v && !v64) failure = failure64, failure.reason += " (with 64-wide warps)";
+      if (!v && v64) failure = failure32, failure.reason += " (with 32-wide warps)";
+      if (!v || !v64)
+        throwSpecializationError(sema, DiagId::spec_body_const, (failure.where ? failure.where : c->init)->range,
+                                 c->name, failure.reason);
+    }
     setConstValue(sema, *c, *v);
+    if (v64) {
+      Symbol wide = *c;
+      setConstValue(sema, wide, *v64);
+      if (wide.value.isFloat != c->value.isFloat || wide.value.i != c->value.i || wide.value.f != c->value.f) {
+        c->wave64Value = wide.value;
+        if (scalarBits(wide.type) > scalarBits(c->type)) c->type = wide.type;  // a weak const holds both
+      }
+    }
     c->perSpecialization = false;
   }
   Block& body = kernel.kernel->body;

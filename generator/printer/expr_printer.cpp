@@ -152,10 +152,15 @@ CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t) {
   return {text, v.i < 0 ? kUnary : kPrimary};
 }
 
+std::string warpWidthChoice(const Symbol& c) {
+  return fmt::format("__SPN_WARP_SIZE == 64 ? {} : {}", compileTimeLiteral(*c.wave64Value, c.type).text,
+                     compileTimeLiteral(c.value, c.type).text);
+}
+
 bool printsAsLiteral(const Expr& e) {
   if (e.kind == ExprKind::IntLit || e.kind == ExprKind::FloatLit) return true;
   const auto* n = e.as<NameExpr>();
-  return n && n->symbol && n->symbol->kind == SymbolKind::Const && n->symbol->weakType;
+  return n && n->symbol && n->symbol->kind == SymbolKind::Const && n->symbol->weakType && !n->symbol->wave64Value;
 }
 
 CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
@@ -165,6 +170,12 @@ CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
   // one, in the type typing gave this use (0.1 next to an f64, 0.1f next to
   // an f32), never through a narrower constexpr. The host launcher, printed
   // before the consts' #line-mapped declarations, writes every const so.
+  // A body const that differs by warp width is a constexpr of the file that
+  // chooses by __SPN_WARP_SIZE; the launcher writes that choice out.
+  if (s->kind == SymbolKind::Const && s->wave64Value) {
+    if (!compileTimeValuesInline_) return {name(s), kPrimary};
+    return {"(" + warpWidthChoice(*s) + ")", kPrimary};
+  }
   if ((s->weakType || compileTimeValuesInline_) && s->kind == SymbolKind::Const)
     return compileTimeLiteral(s->value, n.type != ScalarType::Invalid ? n.type : s->type);
   return {name(s), kPrimary};

@@ -64,6 +64,9 @@ CppExpr compileTimeLiteral(const ConstValue& v, ScalarType t);
 // Literals and unannotated consts: printed as C++ literals, whatever type
 // typing gave them.
 bool printsAsLiteral(const Expr& e);
+// A body const that differs by warp width (Symbol::wave64Value), as the
+// file computes it: `__SPN_WARP_SIZE == 64 ? 2 : 4`.
+std::string warpWidthChoice(const Symbol& c);
 // Names the struct of tuple-returning `f`, emitted as `functionName`, with
 // a file-scope name from `globals` (function_printer.cpp).
 TupleResult tupleResultFor(const FunctionScope& f, const std::string& functionName, NameSupply& globals);

@@ -126,6 +126,13 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   // module consts, unannotated ones are literals at each use (listed in the
   // comment below), annotated ones constexprs of the file.
   for (Symbol* c : kernel.bodyConsts) {
+    if (c->wave64Value) {  // differs by warp width: the file chooses, per target
+      const std::string& n = ctx.globals.declare(c);
+      body.mapToSource(c->declRange.begin.line, ctx.sourcePath);
+      body.linef("constexpr {} {} = {};  // const of the kernel's body, per warp width", cppType(c->type), n,
+                 warpWidthChoice(*c));
+      continue;
+    }
     if (c->weakType) {
       weakConsts.push_back(c->value.isFloat ? fmt::format("{} = {} (kernel body)", c->name, c->value.f)
                                             : fmt::format("{} = {} (kernel body)", c->name, c->value.i));

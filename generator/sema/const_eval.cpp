@@ -219,7 +219,8 @@ class ConstEvaluator {
 
 ConstLookup constsOnly() {
   return [](const NameExpr& n) -> std::optional<ConstValue> {
-    if (n.symbol && n.symbol->kind == SymbolKind::Const && !n.symbol->perSpecialization) return n.symbol->value;
+    if (n.symbol && n.symbol->kind == SymbolKind::Const && !n.symbol->perSpecialization && !n.symbol->wave64Value)
+      return n.symbol->value;
     return std::nullopt;
   };
 }
@@ -243,6 +244,10 @@ std::optional<ConstValue> namedValue(const NameExpr& n, const std::map<std::stri
     return evaluateConst(
         *s.init, [&](const NameExpr& m) { return namedValue(m, values, scalars, facts); }, nullptr,
         facts ? *facts : EvalFacts{});
+  if (s.kind == SymbolKind::Const && s.wave64Value) {
+    if (!facts || (facts->warpSize != 32 && facts->warpSize != 64)) return std::nullopt;
+    return facts->warpSize == 64 ? *s.wave64Value : s.value;
+  }
   if (s.kind == SymbolKind::Const) return s.value;
   // Static dims are the kernel's; a def's dim of the same name is bound
   // from its argument at each call.

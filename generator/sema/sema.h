@@ -94,6 +94,11 @@ struct Symbol {
   // specialization evaluates it (generate.cpp); lookups that know dims (at
   // launch) evaluate `init` instead.
   bool perSpecialization = false;
+  // A body const that uses warp_size() and differs by warp width: `value`
+  // is its value with 32-wide warps, this with 64-wide ones. Lookups that
+  // know the width pick one; others find no value, and the file chooses
+  // through __SPN_WARP_SIZE.
+  std::optional<ConstValue> wave64Value;
   std::string unavailable;  // why this specialization could not evaluate it
 
   // DimSymbol: named in @static

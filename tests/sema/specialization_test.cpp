@@ -1074,6 +1074,51 @@ kernel scale[T](x: T[N, C], y: T[N, C]):
                        "[spec-body-const]");
 }
 
+// A body const may use warp_size(): computed for both warp widths, it is a
+// literal where they agree and a constexpr choosing by __SPN_WARP_SIZE where
+// they differ, usable in local sizes, static_range and @block; a launch
+// computes it for its target's width.
+TEST(BodyConsts, WarpSizeGivesAValuePerWarpWidth) {
+  const char* text = R"(
+@grid(M)
+@block(LANES * 2)
+@static(E)
+kernel k(x: f32[M, E]):
+    const VPT = max(1, E // warp_size())
+    const LANES = warp_size()
+    const SAME = min(warp_size(), 32)
+    vals = local(f32, [VPT], 0.0)
+    for v in static_range(VPT):
+        x[block_id(), v] = vals[v] + f32(SAME)
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  spec.staticDims["E"] = 256;
+  std::string src = m->generate("k", spec).source;
+  EXPECT_NE(src.find("constexpr int32_t VPT = __SPN_WARP_SIZE == 64 ? 4 : 8;"), std::string::npos) << src;
+  EXPECT_NE(src.find("float vals[VPT];"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int32_t v = 0; v < VPT; ++v)"), std::string::npos) << src;
+  EXPECT_NE(src.find("__launch_bounds__((__SPN_WARP_SIZE == 64 ? 64 : 32) * 2)"), std::string::npos) << src;
+  EXPECT_NE(src.find("vals[v] + float(32.0f)"), std::string::npos) << src;  // SAME: one value, a literal
+  EXPECT_EQ(m->launchGeometry("k", spec, {{"M", 3}, {"E", 256}}, {}, 32).block[0], 64);
+  EXPECT_EQ(m->launchGeometry("k", spec, {{"M", 3}, {"E", 256}}, {}, 64).block[0], 128);
+  // A value only one width can give is an error of the specialization.
+  const char* bad = R"(
+@grid(M)
+@block(64)
+kernel k(x: f32[M]):
+    const INV = 1 // (warp_size() - 32)
+    x[0] = f32(INV)
+)";
+  auto b = CompiledModule::fromString("test.spn", bad, diags);
+  ASSERT_TRUE(b) << diags.renderAll();
+  expectGeneratorError([&] { b->generate("k", {}); },
+                       "const 'INV' needs a compile-time value in this specialization: division by zero (with 32-wide "
+                       "warps) [spec-body-const]");
+}
+
 // Error paths of this session's specialization facts, each with its message.
 TEST(SpecializationErrors, AbsentUsesWrongKindsAndBodyConstTypes) {
   const char* text = R"(
