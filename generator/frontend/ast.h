@@ -355,8 +355,8 @@ struct Param {
   Symbol* symbol = nullptr;  // filled by sema
 };
 
-// A `def`: at module level a device function on scalars; nested inside a
-// kernel or def, a closure.
+// A `def`: at module level a device function (on scalars and tensors);
+// nested inside a kernel or def, a closure.
 struct FunctionDecl {
   std::string name;
   SourceRange range;  // the whole definition
