@@ -27,6 +27,29 @@ double floatMath(BuiltinId id, const std::vector<ConstValue>& a) {
   if (id == BuiltinId::Ceil) return std::ceil(x);
   if (id == BuiltinId::Pow) return std::pow(x, a[1].asDouble());
   if (id == BuiltinId::Fma) return std::fma(x, a[1].asDouble(), a[2].asDouble());
+  if (id == BuiltinId::Tan) return std::tan(x);
+  if (id == BuiltinId::Asin) return std::asin(x);
+  if (id == BuiltinId::Acos) return std::acos(x);
+  if (id == BuiltinId::Atan) return std::atan(x);
+  if (id == BuiltinId::Atan2) return std::atan2(x, a[1].asDouble());
+  if (id == BuiltinId::Sinh) return std::sinh(x);
+  if (id == BuiltinId::Cosh) return std::cosh(x);
+  if (id == BuiltinId::Asinh) return std::asinh(x);
+  if (id == BuiltinId::Acosh) return std::acosh(x);
+  if (id == BuiltinId::Atanh) return std::atanh(x);
+  if (id == BuiltinId::Expm1) return std::expm1(x);
+  if (id == BuiltinId::Log1p) return std::log1p(x);
+  if (id == BuiltinId::Log10) return std::log10(x);
+  if (id == BuiltinId::Cbrt) return std::cbrt(x);
+  if (id == BuiltinId::Erfc) return std::erfc(x);
+  if (id == BuiltinId::Lgamma) return std::lgamma(x);
+  if (id == BuiltinId::Hypot) return std::hypot(x, a[1].asDouble());
+  if (id == BuiltinId::Copysign) return std::copysign(x, a[1].asDouble());
+  if (id == BuiltinId::Trunc) return std::trunc(x);
+  if (id == BuiltinId::Round || id == BuiltinId::Rint) return std::nearbyint(x);  // half to even
+  if (id == BuiltinId::Fmod) return std::fmod(x, a[1].asDouble());
+  if (id == BuiltinId::FastExp) return std::exp(x);
+  if (id == BuiltinId::FastLog) return std::log(x);
   return std::nan("");  // a FloatMath builtin this list lacks: a NaN a test would see
 }
 

@@ -96,11 +96,11 @@ extern "C" __global__ __launch_bounds__(64) void tgamma_1(
   }
 #line 46 "tests/golden/kernels/header_names.spn"
   int32_t errno_1 = bits[i] % 8;
-  float expm1 = rint_1(x[i] * M_PI_1) + trunc_1(x[i]) + cbrt_1(M_SQRT2_1) + lgamma_1(HUGE_VALF_1);
-  if (isnan_1(expm1) || signbit_1(expm1)) {
+  float expm1_1 = rint_1(x[i] * M_PI_1) + trunc_1(x[i]) + cbrt_1(M_SQRT2_1) + lgamma_1(HUGE_VALF_1);
+  if (isnan_1(expm1_1) || signbit_1(expm1_1)) {
     errno_1 = NULL_1;
   }
 #line 50 "tests/golden/kernels/header_names.spn"
-  y[i] = expm1 + float(M_E_1) + float(errno_1 + RAND_MAX_1 + EOF_1);
+  y[i] = expm1_1 + float(M_E_1) + float(errno_1 + RAND_MAX_1 + EOF_1);
   bits[i] = int32_t(int64_t(2147483647) + int64_t(UINT_MAX_1) - LLONG_MAX_1 / 4294967296ll);
 }
