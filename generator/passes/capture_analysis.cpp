@@ -142,11 +142,11 @@ class CaptureAnalysis {
           callee.kind == FunctionScope::Kind::Function ? moduleDefDims(callee) : sets_[&callee].ownDims;
       for (const DimSource& source : dimSources(callee)) {
         if (!calleeDims.count(source.dim) || static_cast<size_t>(source.param) >= c.args.size()) continue;
-        const Symbol* tensor = tensorArgument(*c.args[static_cast<size_t>(source.param)]);
+        Symbol* tensor = tensorArgument(*c.args[static_cast<size_t>(source.param)]);
         if (!tensor) continue;
         std::vector<Symbol*> dims;
         collectDimSymbols(*tensor->shape.at(static_cast<size_t>(source.axis)), dims);
-        for (Symbol* d : dims) changed |= capture(f, d, CaptureMode::Dim, const_cast<Symbol*>(tensor));
+        for (Symbol* d : dims) changed |= capture(f, d, CaptureMode::Dim, tensor);
       }
     });
     return changed;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Compiles every checked-in golden with a real compiler, as users would:
-#   compile_goldens.sh gfx90a|gfx940|sm_90 GOLDEN_DIR
-# The AMD targets use hipcc (ROCm), sm_90 uses nvcc on a .cu copy. Exits 0
-# with a "skipped" message only when that compiler is not installed.
+#   compile_goldens.sh gfx90a|gfx940|gfx90a,gfx940|sm_90 GOLDEN_DIR
+# The AMD targets use hipcc (ROCm; several, comma-separated, in one
+# invocation per file, which shares the host pass), sm_90 uses nvcc on a .cu
+# copy. Exits 0 with a "skipped" message only when that compiler is not
+# installed.
 set -u
 target=$1
 dir=$2
@@ -15,6 +17,9 @@ if [ -z "$compiler" ]; then
   echo "SKIPPED: no compiler for $target on this machine"
   exit 0
 fi
+arch_flags=()
+IFS=, read -r -a archs <<<"$target"
+for arch in "${archs[@]}"; do arch_flags+=("--offload-arch=$arch"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -23,7 +28,7 @@ for f in "$dir"/*.hip; do
   name=$(basename "$f" .hip)
   count=$((count + 1))
   if [[ $target == gfx* ]]; then
-    "$compiler" --offload-arch="$target" -Werror=return-type -c "$f" -o "$work/$name.o" >"$work/$name.log" 2>&1
+    "$compiler" "${arch_flags[@]}" -Werror=return-type -c "$f" -o "$work/$name.o" >"$work/$name.log" 2>&1
   else
     cp "$f" "$work/$name.cu"
     "$compiler" -arch="$target" -c "$work/$name.cu" -o "$work/$name.o" >"$work/$name.log" 2>&1
