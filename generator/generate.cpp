@@ -462,8 +462,9 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   // analyzes them. Module defs see no dims: only consts decide there.
   PrunedCode pruned;
   if (sema.file) {
-    pruneConstantBranches(*sema.file, kernel.kernel->body, spec.staticDims, pruned);
-    for (FunctionScope* def : sema.functions) pruneConstantBranches(*sema.file, def->function->body, {}, pruned);
+    pruneConstantBranches(*sema.file, kernel.kernel->body, spec.staticDims, &spec.typeArgs, pruned);
+    for (FunctionScope* def : sema.functions)
+      pruneConstantBranches(*sema.file, def->function->body, {}, nullptr, pruned);
     forgetRemovedClosures(sema, pruned.removedDefs);
     recomputeCallees(sema, pruned.removedDefs);
   }

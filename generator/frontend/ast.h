@@ -30,7 +30,8 @@ struct Symbol;  // sema.h
   X(Call)                     \
   X(Index)                    \
   X(List)                     \
-  X(Tuple)
+  X(Tuple)                    \
+  X(TypeTest)
 
 #define SPINDLE_STMT_KINDS(X) \
   X(Assign)                   \
@@ -212,6 +213,27 @@ struct TupleExpr : Expr {
   static constexpr ExprKind kKind = ExprKind::Tuple;
   std::vector<ExprPtr> elements;
   explicit TupleExpr(SourceRange r) : Expr(kKind, r) {}
+};
+
+// `T == bf16`, `T != f16`, `T in (f16, bf16)`, `T not in (f16, bf16)`: a
+// kernel's type parameter tested against scalar types (docs/language.md
+// 3.5). Its value is known once the kernel's types are bound: a branch on it
+// is pruned at specialization, and it prints as that value.
+struct TypeTestExpr : Expr {
+  static constexpr ExprKind kKind = ExprKind::TypeTest;
+  struct TypeName {
+    std::string name;
+    SourceRange range;
+  };
+  std::string param;
+  SourceRange paramRange;
+  std::vector<TypeName> types;       // one for `==`/`!=`, the list for `in`
+  bool negated = false;              // `!=` or `not in`
+  bool isMembership = false;         // written with `in` (for messages and dumps)
+  Symbol* paramSymbol = nullptr;     // filled by sema: the type parameter
+  std::vector<ScalarType> resolved;  // filled by sema: `types`, in order
+  bool value = false;                // filled by typing: its value under the binding typed last
+  TypeTestExpr(SourceRange r, std::string p, SourceRange pr) : Expr(kKind, r), param(std::move(p)), paramRange(pr) {}
 };
 
 // ---------------------------------------------------------------------------

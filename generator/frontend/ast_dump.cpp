@@ -230,6 +230,14 @@ class Dumper {
         for (const auto& a : e.as<TupleExpr>()->elements) expr(*a);
         break;
       }
+      case ExprKind::TypeTest: {
+        auto& t = *e.as<TypeTestExpr>();
+        std::string types;
+        for (const auto& type : t.types) types += (types.empty() ? "" : ", ") + type.name;
+        const char* op = t.isMembership ? (t.negated ? "not in" : "in") : (t.negated ? "!=" : "==");
+        line(fmt::format("{} {} {} {}", kind, t.param, op, t.isMembership ? "(" + types + ")" : types), e.range);
+        break;
+      }
     }
   }
 

@@ -51,6 +51,7 @@ void forEachChild(E& e, OnExpr&& onExpr) {
     case ExprKind::Tuple:
       for (auto& x : e.template as<TupleExpr>()->elements) onExpr(*x);
       return;
+    case ExprKind::TypeTest: return;  // names a type parameter and types, no values
   }
 }
 

@@ -84,6 +84,13 @@ Diagnostic& DiagnosticEngine::add(Diagnostic d) {
   return diags_[at];
 }
 
+bool DiagnosticEngine::hasSame(const Diagnostic& d) const {
+  return std::any_of(diags_.begin(), diags_.end(), [&](const Diagnostic& x) {
+    return x.id == d.id && x.file == d.file && x.range.begin.offset == d.range.begin.offset &&
+           x.range.end.offset == d.range.end.offset && x.message == d.message;
+  });
+}
+
 bool DiagnosticEngine::hasErrorOnLine(const SourceFile* file, uint32_t line) const {
   for (auto it = diags_.rbegin(); it != diags_.rend(); ++it) {
     if (it->file.get() != file || !it->range.begin.valid()) continue;

@@ -87,6 +87,11 @@ class DiagnosticEngine {
     }
   }
 
+  // A diagnostic made elsewhere (another engine's, with a note added).
+  Diagnostic& add(Diagnostic d);
+  // Whether a diagnostic with `d`'s id, location and message is already here.
+  bool hasSame(const Diagnostic& d) const;
+
   bool hasErrors() const { return errorCount_ > 0; }
   size_t errorCount() const { return errorCount_; }
   bool tooManyErrors() const { return errorCount_ >= kMaxErrors; }
@@ -104,7 +109,6 @@ class DiagnosticEngine {
   std::string renderAll() const;
 
  private:
-  Diagnostic& add(Diagnostic d);
   std::vector<Diagnostic> diags_;
   size_t errorCount_ = 0;
   size_t lastAdded_ = SIZE_MAX;  // index of the diagnostic reported last

@@ -114,6 +114,7 @@ std::string describeExpr(const Expr& e) {
     case ExprKind::Index: return "an element access";
     case ExprKind::List: return "a list";
     case ExprKind::Tuple: return "a tuple";
+    case ExprKind::TypeTest: return "a type test";
     case ExprKind::Binary:
       if (isComparison(e.as<BinaryExpr>()->op)) return "a comparison";
       return "an expression";
@@ -209,6 +210,9 @@ class Parser {
   ExprPtr parseExprList(bool targets);
   ExprPtr parseListElement(bool target);
   ExprPtr parseBinary(int minPrec);
+  ExprPtr parseTypeMembership(ExprPtr subject);
+  static std::unique_ptr<TypeTestExpr> typeEquality(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs,
+                                                    SourceRange range);
   ExprPtr parseOperand(int minPrec);
   ExprPtr parsePostfix();
   ExprPtr parseCall(ExprPtr callee);
@@ -921,6 +925,15 @@ ExprPtr Parser::parseBinary(int minPrec) {
       if (negated) lhs = seal(std::make_unique<UnaryExpr>(range, UnaryOp::Not, std::move(lhs)), h + 1);
       continue;
     }
+    // `T in (f16, bf16)` and `T not in (...)`: type tests, the only `in`
+    // outside a for loop.
+    if (minPrec <= kComparePrec && (check(Tok::KwIn) || (check(Tok::KwNot) && peek(1).is(Tok::KwIn)))) {
+      Token first = peek();
+      if (lastWasComparison) report(DiagId::parse_chained_compare, first.range);
+      lastWasComparison = true;
+      lhs = parseTypeMembership(std::move(lhs));
+      continue;
+    }
     const OpRow* op = findOp(peek().kind, /*prefix=*/false);
     if (!op || op->prec < minPrec) return lhs;
     Token opTok = advance();
@@ -932,9 +945,59 @@ ExprPtr Parser::parseBinary(int minPrec) {
     ExprPtr rhs = parseBinary(op->fixity == Fixity::InfixRight ? kUnaryPrec : op->prec + 1);
     guard.reset();
     SourceRange range{lhs->range.begin, rhs->range.end};
+    if (auto test = typeEquality(op->binary, lhs, rhs, range)) {
+      lhs = seal(std::move(test), 1);
+      continue;
+    }
     int h = std::max(height(lhs.get()), height(rhs.get()));
     lhs = seal(std::make_unique<BinaryExpr>(range, op->binary, opTok.range, std::move(lhs), std::move(rhs)), h);
   }
+}
+
+namespace {
+const NameExpr* scalarTypeName(const Expr& e) {
+  const auto* n = e.as<NameExpr>();
+  return n && scalarFromName(n->name) ? n : nullptr;
+}
+}  // namespace
+
+// `T == bf16`, `bf16 == T`, `T != f16`: a comparison of a name with a scalar
+// type's name is a type test (sema checks that the name is a type
+// parameter); anything else stays a comparison of values.
+std::unique_ptr<TypeTestExpr> Parser::typeEquality(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs,
+                                                   SourceRange range) {
+  if (op != BinaryOp::Eq && op != BinaryOp::Ne) return nullptr;
+  const NameExpr* type = scalarTypeName(*rhs);
+  const Expr* subject = lhs.get();
+  if (!type) type = scalarTypeName(*lhs), subject = rhs.get();
+  const auto* param = subject->as<NameExpr>();
+  if (!type || !param) return nullptr;
+  auto test = std::make_unique<TypeTestExpr>(range, param->name, param->range);
+  test->types.push_back({type->name, type->range});
+  test->negated = op == BinaryOp::Ne;
+  return test;
+}
+
+// type_membership = NAME [ "not" ] "in" "(" NAME { "," NAME } [ "," ] ")"
+ExprPtr Parser::parseTypeMembership(ExprPtr subject) {
+  const bool negated = accept(Tok::KwNot);
+  Token in = advance();
+  const auto* param = subject->as<NameExpr>();
+  if (!param) failWith(DiagId::parse_type_membership, SourceRange{subject->range.begin, in.range.end});
+  auto test = std::make_unique<TypeTestExpr>(subject->range, param->name, param->range);
+  test->negated = negated;
+  test->isMembership = true;
+  if (!check(Tok::LParen)) failWith(DiagId::parse_type_membership, SourceRange{subject->range.begin, in.range.end});
+  advance();
+  do {
+    if (check(Tok::RParen)) break;
+    Token name = expect(Tok::Name, "a type name");
+    test->types.push_back({std::string(name.text), name.range});
+  } while (accept(Tok::Comma));
+  expect(Tok::RParen, "',' or ')'");
+  if (test->types.empty()) failWith(DiagId::parse_type_membership, SourceRange{subject->range.begin, lastEnd_});
+  test->range.end = lastEnd_;
+  return seal(std::move(test), 1);
 }
 
 // operand(p) = PREFIX_OP binary(prec(PREFIX_OP))   if prec(PREFIX_OP) >= p

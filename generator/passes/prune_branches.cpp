@@ -15,8 +15,11 @@ namespace {
 
 class Pruner {
  public:
-  Pruner(const SourceFile& file, const std::map<std::string, int64_t>& staticDims, PrunedCode& pruned)
-      : file_(file), lookup_(constsAndDims(staticDims)), pruned_(pruned) {}
+  Pruner(const SourceFile& file, const std::map<std::string, int64_t>& staticDims,
+         const std::map<std::string, ScalarType>* typeArgs, PrunedCode& pruned)
+      : file_(file), lookup_(constsAndDims(staticDims)), pruned_(pruned) {
+    facts_.typeArgs = typeArgs;
+  }
 
   void block(Block& body) {
     Block out;
@@ -72,12 +75,14 @@ class Pruner {
   }
 
   // `a if c else b` with c a presence test (`bias is not None`, in an
-  // `and` chain too) is the branch c takes: the other may use an absent
-  // tensor. Other constant conditions stay: the expression's type is the
-  // promotion of both branches, and folding could change it.
+  // `and` chain too) or a type test (`T == bf16`) is the branch c takes:
+  // the other may use an absent tensor, or what only another type allows.
+  // Other constant conditions stay: the expression's type is the promotion
+  // of both branches, and folding could change it.
   void fold(ExprPtr& e) {
     if (auto* t = e->as<TernaryExpr>()) {
-      auto c = testsPresence(*t->cond) ? evaluateConst(*t->cond, lookup_) : std::nullopt;
+      bool decides = testsPresence(*t->cond) || containsTypeTest(*t->cond);
+      auto c = decides ? evaluateConst(*t->cond, lookup_, nullptr, facts_) : std::nullopt;
       if (c) {
         ExprPtr taken = std::move(c->asDouble() != 0 ? t->thenValue : t->elseValue);
         e = std::move(taken);
@@ -111,7 +116,7 @@ class Pruner {
   }
 
   std::optional<bool> constantCondition(const IfStmt& s) {
-    auto v = evaluateConst(*s.cond, lookup_);
+    auto v = evaluateConst(*s.cond, lookup_, nullptr, facts_);
     if (!v) return std::nullopt;
     return v->asDouble() != 0;
   }
@@ -184,14 +189,15 @@ class Pruner {
 
   const SourceFile& file_;
   ConstLookup lookup_;
+  EvalFacts facts_;  // the bound type parameters: type tests, sizeof(T)
   PrunedCode& pruned_;
 };
 
 }  // namespace
 
 void pruneConstantBranches(const SourceFile& file, Block& body, const std::map<std::string, int64_t>& staticDims,
-                           PrunedCode& pruned) {
-  Pruner(file, staticDims, pruned).block(body);
+                           const std::map<std::string, ScalarType>* typeArgs, PrunedCode& pruned) {
+  Pruner(file, staticDims, typeArgs, pruned).block(body);
 }
 
 }  // namespace spindle

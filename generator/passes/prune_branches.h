@@ -1,6 +1,6 @@
 // Specialize-and-prune: an `if` (or `elif`) whose condition is a
-// compile-time constant in this specialization, made of consts, static dims
-// and literals (`if N > 1024:`, `if BLOCK == 256:`), is replaced by the
+// compile-time constant in this specialization, made of consts, static dims,
+// type tests and literals (`if N > 1024:`, `if T == bf16:`), is replaced by the
 // branch it takes. The other branch is neither typed, analyzed nor printed,
 // so it may use what this specialization lacks; its comments go with it.
 //
@@ -36,8 +36,10 @@ struct PrunedCode {
 };
 
 // `file` is the module's text (to find `else:` lines); prunes `body` and the
-// blocks nested in it, closure bodies included.
+// blocks nested in it, closure bodies included. `typeArgs` (the kernel's
+// bound type parameters; null for a module def) decides type tests
+// (`if T == bf16:`).
 void pruneConstantBranches(const SourceFile& file, Block& body, const std::map<std::string, int64_t>& staticDims,
-                           PrunedCode& pruned);
+                           const std::map<std::string, ScalarType>* typeArgs, PrunedCode& pruned);
 
 }  // namespace spindle

@@ -95,6 +95,8 @@ CppExpr FunctionPrinter::expr(const Expr& e) const {
     }
     case ExprKind::Call: return call(*e.as<CallExpr>());
     case ExprKind::Index: return index(*e.as<IndexExpr>());
+    case ExprKind::TypeTest:  // decided by this specialization's types (a branch on it is pruned)
+      return {e.as<TypeTestExpr>()->value ? "true" : "false", kPrimary};
     case ExprKind::List:
     case ExprKind::Tuple: break;  // printed by their statements (function_printer.cpp)
   }

@@ -90,7 +90,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    std::string(kPathPlaceholder),
                    NameSupply(),
                    {},
-                   plan};
+                   plan,
+                   {}};
   // clang-format on
 
   // File-scope names: consts, static dims, functions. Static dims come

@@ -1,8 +1,11 @@
 #include "sema/const_eval.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
+#include "frontend/ast_walk.h"
 #include "sema/builtins.h"
 
 namespace spindle {
@@ -81,6 +84,11 @@ class ConstEvaluator {
         return c->asDouble() != 0 ? eval(*t.thenValue) : eval(*t.elseValue);
       }
       case ExprKind::Call: return evalCall(*e.as<CallExpr>());
+      case ExprKind::TypeTest: {
+        const auto& t = *e.as<TypeTestExpr>();
+        if (auto v = evaluateTypeTest(t, facts_.typeArgs)) return ConstValue::ofInt(*v ? 1 : 0);
+        return fail(e, "'" + t.param + "' is bound when the kernel is specialized");
+      }
       case ExprKind::Index:
       case ExprKind::List:
       case ExprKind::Tuple: return fail(e, "not a constant expression");
@@ -292,6 +300,21 @@ ConstLookup launchValues(const std::map<std::string, int64_t>& values, const Eva
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,
                                         const EvalFacts& facts) {
   return ConstEvaluator(lookup, failure, facts).eval(expr);
+}
+
+std::optional<bool> evaluateTypeTest(const TypeTestExpr& test, const std::map<std::string, ScalarType>* typeArgs) {
+  if (!typeArgs || test.resolved.size() != test.types.size()) return std::nullopt;
+  auto bound = typeArgs->find(test.param);
+  if (bound == typeArgs->end()) return std::nullopt;
+  bool listed = std::find(test.resolved.begin(), test.resolved.end(), bound->second) != test.resolved.end();
+  return listed != test.negated;
+}
+
+bool containsTypeTest(const Expr& e) {
+  if (e.as<TypeTestExpr>()) return true;
+  bool found = false;
+  forEachChild(e, [&](const Expr& c) { found = found || containsTypeTest(c); });
+  return found;
 }
 
 }  // namespace spindle

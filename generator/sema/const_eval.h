@@ -49,6 +49,12 @@ struct ConstEvalFailure {
   std::string reason;
 };
 
+// `T == bf16`, `T in (f16, bf16)` under `typeArgs`; nullopt when T is not
+// bound there (or the test did not resolve).
+std::optional<bool> evaluateTypeTest(const TypeTestExpr& test, const std::map<std::string, ScalarType>* typeArgs);
+// Whether `e` holds a type test: a condition the binding of types decides.
+bool containsTypeTest(const Expr& e);
+
 // Evaluates `expr`; on failure returns nullopt and, if `failure` is given,
 // says which sub-expression and why (a name with no value, division by zero,
 // an operator or call that is not allowed in a constant).

@@ -71,6 +71,7 @@ const Expr* firstRunTimePart(const Expr& e) {
         if (const Expr* bad = firstRunTimePart(*c.args[i])) return bad;
       return nullptr;
     }
+    case ExprKind::TypeTest: return nullptr;  // decided by the binding of the kernel's types
     case ExprKind::Index:
     case ExprKind::List:
     case ExprKind::Tuple: return &e;
@@ -688,7 +689,8 @@ class Resolver {
         case ExprKind::BoolLit:
         case ExprKind::Index:
         case ExprKind::List:
-        case ExprKind::Tuple: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
+        case ExprKind::Tuple:
+        case ExprKind::TypeTest: error(DiagId::sema_launch_expr_kind, x.range, decorator); return;
       }
     };
     visit(e);
@@ -1453,6 +1455,33 @@ class Resolver {
         error(DiagId::sema_tuple_position, e.range);
         for (auto& x : e.as<TupleExpr>()->elements) resolveExpr(*x);
         return;
+      case ExprKind::TypeTest: resolveTypeTest(*e.as<TypeTestExpr>()); return;
+    }
+  }
+
+  // `T == bf16`, `T in (f16, bf16)`: T must be a type parameter of the
+  // kernel (seen from its closures too), each listed name a scalar type.
+  void resolveTypeTest(TypeTestExpr& t) {
+    state().referenced.insert(t.param);
+    Symbol* sym = lookup(t.param);
+    if (!sym || sym->kind != SymbolKind::TypeParam) {
+      std::string what = !sym ? fmt::format("'{}' is not declared", t.param)
+                              : fmt::format("'{}' is a {}", t.param, symbolKindName(sym->kind));
+      error(DiagId::sema_type_test_operand, t.paramRange, what);
+    } else {
+      t.paramSymbol = sym;
+    }
+    t.resolved.clear();
+    for (const auto& type : t.types) {
+      if (auto scalar = scalarFromName(type.name)) {
+        t.resolved.push_back(*scalar);
+        continue;
+      }
+      const Symbol* other = lookup(type.name);
+      std::string what = other && other->kind == SymbolKind::TypeParam
+                             ? fmt::format("'{}' is a type parameter; compare each with type names", type.name)
+                             : fmt::format("'{}' is not a scalar type", type.name);
+      error(DiagId::sema_type_test_operand, type.range, what);
     }
   }
 

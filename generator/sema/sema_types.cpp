@@ -32,7 +32,8 @@ bool isWeak(const Expr& e) {
     case ExprKind::Call:
     case ExprKind::Index:
     case ExprKind::List:
-    case ExprKind::Tuple: return false;
+    case ExprKind::Tuple:
+    case ExprKind::TypeTest: return false;
   }
   return false;
 }
@@ -154,6 +155,12 @@ class TypeChecker {
       case StmtKind::If: {
         auto& i = *s.as<IfStmt>();
         checkCondition(*i.cond);
+        // A branch that this binding of the kernel's types never takes is
+        // not typed: `if T == bf16:` may hold what only bf16 allows.
+        if (auto taken = decidedByTypes(*i.cond)) {
+          checkBlock(*taken ? i.thenBody : i.elseBody);
+          return;
+        }
         checkBlock(i.thenBody);
         checkBlock(i.elseBody);
         return;
@@ -605,6 +612,7 @@ class TypeChecker {
       case ExprKind::Ternary: {
         auto& t = *e.as<TernaryExpr>();
         checkCondition(*t.cond);
+        if (auto taken = decidedByTypes(*t.cond)) return typeOf(*taken ? *t.thenValue : *t.elseValue);
         ScalarType a = typeOf(*t.thenValue), b = typeOf(*t.elseValue);
         if (a == ScalarType::Invalid || b == ScalarType::Invalid) return ScalarType::Invalid;
         if (a == ScalarType::Bool && b == ScalarType::Bool) return ScalarType::Bool;
@@ -617,8 +625,25 @@ class TypeChecker {
       case ExprKind::Index: return typeIndex(*e.as<IndexExpr>());
       case ExprKind::List:
       case ExprKind::Tuple: return ScalarType::Invalid;  // refused where they stand (sema_resolve.cpp)
+      case ExprKind::TypeTest: {
+        auto& t = *e.as<TypeTestExpr>();
+        if (!t.paramSymbol) return ScalarType::Invalid;  // reported by resolution
+        t.value = evaluateTypeTest(t, &typeArgs_).value_or(false);
+        return ScalarType::Bool;
+      }
     }
     return ScalarType::Invalid;
+  }
+
+  // The value of a condition holding a type test, when this binding and the
+  // module's consts decide it.
+  std::optional<bool> decidedByTypes(const Expr& cond) const {
+    if (!containsTypeTest(cond)) return std::nullopt;
+    EvalFacts facts;
+    facts.typeArgs = &typeArgs_;
+    auto v = evaluateConst(cond, constsOnly(), nullptr, facts);
+    if (!v) return std::nullopt;
+    return v->asDouble() != 0;
   }
 
   ScalarType typeName(NameExpr& n) {
