@@ -90,6 +90,14 @@ inline std::string sexpr(const Expr& e) {
       for (const auto& a : e.as<TupleExpr>()->elements) s += " " + sexpr(*a);
       return s + ")";
     }
+    case ExprKind::TypeTest: {
+      auto& t = *e.as<TypeTestExpr>();
+      std::string s =
+          t.isMembership ? (t.negated ? "(type-not-in " : "(type-in ") : (t.negated ? "(type!= " : "(type== ");
+      s += t.param;
+      for (const auto& type : t.types) s += " " + type.name;
+      return s + ")";
+    }
   }
   return "?";
 }

@@ -58,6 +58,21 @@ TEST(ParserPrecedence, ComparisonsAndLogic) {
   EXPECT_EQ(exprOf("(a < b) < c"), "(< (< a b) c)");  // parenthesized: not a chain
 }
 
+TEST(ParserPrecedence, TypeTests) {
+  EXPECT_EQ(exprOf("T == bf16"), "(type== T bf16)");
+  EXPECT_EQ(exprOf("bf16 == T"), "(type== T bf16)");
+  EXPECT_EQ(exprOf("T != f16"), "(type!= T f16)");
+  EXPECT_EQ(exprOf("T in (f16, bf16)"), "(type-in T f16 bf16)");
+  EXPECT_EQ(exprOf("T in (f16,)"), "(type-in T f16)");
+  EXPECT_EQ(exprOf("T not in (f32, f64)"), "(type-not-in T f32 f64)");
+  EXPECT_EQ(exprOf("not T in (f16, bf16)"), "(not (type-in T f16 bf16))");
+  EXPECT_EQ(exprOf("T == f16 and N > 4"), "(and (type== T f16) (> N 4))");
+  EXPECT_EQ(exprOf("a == b"), "(== a b)");                   // no type name: a comparison of values
+  EXPECT_EQ(exprOf("x[0] == f32"), "(== (index x 0) f32)");  // sema: 'f32' is not a value
+  auto p = parse("const X = T in (f16, bf16) in (f32,)\n");
+  EXPECT_EQ(diagList(p->diags), std::vector<std::string>{"1:28 parse-chained-compare"});
+}
+
 TEST(ParserPrecedence, Ternary) {
   EXPECT_EQ(exprOf("a if c else b"), "(? a c b)");
   EXPECT_EQ(exprOf("a if b else c if d else e"), "(? a b (? c d e))");

@@ -168,7 +168,8 @@ kernel k[T](x: T[N], y: T[N]):
 
 TEST(TypeTests, InNeedsAParenthesizedListOfNames) {
   for (const char* cond : {"T in f16", "T in ()", "x[0] in (f16, bf16)", "T in (f16, 2)"}) {
-    auto a = analyze(std::string("@grid(1)\n@block(32)\nkernel k[T](x: T[N]):\n    if ") + cond + ":\n        x[0] = 1.0\n");
+    auto a =
+        analyze(std::string("@grid(1)\n@block(32)\nkernel k[T](x: T[N]):\n    if ") + cond + ":\n        x[0] = 1.0\n");
     EXPECT_TRUE(a->diags.hasErrors()) << cond;
     EXPECT_EQ(diagIds(*a).front(), std::string(cond) == "T in (f16, 2)" ? "parse-expected" : "parse-type-membership")
         << cond << "\n"
