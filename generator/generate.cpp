@@ -221,6 +221,32 @@ void recomputeCallees(SemaModule& sema, const std::set<const FunctionDecl*>& rem
   }
 }
 
+// The resolver noted what each closure names from enclosing functions
+// before pruning; a name used only in removed code (a dead branch, an
+// assert of an unchecked build) is no capture. Keeps the survivors in the
+// resolver's order. A `dim(x, k)` call keeps every dim of x's shape (the
+// axis is not re-evaluated here).
+void recomputeOuterRefs(SemaModule& sema, const std::set<const FunctionDecl*>& removed) {
+  for (const auto& scope : sema.scopes) {
+    if (scope->kind != FunctionScope::Kind::Closure || !scope->function || removed.count(scope->function)) continue;
+    std::set<const Symbol*> named;
+    std::function<void(Expr&)> onExpr = [&](Expr& e) {
+      if (const auto* n = e.as<NameExpr>(); n && n->symbol) named.insert(n->symbol);
+      if (const auto* c = e.as<CallExpr>(); c && !c->symbol && c->callee == "dim" && !c->args.empty())
+        if (const auto* t = c->args[0]->as<NameExpr>(); t && t->symbol)
+          for (const Expr* axis : t->symbol->shape)
+            if (const auto* d = axis->as<NameExpr>(); d && d->symbol) named.insert(d->symbol);
+      forEachChild(e, onExpr);
+    };
+    std::function<void(Block&)> onBlock = [&](Block& b) {
+      for (auto& st : b) forEachChild(*st, onExpr, onBlock);
+    };
+    onBlock(scope->function->body);
+    auto& refs = scope->outerRefs;
+    refs.erase(std::remove_if(refs.begin(), refs.end(), [&](Symbol* s) { return !named.count(s); }), refs.end());
+  }
+}
+
 // A const's value into its symbol, typed as declared (or, unannotated, as
 // its value's kind and size).
 void setConstValue(const SemaModule& sema, Symbol& c, const ConstValue& v) {
@@ -462,11 +488,12 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   // analyzes them. Module defs see no dims: only consts decide there.
   PrunedCode pruned;
   if (sema.file) {
-    pruneConstantBranches(*sema.file, kernel.kernel->body, spec.staticDims, &spec.typeArgs, pruned);
+    pruneConstantBranches(*sema.file, kernel.kernel->body, spec.staticDims, &spec.typeArgs, spec.checked, pruned);
     for (FunctionScope* def : sema.functions)
-      pruneConstantBranches(*sema.file, def->function->body, {}, nullptr, pruned);
+      pruneConstantBranches(*sema.file, def->function->body, {}, nullptr, spec.checked, pruned);
     forgetRemovedClosures(sema, pruned.removedDefs);
     recomputeCallees(sema, pruned.removedDefs);
+    recomputeOuterRefs(sema, pruned.removedDefs);
   }
 
   // Type the kernel under this binding (generic kernels differ per dtype).

@@ -72,7 +72,7 @@ bool Specialization::operator==(const Specialization& other) const {
   return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
          unitStrideTensors == other.unitStrideTensors && alignedTensors == other.alignedTensors &&
          divisible == other.divisible && absentTensors == other.absentTensors && consts == other.consts &&
-         lineDirectives == other.lineDirectives;
+         lineDirectives == other.lineDirectives && checked == other.checked;
 }
 
 int divisibilityGranularity(int64_t value) {
@@ -106,6 +106,7 @@ std::vector<std::string> specializationFlags(const Specialization& spec) {
   for (const auto& [name, g] : spec.divisible) add("--divisible", g == 16 ? name : fmt::format("{}={}", name, g));
   for (const auto& name : spec.absentTensors) add("--absent", name);
   if (!spec.lineDirectives) flags.push_back("--no-line-directives");
+  if (spec.checked) flags.push_back("--checked");
   return flags;
 }
 
@@ -126,6 +127,10 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
   const std::string& flag = args[i];
   if (flag == "--no-line-directives") {
     spec.lineDirectives = false;
+    return true;
+  }
+  if (flag == "--checked") {
+    spec.checked = true;
     return true;
   }
   const bool takesValue = flag == "--static" || flag == "--dtype" || flag == "--const" || flag == "--contiguous" ||

@@ -38,6 +38,7 @@ int cmdCompile(const Args& args) {
   RuntimeOptions options;
   options.target = target;
   options.lineDirectives = sel.spec.lineDirectives;
+  options.checked = sel.spec.checked;
   Runtime runtime(options);
   Module module = runtime.loadModule(path);
   std::string name;

@@ -97,6 +97,7 @@ int cmdRun(const Args& args) {
   RuntimeOptions options;
   options.target = target;
   options.lineDirectives = sel.spec.lineDirectives;
+  options.checked = sel.spec.checked;
   auto runtime = std::make_unique<Runtime>(options);
   if (!runtime->hasDevice() && target.empty()) {
     // Compile for the backend's flagship target so the kernel is still checked.

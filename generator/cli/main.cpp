@@ -48,6 +48,7 @@ void printHelp() {
       "                         x.dim1 (repeatable)\n"
       "  --absent X             optional tensor X (declared T[...] | None) is not passed (repeatable)\n"
       "  --no-line-directives   omit #line directives pointing at the .spn\n"
+      "  --checked              compile `assert` statements in (a failure names the .spn line, block, thread)\n"
       "  --verify               check the output with spindle-verify (when built)\n"
       "\nExit status: 0 success, 1 errors in the input or usage, 2 internal error.\n");
 }

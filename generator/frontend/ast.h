@@ -45,7 +45,8 @@ struct Symbol;  // sema.h
   X(Pass)                     \
   X(Return)                   \
   X(Nonlocal)                 \
-  X(FuncDef)
+  X(FuncDef)                  \
+  X(Assert)
 
 enum class ExprKind {
 #define X(K) K,
@@ -360,6 +361,15 @@ struct ReturnStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Return;
   ExprPtr value;  // optional
   ReturnStmt(SourceRange r, ExprPtr v) : Stmt(kKind, r), value(std::move(v)) {}
+};
+
+// `assert cond` or `assert cond, "message"`: checked only in checked builds
+// (Specialization::checked); compiled out otherwise (docs/language.md 5.12).
+struct AssertStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Assert;
+  ExprPtr cond;
+  std::string message;  // decoded; empty when none is given
+  AssertStmt(SourceRange r, ExprPtr c, std::string m) : Stmt(kKind, r), cond(std::move(c)), message(std::move(m)) {}
 };
 
 struct NonlocalStmt : Stmt {

@@ -159,6 +159,13 @@ class Dumper {
         break;
       }
       case StmtKind::FuncDef: function(*s.as<FuncDefStmt>()->func, kind); break;
+      case StmtKind::Assert: {
+        auto& a = *s.as<AssertStmt>();
+        line(a.message.empty() ? std::string(kind) : fmt::format("{} \"{}\"", kind, a.message), s.range);
+        Indent in(*this);
+        expr(*a.cond);
+        break;
+      }
       case StmtKind::Break:
       case StmtKind::Continue:
       case StmtKind::Pass: line(kind, s.range); break;

@@ -86,6 +86,7 @@ void forEachChild(S& s, OnExpr&& onExpr, OnBlock&& onBlock) {
     case StmtKind::Return:
       if (s.template as<ReturnStmt>()->value) onExpr(*s.template as<ReturnStmt>()->value);
       return;
+    case StmtKind::Assert: onExpr(*s.template as<AssertStmt>()->cond); return;
     case StmtKind::Break:
     case StmtKind::Continue:
     case StmtKind::Pass:

@@ -114,6 +114,7 @@ std::string_view tokSpelling(Tok kind) {
     case Tok::Name: return "name";
     case Tok::Int: return "integer literal";
     case Tok::Float: return "float literal";
+    case Tok::String: return "string literal";
 #define X(K, S) \
   case Tok::Kw##K: return "'" S "'";
       SPINDLE_KEYWORDS(X)
@@ -286,6 +287,8 @@ void Lexer::lexMore() {
     lexName();
   } else if (isDigit(c) || (c == '.' && isDigit(peekChar(1)))) {
     lexNumber();
+  } else if (c == '"' || c == '\'') {
+    lexString();
   } else if (!lexForeignOperator()) {
     if (matchPunctuator(text_.substr(pos_))) lexPunctuator();
     else lexBadChars();
@@ -535,13 +538,30 @@ bool Lexer::closeBracket(const Token& token) {
   return false;
 }
 
+// A string literal on one line, quotes included in the token's text; a
+// backslash escapes the next character (the parser decodes it).
+void Lexer::lexString() {
+  uint32_t begin = pos_;
+  const char quote = text_[pos_++];
+  while (pos_ < text_.size() && text_[pos_] != quote && text_[pos_] != '\n') {
+    if (text_[pos_] == '\\' && pos_ + 1 < text_.size() && text_[pos_ + 1] != '\n') ++pos_;
+    ++pos_;
+  }
+  if (pos_ >= text_.size() || text_[pos_] != quote) {
+    report(DiagId::lex_unterminated_string, SourceRange{loc(begin), loc(pos_)});
+    return;
+  }
+  ++pos_;
+  emit(Tok::String, begin, pos_);
+}
+
 // Characters that start no token, taken as one run so `$$$` is one error.
 void Lexer::lexBadChars() {
   uint32_t begin = pos_;
   auto startsToken = [&](uint32_t at) {
     char c = text_[at];
-    return isBlank(c) || c == '\n' || c == '#' || isIdentChar(c) || c == '!' || invalidUtf8At(at) ||
-           (c == '.' && at + 1 < text_.size() && isDigit(text_[at + 1])) ||
+    return isBlank(c) || c == '\n' || c == '#' || isIdentChar(c) || c == '!' || c == '"' || c == '\'' ||
+           invalidUtf8At(at) || (c == '.' && at + 1 < text_.size() && isDigit(text_[at + 1])) ||
            matchPunctuator(text_.substr(at)) != nullptr;
   };
   while (pos_ < text_.size() && (pos_ == begin || !startsToken(pos_)))

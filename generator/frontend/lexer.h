@@ -39,7 +39,8 @@ namespace spindle {
   X(True, "True")           \
   X(False, "False")         \
   X(Is, "is")               \
-  X(None, "None")
+  X(None, "None")           \
+  X(Assert, "assert")
 
 // Operators and delimiters. The lexer takes the longest spelling that
 // matches, so the order here does not matter.
@@ -92,6 +93,7 @@ enum class Tok : uint8_t {
   Name,
   Int,
   Float,
+  String,  // "..." or '...': only an assert's message (docs/language.md 5.12)
 #define X(K, S) Kw##K,
   SPINDLE_KEYWORDS(X)
 #undef X
@@ -145,6 +147,7 @@ class Lexer {
   bool lexForeignOperator();
   void lexPunctuator();
   void lexBadChars();
+  void lexString();
   void skipComment();
   bool invalidUtf8At(uint32_t offset) const;
   void reportInvalidUtf8(uint32_t offset);

@@ -211,6 +211,8 @@ class Parser {
   ExprPtr parseListElement(bool target);
   ExprPtr parseBinary(int minPrec);
   ExprPtr parseTypeMembership(ExprPtr subject);
+  StmtPtr parseAssert();
+  static std::string decodeString(const Token& t);
   static std::unique_ptr<TypeTestExpr> typeEquality(BinaryOp op, const ExprPtr& lhs, const ExprPtr& rhs,
                                                     SourceRange range);
   ExprPtr parseOperand(int minPrec);
@@ -691,7 +693,7 @@ StmtPtr Parser::parseSimpleStatement() {
   return s;
 }
 
-// small_stmt = "pass" | "break" | "continue" | return_stmt | nonlocal_stmt
+// small_stmt = "pass" | "break" | "continue" | return_stmt | nonlocal_stmt | assert_stmt
 //            | assign_stmt | call
 StmtPtr Parser::parseSmallStatement() {
   switch (peek().kind) {
@@ -700,8 +702,35 @@ StmtPtr Parser::parseSmallStatement() {
     case Tok::KwContinue: return std::make_unique<ContinueStmt>(advance().range);
     case Tok::KwReturn: return parseReturn();
     case Tok::KwNonlocal: return parseNonlocal();
+    case Tok::KwAssert: return parseAssert();
     default: return parseAssignOrCall();
   }
+}
+
+// assert_stmt = "assert" expr [ "," STRING ]
+StmtPtr Parser::parseAssert() {
+  Token kw = advance();
+  ExprPtr cond = parseExpr();
+  std::string message;
+  if (accept(Tok::Comma)) message = decodeString(expect(Tok::String, "a string literal (the assert's message)"));
+  return std::make_unique<AssertStmt>(SourceRange{kw.range.begin, lastEnd_}, std::move(cond), std::move(message));
+}
+
+// The text between a string token's quotes, with \\, \", \', \n and \t
+// decoded; any other escaped character stands for itself.
+std::string Parser::decodeString(const Token& t) {
+  std::string out;
+  std::string_view body = t.text.size() >= 2 ? t.text.substr(1, t.text.size() - 2) : std::string_view();
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c == '\\' && i + 1 < body.size()) {
+      c = body[++i];
+      if (c == 'n') c = '\n';
+      else if (c == 't') c = '\t';
+    }
+    out += c;
+  }
+  return out;
 }
 
 // return_stmt = "return" [ expr_list ]
@@ -1095,6 +1124,7 @@ ExprPtr Parser::parsePrimary() {
       Token tok = advance();
       return std::make_unique<NameExpr>(tok.range, std::string(tok.text));
     }
+    case Tok::String: failWith(DiagId::parse_string_position, t.range);
     case Tok::LParen: {
       if (peek(1).is(Tok::Name) && peek(2).is(Tok::RParen)) {
         // `(float)x`: a C cast, never valid Spindle (`(f32)(x)` is a call).

@@ -16,8 +16,8 @@ namespace {
 class Pruner {
  public:
   Pruner(const SourceFile& file, const std::map<std::string, int64_t>& staticDims,
-         const std::map<std::string, ScalarType>* typeArgs, PrunedCode& pruned)
-      : file_(file), lookup_(constsAndDims(staticDims)), pruned_(pruned) {
+         const std::map<std::string, ScalarType>* typeArgs, bool keepAsserts, PrunedCode& pruned)
+      : file_(file), lookup_(constsAndDims(staticDims)), keepAsserts_(keepAsserts), pruned_(pruned) {
     facts_.typeArgs = typeArgs;
   }
 
@@ -41,6 +41,10 @@ class Pruner {
   // Appends `s`, or the branch it takes, to `out`. A taken branch's own
   // statements go through here too: an `elif` left first is an `if` now.
   void statement(StmtPtr s, Block& out) {
+    if (s->as<AssertStmt>() && !keepAsserts_) {
+      pruned_.lines.push_back({s->range.begin.line, s->range.end.line});
+      return;
+    }
     if (auto* i = s->as<IfStmt>()) {
       if (auto taken = constantCondition(*i)) {
         const uint32_t header = i->range.begin.line;
@@ -190,14 +194,15 @@ class Pruner {
   const SourceFile& file_;
   ConstLookup lookup_;
   EvalFacts facts_;  // the bound type parameters: type tests, sizeof(T)
+  bool keepAsserts_;
   PrunedCode& pruned_;
 };
 
 }  // namespace
 
 void pruneConstantBranches(const SourceFile& file, Block& body, const std::map<std::string, int64_t>& staticDims,
-                           const std::map<std::string, ScalarType>* typeArgs, PrunedCode& pruned) {
-  Pruner(file, staticDims, typeArgs, pruned).block(body);
+                           const std::map<std::string, ScalarType>* typeArgs, bool keepAsserts, PrunedCode& pruned) {
+  Pruner(file, staticDims, typeArgs, keepAsserts, pruned).block(body);
 }
 
 }  // namespace spindle

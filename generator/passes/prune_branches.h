@@ -39,7 +39,9 @@ struct PrunedCode {
 // blocks nested in it, closure bodies included. `typeArgs` (the kernel's
 // bound type parameters; null for a module def) decides type tests
 // (`if T == bf16:`).
+// `keepAsserts` false (not a checked build) removes every `assert`, as dead
+// code: its condition is neither analyzed nor printed.
 void pruneConstantBranches(const SourceFile& file, Block& body, const std::map<std::string, int64_t>& staticDims,
-                           const std::map<std::string, ScalarType>* typeArgs, PrunedCode& pruned);
+                           const std::map<std::string, ScalarType>* typeArgs, bool keepAsserts, PrunedCode& pruned);
 
 }  // namespace spindle

@@ -452,6 +452,7 @@ void FunctionPrinter::printStmt(const Stmt& s) {
       return;
     }
     case StmtKind::For: printFor(*s.as<ForStmt>()); return;
+    case StmtKind::Assert: printAssert(*s.as<AssertStmt>()); return;
     case StmtKind::Break: out_.line("break;"); return;
     case StmtKind::Continue: out_.line("continue;"); return;
     case StmtKind::Return: {
@@ -463,6 +464,32 @@ void FunctionPrinter::printStmt(const Stmt& s) {
       return;
     }
   }
+}
+
+// Only checked builds keep asserts (the driver prunes them otherwise): the
+// failure names the .spn location, the condition and the message; the
+// prelude's helper adds the block and thread and stops the kernel.
+void FunctionPrinter::printAssert(const AssertStmt& a) {
+  std::string condText;
+  if (ctx_.sema.file)
+    condText = ctx_.sema.file->text().substr(a.cond->range.begin.offset,
+                                             a.cond->range.end.offset - a.cond->range.begin.offset);
+  out_.line(fmt::format("if (!({})) __spn_assert_fail(\"{}\", {}, {}, {}, {});", value(*a.cond), ctx_.sourcePath,
+                        a.range.begin.line, a.range.begin.col, cStringLiteral(condText), cStringLiteral(a.message)));
+}
+
+// `text` as a C string literal: quotes, backslashes and bytes outside
+// printable ASCII escaped (octal, three digits, so no digit that follows
+// extends the escape).
+std::string FunctionPrinter::cStringLiteral(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else if (u >= 0x20 && u < 0x7f) out += c;
+    else out += fmt::format("\\{:03o}", u);
+  }
+  return out + "\"";
 }
 
 // A value stored into a location of type `target`: f16/bf16 targets take

@@ -116,6 +116,8 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
+  void printAssert(const AssertStmt& a);
+  static std::string cStringLiteral(std::string_view text);
   void printPendingDeclarations(const Stmt& s);
   template <typename Key>
   void printComments(const std::map<Key, std::vector<std::string>>& placed, Key key);

@@ -1026,6 +1026,7 @@ class Resolver {
           error(DiagId::sema_outside_loop, s.range, s.kind == StmtKind::Break ? "break" : "continue");
         return;
       case StmtKind::Pass: return;
+      case StmtKind::Assert: resolveExpr(*s.as<AssertStmt>()->cond); return;
       case StmtKind::Return: resolveReturn(*s.as<ReturnStmt>()); return;
       case StmtKind::Nonlocal: {
         auto& nl = *s.as<NonlocalStmt>();

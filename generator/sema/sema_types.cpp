@@ -178,6 +178,7 @@ class TypeChecker {
         if (sym && sym->scope) typeFunction(*sym->scope);
         return;
       }
+      case StmtKind::Assert: checkCondition(*s.as<AssertStmt>()->cond); return;
       case StmtKind::Break:
       case StmtKind::Continue:
       case StmtKind::Pass:

@@ -149,6 +149,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
                                 : fmt::format("no {} device: {}", backendName(be.kind()), why);
   }
   im.target = im.opts.target;
+  if (envIs("SPINDLE_CHECKED", "1")) im.opts.checked = true;
 
   // 3. Caches.
   if (im.opts.diskCache && !envIs("SPINDLE_DISABLE_DISK_CACHE", "1")) {
@@ -362,6 +363,7 @@ struct Kernel::State {
     for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
       if (b.absentTensors & (uint64_t(1) << p)) spec.absentTensors.insert(plan.params[p].name);
     spec.lineDirectives = rt().opts.lineDirectives;
+    spec.checked = rt().opts.checked;
     return spec;
   }
 

@@ -202,10 +202,20 @@ TEST(Lexer, ReservedNames) {
 }
 
 TEST(Lexer, UnexpectedCharacters) {
-  auto l = lex("x = $$$ + 1\ny = a.b\nz = 'q'\n");
+  auto l = lex("x = $$$ + 1\ny = a.b\nz = `q`\n");
   EXPECT_EQ(diagList(l->diags), (std::vector<std::string>{"1:5 lex-unexpected-char", "2:6 lex-unexpected-char",
                                                           "3:5 lex-unexpected-char", "3:7 lex-unexpected-char"}));
   EXPECT_EQ(l->diags.diagnostics()[0].range.end.col, 8u);  // one diagnostic for the run `$$$`
+}
+
+TEST(Lexer, StringLiterals) {
+  EXPECT_EQ(kinds("assert x, \"a \\\"b\\\" c\"\n"),
+            (std::vector<Tok>{Tok::KwAssert, Tok::Name, Tok::Comma, Tok::String, Tok::Newline, Tok::Eof}));
+  EXPECT_EQ(kinds("assert x, 'it''s'\n"),
+            (std::vector<Tok>{Tok::KwAssert, Tok::Name, Tok::Comma, Tok::String, Tok::String, Tok::Newline, Tok::Eof}));
+  auto l = lex("assert x, \"open\ny = 1\n");
+  EXPECT_EQ(diagList(l->diags), std::vector<std::string>{"1:11 lex-unterminated-string"});
+  EXPECT_EQ(diagList(lex("assert x, 'a\\'\n")->diags), std::vector<std::string>{"1:11 lex-unterminated-string"});
 }
 
 TEST(Lexer, NonAsciiOnlyInComments) {

@@ -321,6 +321,20 @@ TEST(ParserStmts, EveryAugmentedAssignment) {
   }
 }
 
+TEST(ParserStmts, Asserts) {
+  auto p =
+      parseOk(inKernel("assert i < N\nassert i >= 0 and j < N, \"j: \\\"out\\\" of range\\n\"\nassert ok, 'x\\\\y'"));
+  const Block& b = kernelBody(*p);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(sexpr(*b[0]->as<AssertStmt>()->cond), "(< i N)");
+  EXPECT_EQ(b[0]->as<AssertStmt>()->message, "");
+  EXPECT_EQ(sexpr(*b[1]->as<AssertStmt>()->cond), "(and (>= i 0) (< j N))");
+  EXPECT_EQ(b[1]->as<AssertStmt>()->message, "j: \"out\" of range\n");
+  EXPECT_EQ(b[2]->as<AssertStmt>()->message, "x\\y");
+  for (const char* bad : {"assert", "assert x,", "assert x, y", "assert x, 'a' 'b'"})
+    EXPECT_TRUE(parse(inKernel(bad))->diags.hasErrors()) << bad;
+}
+
 TEST(ParserStmts, CallStatements) {
   auto p = parseOk(inKernel("sync()\nhelper(j)\natomic_add(h[b], 1)"));
   const Block& b = kernelBody(*p);

@@ -46,6 +46,8 @@ inline std::string suffixFor(const std::vector<std::string>& flags) {
   for (size_t i = 0; i < flags.size(); ++i) {
     if (flags[i] == "--no-line-directives") {
       suffix += ".nolines";
+    } else if (flags[i] == "--checked") {
+      suffix += ".checked";
     } else if (i + 1 < flags.size()) {
       // --aligned and --divisible name a tensor or dim, as --contiguous does:
       // tell them apart.

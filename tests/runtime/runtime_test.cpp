@@ -296,6 +296,31 @@ TEST(Runtime, KernelConstsAreFixedPerHandleAndKeyed) {
                   "the module has no const or compile-time parameter named 'BLOCKS'");
 }
 
+TEST(Runtime, CheckedRuntimesCompileAssertsInUnderKeysOfTheirOwn) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  const char* text = R"(
+@grid(cdiv(N, 128))
+@block(128)
+kernel gather(x: f32[N], y: f32[N], idx: i32[N]):
+    i = i64(block_id()) * 128 + thread_id()
+    if i < N:
+        assert idx[i] >= 0 and idx[i] < N, "idx out of range"
+        y[i] = x[idx[i]]
+)";
+  RuntimeOptions checkedOptions = compileOnly("sm_90", dir.path());
+  checkedOptions.checked = true;
+  Runtime checked(checkedOptions);
+  Runtime plain(compileOnly("sm_90", dir.path()));
+  CompileReport a = checked.loadModuleFromString("gather.spn", text).kernel("gather").compile({}, {});
+  CompileReport b = plain.loadModuleFromString("gather.spn", text).kernel("gather").compile({}, {});
+  EXPECT_CONTAINS(a.source,
+                  "__spn_assert_fail(\"gather.spn\", 7, 9, \"idx[i] >= 0 and idx[i] < N\", \"idx out of range\")");
+  EXPECT_EQ(b.source.find("__spn_assert_fail"), std::string::npos);
+  EXPECT_NE(a.keyHex, b.keyHex);
+  EXPECT_EQ(b.outcome, CacheOutcome::Miss) << "a plain build must not reuse the checked binary";
+}
+
 TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
   test::TempDir dir;

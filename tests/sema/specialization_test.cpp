@@ -14,6 +14,7 @@ const BLOCK = 64
 @block(BLOCK)
 kernel scale[T](x: T[M, N], y: T[M, N], a: f32):
     row = block_id()
+    assert row < M, "one block per row"
     for j in range(thread_id(), N, BLOCK):
         y[row, j] = T(a * f32(x[row, j]))
 
@@ -86,6 +87,7 @@ std::vector<Variant> variants() {
   with("T = f16", [](Variant& r) { r.spec.typeArgs["T"] = ScalarType::F16; });
   with("T = f64", [](Variant& r) { r.spec.typeArgs["T"] = ScalarType::F64; });
   with("no line directives", [](Variant& r) { r.spec.lineDirectives = false; });
+  with("checked", [](Variant& r) { r.spec.checked = true; });
   // A non-generic kernel of the module, with `change` applied on top.
   auto onKernel = [&](const char* what, const char* kernel, auto change) {
     with(what, [&](Variant& r) {

@@ -82,6 +82,11 @@ struct Specialization {
   // float). Checked against the module when generating.
   std::map<std::string, ConstOverride> consts;
   bool lineDirectives = true;  // #line directives to the .spn (an option, not a fact)
+  // A checked build: `assert` statements are compiled in (a failure prints
+  // the .spn location, block and thread, and stops the kernel); otherwise
+  // they are compiled out. `--checked`; the runtime's RuntimeOptions::checked
+  // or SPINDLE_CHECKED=1.
+  bool checked = false;
 
   bool operator==(const Specialization& other) const;
   bool operator!=(const Specialization& other) const { return !(*this == other); }

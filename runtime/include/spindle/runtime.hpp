@@ -99,6 +99,10 @@ struct RuntimeOptions {
   uint64_t cacheMaxBytes = uint64_t(1) << 30;
   // #line directives to the .spn in generated sources (compile errors point there).
   bool lineDirectives = true;
+  // Compile `assert` statements in (SPINDLE_CHECKED=1 too): a failure prints
+  // the .spn location, block and thread, and the launch fails. Checked
+  // binaries have keys of their own.
+  bool checked = false;
   // Where warnings go (a read-only cache directory, ...). Default: stderr.
   std::function<void(const std::string&)> warn;
 };
