@@ -302,24 +302,19 @@ void evaluateModuleConstsOfDims(const SemaModule& sema, const FunctionScope& ker
 // (Symbol::wave64Value) and the file chooses through __SPN_WARP_SIZE.
 void evaluateBodyConsts(const SemaModule& sema, FunctionScope& kernel, const Specialization& spec) {
   if (kernel.bodyConsts.empty()) return;
-  EvalFacts facts, facts32, facts64;
-  facts.typeArgs = facts32.typeArgs = facts64.typeArgs = &spec.typeArgs;
-  facts32.warpSize = 32;
-  facts64.warpSize = 64;
+  EvalFacts facts;
+  facts.typeArgs = &spec.typeArgs;
   auto lookup = constsAndDims(spec.staticDims, &facts);
-  auto lookup32 = constsAndDims(spec.staticDims, &facts32);
-  auto lookup64 = constsAndDims(spec.staticDims, &facts64);
   for (Symbol* c : kernel.bodyConsts) {
     ConstEvalFailure failure;
     auto v = evaluateConst(*c->init, lookup, &failure, facts);
     std::optional<ConstValue> v64;
     if (!v) {
-      ConstEvalFailure failure32, failure64;
-      v = evaluateConst(*c->init, lookup32, &failure32, facts32);
-      v64 = evaluateConst(*c->init, lookup64, &failure64, facts64);
+      PerWarpWidth widths = evaluateForWarpWidths(*c->init, spec.staticDims, &spec.typeArgs);
+      v = widths.wave32, v64 = widths.wave64;
       // Failing for one width only: say which, and why there.
-      if (v && !v64) failure = failure64, failure.reason += " (with 64-wide warps)";
-      if (!v && v64) failure = failure32, failure.reason += " (with 32-wide warps)";
+      if (v && !v64) failure = widths.failure64, failure.reason += " (with 64-wide warps)";
+      if (!v && v64) failure = widths.failure32, failure.reason += " (with 32-wide warps)";
       if (!v || !v64)
         throwSpecializationError(sema, DiagId::spec_body_const, (failure.where ? failure.where : c->init)->range,
                                  c->name, failure.reason);

@@ -24,10 +24,8 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::m
                     const std::map<std::string, ScalarType>& typeArgs) {
   BlockPlan plan;
   const Decorator* d = k.kernel->findDecorator("block");
-  EvalFacts types{{}, 0, &typeArgs}, types32{{}, 32, &typeArgs}, types64{{}, 64, &typeArgs};
+  EvalFacts types{{}, 0, &typeArgs};
   auto known = constsAndDims(staticDims, &types);
-  auto known32 = constsAndDims(staticDims, &types32);  // body consts that differ by warp width
-  auto known64 = constsAndDims(staticDims, &types64);
   int64_t total = 1, total32 = 1, total64 = 1;
   bool allNumbers = true;
   for (const auto& e : d->args) {
@@ -43,9 +41,9 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::m
     plan.values.push_back(std::nullopt);
     allNumbers = false;
     // Known once the target's warp width is: evaluated for both widths.
-    auto with32 = evaluateConst(*e, known32, nullptr, types32);
-    auto with64 = evaluateConst(*e, known64, nullptr, types64);
-    if (with32 && with64) {
+    PerWarpWidth widths = evaluateForWarpWidths(*e, staticDims, &typeArgs);
+    if (widths.known()) {
+      const ConstValue *with32 = &*widths.wave32, *with64 = &*widths.wave64;
       if (outOfRange(*with32))
         throwSpecializationError(sema, DiagId::spec_block_range, e->range,
                                  axisValueText(*with32) + " with 32-wide warps");

@@ -49,10 +49,8 @@ void checkBlock(const SemaModule& sema, const Block& body, const std::map<std::s
           ConstEvalFailure failure;
           // A body const that differs by warp width has a value on every
           // target: compile-time for the file, which picks it per target.
-          EvalFacts wave32{{}, 32, nullptr}, wave64{{}, 64, nullptr};
           if (!evaluateConst(*a, constsAndDims(staticValues), &failure) &&
-              !(evaluateConst(*a, constsAndDims(staticValues, &wave32), nullptr, wave32) &&
-                evaluateConst(*a, constsAndDims(staticValues, &wave64), nullptr, wave64)))
+              !evaluateForWarpWidths(*a, staticValues, nullptr).known())
             throwStaticRangeError(sema, *a, failure);
         }
       }

@@ -293,6 +293,15 @@ ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims, const Eval
   return [&dims, facts](const NameExpr& n) { return namedValue(n, dims, /*scalars=*/false, facts); };
 }
 
+PerWarpWidth evaluateForWarpWidths(const Expr& expr, const std::map<std::string, int64_t>& dims,
+                                   const std::map<std::string, ScalarType>* typeArgs) {
+  EvalFacts facts32{{}, 32, typeArgs}, facts64{{}, 64, typeArgs};
+  PerWarpWidth out;
+  out.wave32 = evaluateConst(expr, constsAndDims(dims, &facts32), &out.failure32, facts32);
+  out.wave64 = evaluateConst(expr, constsAndDims(dims, &facts64), &out.failure64, facts64);
+  return out;
+}
+
 ConstLookup launchValues(const std::map<std::string, int64_t>& values, const EvalFacts* facts) {
   return [&values, facts](const NameExpr& n) { return namedValue(n, values, /*scalars=*/true, facts); };
 }

@@ -49,6 +49,18 @@ struct ConstEvalFailure {
   std::string reason;
 };
 
+// `expr` evaluated once per warp width a target may have (32 on NVIDIA, 64
+// on AMD), with the consts and `dims` (constsAndDims) and the bound types:
+// what uses warp_size(), directly or through a body const, has a value for
+// each. Known when both are.
+struct PerWarpWidth {
+  std::optional<ConstValue> wave32, wave64;
+  ConstEvalFailure failure32, failure64;
+  bool known() const { return wave32 && wave64; }
+};
+PerWarpWidth evaluateForWarpWidths(const Expr& expr, const std::map<std::string, int64_t>& dims,
+                                   const std::map<std::string, ScalarType>* typeArgs);
+
 // `T == bf16`, `T in (f16, bf16)` under `typeArgs`; nullopt when T is not
 // bound there (or the test did not resolve).
 std::optional<bool> evaluateTypeTest(const TypeTestExpr& test, const std::map<std::string, ScalarType>* typeArgs);
