@@ -25,7 +25,9 @@
 #include "passes/prune_branches.h"
 #include "passes/specialization_checks.h"
 #include "printer/kernel_source.h"
+#include "sema/builtins.h"
 #include "sema/const_eval.h"
+#include "sema/tensor_arguments.h"
 
 namespace spindle {
 
@@ -245,6 +247,46 @@ void recomputeOuterRefs(SemaModule& sema, const std::set<const FunctionDecl*>& r
     auto& refs = scope->outerRefs;
     refs.erase(std::remove_if(refs.begin(), refs.end(), [&](Symbol* s) { return !named.count(s); }), refs.end());
   }
+}
+
+// Which tensors and buffers are stored into, from the code that is left
+// (the resolver saw dead branches and unchecked asserts too): a tensor
+// written only there is a const pointer in this specialization. Stores are
+// element targets of assignments (augmented and unpacking too) and the
+// first argument of atomics; then the facts flow from callees' tensor
+// parameters to the tensors passed to them.
+void recomputeWrites(SemaModule& sema, const std::set<const FunctionDecl*>& removed) {
+  for (const auto& scope : sema.scopes)
+    for (Symbol* p : scope->params) p->written = false;
+  auto markStore = [](const Expr& target) {
+    if (const auto* idx = target.as<IndexExpr>())
+      if (const auto* base = idx->base->as<NameExpr>(); base && base->symbol) base->symbol->written = true;
+  };
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (const auto* c = e.as<CallExpr>(); c && !c->symbol && !c->args.empty())
+      if (const BuiltinInfo* b = findBuiltin(c->callee); b && b->category == BuiltinCategory::Atomic)
+        markStore(*c->args[0]);
+    forEachChild(e, onExpr);
+  };
+  std::function<void(const Block&)> onBlock = [&](const Block& b) {
+    for (const auto& st : b) {
+      const Expr* target = nullptr;
+      if (const auto* a = st->as<AssignStmt>()) target = a->target.get();
+      if (const auto* a = st->as<AugAssignStmt>()) target = a->target.get();
+      if (target) {
+        markStore(*target);
+        if (const auto* t = target->as<TupleExpr>())
+          for (const auto& x : t->elements) markStore(*x);
+      }
+      forEachChild(*st, onExpr, onBlock);
+    }
+  };
+  for (const auto& scope : sema.scopes) {
+    if (scope->function && removed.count(scope->function)) continue;
+    if (scope->function) onBlock(scope->function->body);
+    else if (scope->kernel) onBlock(scope->kernel->body);
+  }
+  propagateTensorArgumentFacts(sema, &removed);
 }
 
 // A const's value into its symbol, typed as declared (or, unannotated, as
@@ -489,6 +531,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
     forgetRemovedClosures(sema, pruned.removedDefs);
     recomputeCallees(sema, pruned.removedDefs);
     recomputeOuterRefs(sema, pruned.removedDefs);
+    recomputeWrites(sema, pruned.removedDefs);
   }
 
   // Type the kernel under this binding (generic kernels differ per dtype).

@@ -384,11 +384,59 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       int bits = scalarBits(arg.type);
       return {fmt::format("{}(uint{}_t({}))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
     }
+    case BuiltinCategory::TypeLimit: return {typeLimitLiteral(b.id, c.args[0]->type), kPrimary};
+    case BuiltinCategory::TypeConversion: {
+      const ScalarType to = c.args[0]->type;
+      const Expr& v = *c.args[1];
+      // The stored bits of an f16/bf16/fp8 value, not its f32 widening; the
+      // source type named, since C++ widens `a | b` of u16 values to int.
+      if (b.id == BuiltinId::Bitcast)
+        return {fmt::format("__spn_bitcast<{}, {}>({})", cppType(to), cppType(v.type),
+                            isStorageOnly(v.type) ? expr(v).text : value(v)),
+                kPostfix};
+      // To a storage type: clamped in f32, then converted (one helper each).
+      if (isStorageOnly(to)) return {fmt::format("__spn_saturate_{}({})", scalarName(to), value(v)), kPostfix};
+      return {fmt::format("__spn_saturate<{}>({})", cppType(to), value(v)), kPostfix};
+    }
     case BuiltinCategory::Scratch:
     case BuiltinCategory::Range: break;  // declarations and loops, printed as statements
   }
   SPINDLE_INTERNAL_CHECK(false, "builtin '{}' reached the expression printer", c.callee);
   return {};
+}
+
+// max_value(T), min_value(T), min_normal(T) as exact literals: integers of
+// T's type, floats as hex floats (of f32 for the storage types, whose
+// values are computed in f32).
+std::string FunctionPrinter::typeLimitLiteral(BuiltinId id, ScalarType t) {
+  if (isInteger(t)) {
+    const int bits = scalarBits(t);
+    if (!isSigned(t)) {
+      const uint64_t max = bits == 64 ? UINT64_MAX : (uint64_t(1) << bits) - 1;
+      return id == BuiltinId::MaxValue ? fmt::format("{}({}u{})", cppType(t), max, bits == 64 ? "ll" : "")
+                                       : cppType(t) + "(0)";
+    }
+    const int64_t max = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+    if (id == BuiltinId::MaxValue) return fmt::format("{}({}{})", cppType(t), max, bits == 64 ? "ll" : "");
+    // The lowest: -max - 1 (a literal -2^63 does not exist in C++).
+    return fmt::format("{}(-{}{} - 1)", cppType(t), max, bits == 64 ? "ll" : "");
+  }
+  // Largest finite and smallest normal, as hex floats.
+  struct Limits {
+    const char* max;
+    const char* minNormal;
+  };
+  Limits l{};
+  switch (t) {
+    case ScalarType::F16: l = {"0x1.ffcp+15f", "0x1p-14f"}; break;
+    case ScalarType::BF16: l = {"0x1.fep+127f", "0x1p-126f"}; break;
+    case ScalarType::F8E4M3: l = {"0x1.cp+8f", "0x1p-6f"}; break;
+    case ScalarType::F8E5M2: l = {"0x1.cp+15f", "0x1p-14f"}; break;
+    case ScalarType::F32: l = {"0x1.fffffep+127f", "0x1p-126f"}; break;
+    default: l = {"0x1.fffffffffffffp+1023", "0x1p-1022"}; break;  // f64
+  }
+  if (id == BuiltinId::MinNormal) return l.minNormal;
+  return id == BuiltinId::MaxValue ? l.max : std::string("(-") + l.max + ")";
 }
 
 CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {

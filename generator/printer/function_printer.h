@@ -14,6 +14,7 @@
 #include "emitter.h"
 #include "kernel_source.h"
 #include "name_supply.h"
+#include "sema/builtins.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
 
@@ -118,6 +119,7 @@ class FunctionPrinter {
   void printFor(const ForStmt& f);
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
+  static std::string typeLimitLiteral(BuiltinId id, ScalarType t);
   void printPendingDeclarations(const Stmt& s);
   template <typename Key>
   void printComments(const std::map<Key, std::vector<std::string>>& placed, Key key);

@@ -6,21 +6,23 @@
 namespace spindle {
 
 enum class BuiltinCategory {
-  Geometry,     // thread_id(a=0) etc.: i32, optional constant axis
-  LaneInfo,     // lane_id(), warp_size(): i32
-  Barrier,      // sync()
-  FloatMath,    // float in, same float out
-  NumericMath,  // abs/min/max: floats or integers
-  IntMath,      // cdiv: integers
-  BitCount,     // popcount(x): an integer's set bits, i32
-  WarpReduce,   // warp_sum/max/min/cumsum(v)
-  BlockReduce,  // block_sum/max/min/cumsum(v): needs generator-allocated scratch
-  Shuffle,      // shfl_xor(v, mask)
-  Atomic,       // atomic_*(x[i], v): returns the old value
-  DimQuery,     // dim(x, k)
-  Scratch,      // shared(T, [..]) / local(T, [..], init): declarations only
-  Range,        // range / static_range: for-loops only
-  LaunchQuery,  // resident_blocks(): i64, @grid only (a fact of the device and binary)
+  Geometry,        // thread_id(a=0) etc.: i32, optional constant axis
+  LaneInfo,        // lane_id(), warp_size(): i32
+  Barrier,         // sync()
+  FloatMath,       // float in, same float out
+  NumericMath,     // abs/min/max: floats or integers
+  IntMath,         // cdiv: integers
+  BitCount,        // popcount(x): an integer's set bits, i32
+  WarpReduce,      // warp_sum/max/min/cumsum(v)
+  BlockReduce,     // block_sum/max/min/cumsum(v): needs generator-allocated scratch
+  Shuffle,         // shfl_xor(v, mask)
+  Atomic,          // atomic_*(x[i], v): returns the old value
+  DimQuery,        // dim(x, k)
+  Scratch,         // shared(T, [..]) / local(T, [..], init): declarations only
+  Range,           // range / static_range: for-loops only
+  LaunchQuery,     // resident_blocks(): i64, @grid only (a fact of the device and binary)
+  TypeLimit,       // max_value(T), min_value(T), min_normal(T): T's limits
+  TypeConversion,  // saturate(T, v), bitcast(T, v): v converted to T
 };
 
 enum class BuiltinId {

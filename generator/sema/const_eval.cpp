@@ -208,6 +208,16 @@ class ConstEvaluator {
       if (!t) return fail(c, "sizeof(" + (arg ? arg->name : std::string("...")) + ") is known once its type is bound");
       return ConstValue::ofInt(int64_t(scalarBytes(*t)));
     }
+    if (b && b->category == BuiltinCategory::TypeLimit && c.args.size() == 1) {
+      const auto* arg = c.args[0]->as<NameExpr>();
+      std::optional<ScalarType> t = arg ? scalarFromName(arg->name) : std::nullopt;
+      if (arg && !t && facts_.typeArgs)
+        if (auto it = facts_.typeArgs->find(arg->name); it != facts_.typeArgs->end()) t = it->second;
+      if (!t)
+        return fail(c, c.callee + "(" + (arg ? arg->name : std::string("...")) + ") is known once its type is bound");
+      if (auto v = typeLimit(b->id, *t)) return v;
+      return fail(c, c.callee + " needs a numeric type");
+    }
     if (b && b->id == BuiltinId::WarpSize && c.args.empty() && c.kwargs.empty()) {
       if (facts_.warpSize <= 0) return fail(c, "warp_size() depends on the target: it is known at launch");
       return ConstValue::ofInt(facts_.warpSize);
@@ -309,6 +319,30 @@ ConstLookup launchValues(const std::map<std::string, int64_t>& values, const Eva
 std::optional<ConstValue> evaluateConst(const Expr& expr, const ConstLookup& lookup, ConstEvalFailure* failure,
                                         const EvalFacts& facts) {
   return ConstEvaluator(lookup, failure, facts).eval(expr);
+}
+
+std::optional<ConstValue> typeLimit(BuiltinId id, ScalarType t) {
+  if (isInteger(t)) {
+    if (id == BuiltinId::MinNormal) return std::nullopt;
+    const int bits = scalarBits(t);
+    if (!isSigned(t))  // u64's largest is past an int64_t: a float value then
+      return id == BuiltinId::MinValue ? ConstValue::ofInt(0)
+             : bits == 64              ? ConstValue::ofFloat(18446744073709551615.0)
+                                       : ConstValue::ofInt((int64_t(1) << bits) - 1);
+    const int64_t max = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+    return ConstValue::ofInt(id == BuiltinId::MaxValue ? max : -max - 1);
+  }
+  double max = 0, minNormal = 0;
+  switch (t) {
+    case ScalarType::F16: max = 65504.0, minNormal = std::ldexp(1.0, -14); break;
+    case ScalarType::BF16: max = std::ldexp(255.0, 120), minNormal = std::ldexp(1.0, -126); break;
+    case ScalarType::F8E4M3: max = 448.0, minNormal = std::ldexp(1.0, -6); break;
+    case ScalarType::F8E5M2: max = 57344.0, minNormal = std::ldexp(1.0, -14); break;
+    case ScalarType::F32: max = double(std::numeric_limits<float>::max()), minNormal = std::ldexp(1.0, -126); break;
+    case ScalarType::F64: max = std::numeric_limits<double>::max(), minNormal = std::ldexp(1.0, -1022); break;
+    default: return std::nullopt;
+  }
+  return ConstValue::ofFloat(id == BuiltinId::MaxValue ? max : id == BuiltinId::MinValue ? -max : minNormal);
 }
 
 std::optional<bool> evaluateTypeTest(const TypeTestExpr& test, const std::map<std::string, ScalarType>* typeArgs) {

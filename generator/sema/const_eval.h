@@ -8,6 +8,7 @@
 #include <string>
 
 #include "frontend/ast.h"
+#include "sema/builtins.h"
 #include "sema/sema.h"
 
 namespace spindle {
@@ -60,6 +61,10 @@ struct PerWarpWidth {
 };
 PerWarpWidth evaluateForWarpWidths(const Expr& expr, const std::map<std::string, int64_t>& dims,
                                    const std::map<std::string, ScalarType>* typeArgs);
+
+// max_value / min_value / min_normal of `t`; nullopt for bool, and for
+// min_normal of an integer.
+std::optional<ConstValue> typeLimit(BuiltinId id, ScalarType t);
 
 // `T == bf16`, `T in (f16, bf16)` under `typeArgs`; nullopt when T is not
 // bound there (or the test did not resolve).

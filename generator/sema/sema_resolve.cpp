@@ -64,6 +64,7 @@ const Expr* firstRunTimePart(const Expr& e) {
       const BuiltinInfo* b = findBuiltin(c.callee);
       bool allowed = scalarFromName(c.callee) || (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min ||
                                                         b->id == BuiltinId::Max || b->id == BuiltinId::Dim));
+      if (b && b->category == BuiltinCategory::TypeLimit && !c.symbol) return nullptr;  // of a type, not a value
       if (!allowed || c.symbol) return &e;
       // dim(x, k): the tensor is named, not read.
       size_t first = b && b->id == BuiltinId::Dim ? 1 : 0;
@@ -1615,6 +1616,18 @@ class Resolver {
             error(DiagId::sema_atomic_target, c.args[0]->range, c.callee);
         }
         resolveExpr(*c.args[1]);
+        return;
+      }
+      case BuiltinCategory::TypeLimit:
+      case BuiltinCategory::TypeConversion: {
+        // The type, named first, is not a value: a scalar type or a type
+        // parameter of the kernel (sizeof's rule).
+        const auto* type = c.args[0]->as<NameExpr>();
+        FunctionScope* root = state().scope->kernelRoot;
+        if (!type || !(scalarFromName(type->name) || (root && root->typeParams.count(type->name))))
+          error(DiagId::sema_type_argument, c.args[0]->range, c.callee,
+                b.category == BuiltinCategory::TypeLimit ? c.callee + "(f32)" : c.callee + "(i8, v)");
+        for (size_t i = 1; i < c.args.size(); ++i) resolveExpr(*c.args[i]);
         return;
       }
       case BuiltinCategory::BlockReduce: state().scope->usesBlockCollective = true; break;

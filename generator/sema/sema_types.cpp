@@ -870,6 +870,8 @@ class TypeChecker {
   }
 
   ScalarType typeBuiltin(CallExpr& c, const BuiltinInfo& b, bool allowVoid) {
+    if (b.category == BuiltinCategory::TypeLimit || b.category == BuiltinCategory::TypeConversion)
+      return typeOfTypeBuiltin(c, b);
     std::vector<ScalarType> args;
     for (auto& a : c.args) {
       if (b.category == BuiltinCategory::DimQuery) break;  // dim(x, k): x is a tensor
@@ -939,12 +941,63 @@ class TypeChecker {
         }
         return ScalarType::I32;
       case BuiltinCategory::Atomic: return typeAtomic(c, b, args);
+      case BuiltinCategory::TypeLimit:
+      case BuiltinCategory::TypeConversion:
+        return ScalarType::Invalid;  // typeOfTypeBuiltin
       // Refused where they stand by resolution (sema_resolve.cpp).
       case BuiltinCategory::Scratch:
       case BuiltinCategory::Range:
       case BuiltinCategory::LaunchQuery: return ScalarType::Invalid;
     }
     return ScalarType::Invalid;
+  }
+
+  // max_value(T), min_value(T), min_normal(T), saturate(T, v), bitcast(T, v).
+  // T (the type argument gets T's binding, for the printer) must be
+  // numeric; the limits of a storage type are f32 values, the conversions
+  // give T itself (stored as is, or computed in f32).
+  ScalarType typeOfTypeBuiltin(CallExpr& c, const BuiltinInfo& b) {
+    const auto* name = c.args[0]->as<NameExpr>();
+    auto scalar = scalarFromName(name->name);
+    const ScalarType t = scalar ? *scalar : bound(name->name);
+    c.args[0]->type = t;
+    const bool wantsFloat = b.id == BuiltinId::MinNormal;
+    if (t == ScalarType::Bool || (wantsFloat && !isFloat(t))) {
+      error(DiagId::sema_type_builtin_type, c.args[0]->range, c.callee, wantsFloat ? "a float type" : "a numeric type",
+            scalarName(t));
+      return ScalarType::Invalid;
+    }
+    if (b.category == BuiltinCategory::TypeLimit) return computeType(t);
+    Expr& v = *c.args[1];
+    ScalarType from = typeOf(v);
+    if (from == ScalarType::Invalid) return from;
+    if (from == ScalarType::Bool) {
+      error(DiagId::sema_type_builtin_type, v.range, c.callee, "a number to convert", "bool");
+      return ScalarType::Invalid;
+    }
+    if (b.id == BuiltinId::Saturate) return t;
+    // bitcast: a literal takes the type of T's size its kind has (0x3f800000
+    // is a u32 for bitcast(f32, ...); 1.0 an f32 for bitcast(u32, ...)).
+    if (isWeak(v)) {
+      ScalarType sized =
+          isFloat(from) ? (scalarBits(t) == 64 ? ScalarType::F64 : ScalarType::F32) : unsignedOfBits(scalarBits(t));
+      if (sized != ScalarType::Invalid) coerceWeak(v, sized), from = v.type;
+    }
+    if (scalarBits(from) != scalarBits(t)) {
+      error(DiagId::sema_bitcast_size, v.range, scalarName(from), scalarBits(from), scalarName(t), scalarBits(t));
+      return ScalarType::Invalid;
+    }
+    return t;
+  }
+
+  static ScalarType unsignedOfBits(int bits) {
+    switch (bits) {
+      case 8: return ScalarType::U8;
+      case 16: return ScalarType::U16;
+      case 32: return ScalarType::U32;
+      case 64: return ScalarType::U64;
+      default: return ScalarType::Invalid;
+    }
   }
 
   ScalarType typeAtomic(CallExpr& c, const BuiltinInfo& b, const std::vector<ScalarType>& args) {

@@ -58,13 +58,14 @@ void forEachUserCall(const FunctionScope& f, const std::function<void(const Call
   if (const Block* body = bodyOf(f)) forEachUserCallIn(*body, onCall);
 }
 
-void propagateTensorArgumentFacts(SemaModule& sema) {
+void propagateTensorArgumentFacts(SemaModule& sema, const std::set<const FunctionDecl*>* removed) {
   // Chains of calls are short and the call graph is acyclic: repeat until
   // nothing changes.
   bool changed = true;
   while (changed) {
     changed = false;
     for (const auto& scope : sema.scopes) {
+      if (removed && scope->function && removed->count(scope->function)) continue;
       forEachUserCall(*scope, [&](const CallExpr& c) {
         const FunctionScope& callee = *c.symbol->scope;
         for (size_t i = 0; i < c.args.size() && i < callee.params.size(); ++i) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <vector>
 
 #include "sema/sema.h"
@@ -32,6 +33,8 @@ void forEachUserCall(const FunctionScope& f, const std::function<void(const Call
 // parameters to the arguments of every call, through chains of calls, so a
 // kernel's tensors know what their callees do (const pointers, alignment
 // specialization).
-void propagateTensorArgumentFacts(SemaModule& sema);
+// `removed`: functions whose bodies a specialization pruned away (their
+// declarations are gone), skipped.
+void propagateTensorArgumentFacts(SemaModule& sema, const std::set<const FunctionDecl*>* removed = nullptr);
 
 }  // namespace spindle

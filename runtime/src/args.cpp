@@ -83,6 +83,26 @@ uint16_t toBf16(float f) {
   return uint16_t(x >> 16);
 }
 
+// fp8 (M mantissa bits, bias B), round to nearest even; `max` is the largest
+// finite code, `overflow` what lies past it (e4m3fn: NaN, e5m2: infinity).
+// The prelude's __spn_fp8_encode, on the host.
+uint8_t toF8(float f, int M, int B, uint32_t max, uint32_t overflow, uint32_t nan, uint32_t inf) {
+  uint32_t u = floatBits(f);
+  const uint32_t sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return uint8_t(sign | nan);
+  if (a == 0x7f800000u) return uint8_t(sign | inf);
+  if ((a >> 23) == 0) return uint8_t(sign);
+  const int e = int(a >> 23) - 127 + B;
+  const uint32_t mant = (a & 0x7fffffu) | 0x800000u;
+  const int shift = 23 - M + (e < 1 ? 1 - e : 0);
+  if (shift > 24) return uint8_t(sign);
+  uint32_t q = mant >> shift;
+  const uint32_t rest = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (q & 1u))) ++q;
+  const uint32_t code = e >= 1 ? (uint32_t(e) << M) + q - (1u << M) : q;
+  return uint8_t(sign | (code > max ? overflow : code));
+}
+
 template <typename I>
 I exactInteger(ScalarType type, double v) {
   // max + 1 is a power of two, exact in a double even where max is not.
@@ -145,6 +165,8 @@ Arg scalar(ScalarType type, double v) {
     case ScalarType::U64: return makeScalar(type, exactInteger<uint64_t>(type, v));
     case ScalarType::F16: return makeScalar(type, toHalf(float(v)));
     case ScalarType::BF16: return makeScalar(type, toBf16(float(v)));
+    case ScalarType::F8E4M3: return makeScalar(type, toF8(float(v), 3, 7, 0x7e, 0x7f, 0x7f, 0x7f));
+    case ScalarType::F8E5M2: return makeScalar(type, toF8(float(v), 2, 15, 0x7b, 0x7c, 0x7e, 0x7c));
     case ScalarType::F32: return makeScalar(type, float(v));
     case ScalarType::F64: return makeScalar(type, v);
     case ScalarType::Invalid: break;
