@@ -835,6 +835,201 @@ void runRotaryEmbedding(Ctx& c, Pool* pool) {
   }
 }
 
+// vLLM's dynamic per-token quantization, f16 and bf16 into fp8 e4m3 and
+// int8. Rows of real hidden sizes and odd ones (8: one thread; 1000: a
+// partial last warp; 4099: a partial last run), a row of zeros (the
+// MIN_SCALE floor), a row with one outlier (everything else rounds to small
+// codes) and values past fp8's range after scaling never happen (the scale
+// is the row's absmax), so saturation is exercised by the outlier's own
+// rounding only. The reference computes in f32 as the kernel: every code and
+// every scale must match bit for bit; 16-byte guards around y must survive.
+void runQuantPerToken(Ctx& c, Pool* pool) {
+  struct Case {
+    int64_t M, N;
+    bool dump;
+  };
+  const Case cases[] = {{1, 4096, false}, {5, 8, false}, {67, 1000, true}, {33, 4099, false}, {16, 8192, true}};
+  const float minScale = float(1.0 / (448.0 * 512.0));
+  const size_t G = 16;  // guard bytes on each side of y
+  Kernel k = c.kernel("quant_per_token", "quant_per_token");
+  for (ScalarType t : {ScalarType::F16, ScalarType::BF16}) {
+    const std::string tn(spindle::scalarName(t));
+    for (ScalarType q : {ScalarType::F8E4M3, ScalarType::I8}) {
+      const bool int8 = q == ScalarType::I8;
+      const std::string qn(spindle::scalarName(q));
+      for (const Case& cs : cases) {
+        const int64_t M = cs.M, N = cs.N;
+        const size_t n = size_t(M * N);
+        Vec x;
+        auto hx = c.randHalf(t, n, x, -3, 3);
+        if (M > 2) {  // row 1: zeros; row 2: one outlier among small values
+          for (int64_t j = 0; j < N; ++j) hx[size_t(N + j)] = 0, x[size_t(N + j)] = 0;
+          for (int64_t j = 0; j < N; ++j) {
+            const double v = j == N / 2 ? 1000.0 : 0.01 * x[size_t(2 * N + j)];
+            const float f = float(t == ScalarType::BF16 ? bench::roundBf16(v) : bench::roundF16(v));
+            hx[size_t(2 * N + j)] = t == ScalarType::BF16 ? toBf16(f) : toHalf(f);
+            x[size_t(2 * N + j)] = double(f);
+          }
+        }
+        std::vector<float> xf(x.begin(), x.end());  // exact: the values are f16/bf16
+        Vec wantY, wantScales;
+        bench::refQuantPerToken(xf, M, N, int8, minScale, wantY, wantScales);
+        std::vector<uint8_t> guarded(n + 2 * G, 0xA5);
+        auto dx = c.upload(hx), dy = c.upload(guarded);
+        auto ds = c.upload(std::vector<float>(size_t(M), -1.0f));
+        const void* y = static_cast<uint8_t*>(dy.data()) + G;
+        k.launch(nullptr, {tHalf(t, dx.data(), {M, N}), spindle::tensor(y, q, {M, N}), t32(ds, {M})});
+        auto out = c.download<uint8_t>(dy, n + 2 * G);
+        Vec gotY(n);
+        for (size_t i = 0; i < n; ++i) gotY[i] = int8 ? double(int8_t(out[G + i])) : bench::fromF8e4m3(out[G + i]);
+        Vec gotScales = c.downloadF32(ds, size_t(M));
+        const std::string label = tn + "->" + qn, shape = shapeText({M, N});
+        c.check("quant_per_token", label + " y", shape, gotY, wantY, 0, 0);
+        c.check("quant_per_token", label + " scales", shape, gotScales, wantScales, 0, 0);
+        bool intact = std::all_of(out.begin(), out.begin() + long(G), [](uint8_t v) { return v == 0xA5; }) &&
+                      std::all_of(out.end() - long(G), out.end(), [](uint8_t v) { return v == 0xA5; });
+        if (!intact)
+          c.fail("quant_per_token " + label + " " + shape, "y: a write outside the buffer (guard overwritten)");
+        if (cs.dump) {
+          std::vector<uint8_t> yOut(out.begin() + long(G), out.end() - long(G));
+          std::vector<float> sOut(gotScales.begin(), gotScales.end());
+          c.dump("quant_per_token", tn + "_" + qn + "_" + shape,
+                 {{"x", false, t, {M, N}, hx.data()},
+                  {"y", true, q, {M, N}, yOut.data()},
+                  {"scales", true, ScalarType::F32, {M}, sOut.data()}});
+        }
+      }
+    }
+  }
+  if (!pool) return;
+  // bf16 -> fp8 at a prefill of 4096 tokens of a 8192-wide hidden state.
+  // Bytes: x read once (the second pass hits L2), y written, one scale per row.
+  const int64_t M = 4096, N = 8192;
+  Vec unused;
+  auto hx = c.randHalf(ScalarType::BF16, size_t(M * N), unused, -3, 3);
+  auto dx = c.upload(hx);
+  DeviceBuffer dy = c.rt->allocate(size_t(M * N)), ds = c.rt->allocate(size_t(M) * 4);
+  const double bytes = double(M * N) * 3.0 + double(M) * 4.0;
+  for (ScalarType q : {ScalarType::F8E4M3, ScalarType::I8}) {
+    double ms = c.timeMedian([&] {
+      k.launch(nullptr,
+               {tHalf(ScalarType::BF16, dx.data(), {M, N}), spindle::tensor(dy.data(), q, {M, N}), t32(ds, {M})});
+    });
+    c.perfRecord("quant_per_token", shapeText({M, N}) + " bf16->" + std::string(spindle::scalarName(q)), ms, bytes);
+  }
+}
+
+// llm.c's AdamW step (adamw_kernel3) with stochastic rounding to bf16:
+// bf16 parameters and gradients with and without the f32 master copy, and
+// all-f32 without it. The moments must match the f32 reference to the last
+// bit or so (lerp is two explicit fmas), the f32 parameters and master copy
+// within an ulp (the device compiler may contract p's multiply-adds); each
+// bf16 parameter must be one of the two bf16 neighbours of p, and llm.c's
+// rule (the hash of the thread's position against p's low 16 bits) must
+// pick the same one wherever the reference's p is the device's (allowed to
+// differ for 0.1% of the elements: where contraction moved p's low bits
+// across the threshold).
+void runAdamw(Ctx& c, Pool* pool) {
+  Kernel k = c.kernel("adamw", "adamw");
+  const bench::AdamwScalars s{3e-4f, 0.9f, 0.95f,      1.0f - 0.9f * 0.9f * 0.9f, 1.0f - 0.95f * 0.95f * 0.95f, 1e-8f,
+                              0.1f,  0.5f, 0x5eed1234u};
+  auto scalars = [&]() -> std::vector<Arg> {
+    return {spindle::scalar(s.lr),
+            spindle::scalar(s.beta1),
+            spindle::scalar(s.beta2),
+            spindle::scalar(s.beta1Correction),
+            spindle::scalar(s.beta2Correction),
+            spindle::scalar(s.eps),
+            spindle::scalar(s.weightDecay),
+            spindle::scalar(s.gradScale),
+            spindle::scalar(s.seed)};
+  };
+  struct Variant {
+    const char* name;
+    ScalarType t;
+    bool master;
+  };
+  const Variant variants[] = {
+      {"bf16 master", ScalarType::BF16, true}, {"bf16", ScalarType::BF16, false}, {"f32", ScalarType::F32, false}};
+  for (const Variant& var : variants) {
+    const bool bf = var.t == ScalarType::BF16;
+    for (int64_t N : {int64_t(1000003), int64_t(4099), int64_t(512)}) {
+      const size_t n = size_t(N);
+      Vec pd, gd, md, vd;
+      std::vector<float> old(n), grads(n), m(n), v(n);
+      std::vector<uint16_t> hp, hg;
+      if (bf) {
+        hp = c.randHalf(ScalarType::BF16, n, pd, -1, 1);
+        hg = c.randHalf(ScalarType::BF16, n, gd, -1, 1);
+      } else {
+        c.randF32(n, pd, -1, 1);
+        c.randF32(n, gd, -1, 1);
+      }
+      auto hm = c.randF32(n, md, -0.1, 0.1), hv = c.randF32(n, vd, 0, 0.01);
+      std::vector<float> hmaster(n);
+      for (size_t i = 0; i < n; ++i) {
+        // The master copy carries the bits bf16 dropped: p's low bits vary.
+        hmaster[i] = float(pd[i]) + (var.master ? float(c.rng.uniform(-1, 1)) * 0.001f : 0.0f);
+        old[i] = var.master ? hmaster[i] : float(pd[i]);
+        grads[i] = float(gd[i]);
+        m[i] = hm[i], v[i] = hv[i];
+      }
+      DeviceBuffer dp = bf ? c.upload(hp) : c.upload(std::vector<float>(old.begin(), old.end()));
+      DeviceBuffer dg = bf ? c.upload(hg) : c.upload(grads);
+      DeviceBuffer dm = c.upload(hm), dv = c.upload(hv), dmaster = c.upload(hmaster);
+      std::vector<Arg> args = {spindle::tensor(dp.data(), var.t, {N}),
+                               var.master ? spindle::tensor(dmaster.data(), ScalarType::F32, {N}) : spindle::none(),
+                               spindle::tensor(dg.data(), var.t, {N}), t32(dm, {N}), t32(dv, {N})};
+      for (const Arg& a : scalars()) args.push_back(a);
+      k.launch(nullptr, args.data(), args.size());
+      std::vector<float> p;
+      std::vector<uint16_t> rounded;
+      bench::refAdamw(old, grads, m, v, s, 512, p, rounded);
+      const std::string shape = shapeText({N});
+      c.check("adamw", std::string(var.name) + " m", shape, c.downloadF32(dm, n), Vec(m.begin(), m.end()), 0, 3e-7);
+      c.check("adamw", std::string(var.name) + " v", shape, c.downloadF32(dv, n), Vec(v.begin(), v.end()), 0, 3e-7);
+      const Vec want(p.begin(), p.end());
+      if (var.master)
+        c.check("adamw", std::string(var.name) + " master", shape, c.downloadF32(dmaster, n), want, 1e-9, 1e-6);
+      if (!bf) {
+        c.check("adamw", std::string(var.name) + " params", shape, c.downloadF32(dp, n), want, 1e-9, 1e-6);
+        continue;
+      }
+      auto got = c.download<uint16_t>(dp, n);
+      Vec gotV(n);
+      int64_t otherChoice = 0;
+      for (size_t i = 0; i < n; ++i) {
+        gotV[i] = fromBf16(got[i]);
+        otherChoice += got[i] != rounded[i];
+      }
+      // A bf16 neighbour of p: within one bf16 step (2^-7 relative at most).
+      c.check("adamw", std::string(var.name) + " params", shape, gotV, want, 1e-9, 1.0 / 128);
+      if (double(otherChoice) > 0.001 * double(n) + 1)
+        c.fail("adamw " + std::string(var.name) + " " + shape,
+               std::to_string(otherChoice) + " of " + std::to_string(n) +
+                   " parameters rounded the other way than llm.c's rule gives for the reference's p");
+    }
+  }
+  if (!pool) return;
+  // GPT-2 124M's parameter count, bf16 with the f32 master copy (llm.c's
+  // default). Bytes per parameter: params 2 + 2, master 4 + 4, grads 2,
+  // m 4 + 4, v 4 + 4 = 30.
+  const int64_t N = 124439808;
+  DeviceBuffer dp = c.rt->allocate(size_t(N) * 2), dg = c.rt->allocate(size_t(N) * 2);
+  Vec unused;
+  auto hp = c.randHalf(ScalarType::BF16, size_t(N), unused, -1, 1);
+  c.rt->copyToDevice(dp, hp.data(), hp.size() * 2);
+  c.rt->copyToDevice(dg, hp.data(), hp.size() * 2);
+  std::vector<float> zeros(size_t(N), 0.0f), masters(unused.begin(), unused.end());
+  DeviceBuffer dm = c.upload(zeros), dv = c.upload(zeros), dmaster = c.upload(masters);
+  std::vector<Arg> args = {spindle::tensor(dp.data(), ScalarType::BF16, {N}),
+                           spindle::tensor(dmaster.data(), ScalarType::F32, {N}),
+                           spindle::tensor(dg.data(), ScalarType::BF16, {N}), t32(dm, {N}), t32(dv, {N})};
+  for (const Arg& a : scalars()) args.push_back(a);
+  double ms = c.timeMedian([&] { k.launch(nullptr, args.data(), args.size()); });
+  c.perfRecord("adamw", "124439808 bf16 master", ms, 30.0 * double(N));
+}
+
 void runTranspose(Ctx& c, Pool* pool) {
   Kernel k = c.kernel("transpose", "transpose");
   for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1000, 777}, {33, 4097}}) {
@@ -1043,6 +1238,12 @@ const std::vector<Sample>& samples() {
        {{"NT", 4096}, {"NH", 32}, {"NKV", 8}, {"HS", 128}, {"MAXPOS", 8192}, {"ROT", 128}},
        {{"T", ScalarType::BF16}},
        {{"NEOX", spindle::ConstOverride::ofInt(1)}}},
+      {"adamw", "adamw", runAdamw, {{"N", 124439808}}, {{"Tp", ScalarType::BF16}, {"Tg", ScalarType::BF16}}},
+      {"quant_per_token",
+       "quant_per_token",
+       runQuantPerToken,
+       {{"M", 4096}, {"N", 8192}},
+       {{"T", ScalarType::BF16}, {"Q", ScalarType::F8E4M3}}},
   };
   return list;
 }

@@ -110,6 +110,10 @@ DUMP_REFERENCES = {}
 DUMP_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
                "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
                "bool": torch.bool}
+if hasattr(torch, "float8_e4m3fn"):
+    DUMP_DTYPES["f8e4m3"] = torch.float8_e4m3fn
+if hasattr(torch, "float8_e5m2"):
+    DUMP_DTYPES["f8e5m2"] = torch.float8_e5m2
 
 
 def dump_reference(sample):
@@ -163,6 +167,32 @@ def torch_act_and_mul_reference(t, scalars, case):
     # rounded activation by one ulp: 2 ulps of the output (atol for f16
     # subnormals).
     return {"out": (out, 1e-5, ulps(x.dtype, 2))}
+
+
+# vLLM's dynamic per-token quantization (scaled_fp8_quant with
+# use_per_token_if_dynamic, and dynamic_scaled_int8_quant with the fp8 path's
+# MIN_SCALE floor), in f32 as the kernels compute: the scale is the row's
+# absmax over the format's largest value, the row is multiplied by its
+# reciprocal, then clamped and converted (fp8: round to nearest even; int8:
+# torch.round, half to even).
+QUANT_MIN_SCALE = 1.0 / (448.0 * 512.0)
+
+
+def torch_quant_per_token(x, q):
+    qmax = 448.0 if q == "f8e4m3" else 127.0
+    scale = torch.clamp(x.float().abs().amax(-1, keepdim=True) / qmax, min=QUANT_MIN_SCALE)
+    v = x.float() * (1.0 / scale)
+    if q == "f8e4m3":
+        return v.clamp(-448.0, 448.0).to(torch.float8_e4m3fn), scale.squeeze(-1)
+    return torch.round(v).clamp(-128.0, 127.0).to(torch.int8), scale.squeeze(-1)
+
+
+@dump_reference("quant_per_token")
+def torch_quant_per_token_reference(t, scalars, case):
+    # The case is named T_Q_MxN ("bf16_f8e4m3_67x1000"). Every code and scale
+    # is one f32 computation and one rounding on both sides: bit for bit.
+    y, scale = torch_quant_per_token(t["x"], case.split("_")[1])
+    return {"y": (y.float(), 0.0, 0.0), "scales": (scale, 0.0, 0.0)}
 
 
 def rope_forward_native(positions, query, key, head_size, cos_sin_cache, is_neox_style):
@@ -232,7 +262,9 @@ def load_dumped(dump_dir, t, dev):
     v = torch.frombuffer(data, dtype=torch.uint8).view(DUMP_DTYPES[t["dtype"]])
     if v.numel() != math.prod(t["shape"]):
         raise ValueError(f"{t['file']}: {v.numel()} elements, shape {t['shape']}")
-    return v.reshape(t["shape"]).to(dev)
+    v = v.reshape(t["shape"]).to(dev)
+    # fp8 tensors compare as their values (not every op takes fp8 operands)
+    return v.float() if t["dtype"] in ("f8e4m3", "f8e5m2") else v
 
 
 def validate_dumps(dump_dir, dev):
@@ -653,6 +685,56 @@ def main():
     perf("torch", "scale_strided", "8192x8192", median_ms(lambda: torch.mul(x, 2.0, out=out), reps), 8 * M * N)
     xt = x.t()
     perf("torch", "scale_strided", "8192x8192 x.T", median_ms(lambda: torch.mul(xt, 2.0, out=out), reps), 8 * M * N)
+
+    # quant_per_token (vLLM's dynamic per-token fp8 / int8 quantization), bf16 in: PyTorch eager is
+    # the f32 computation above (absmax, clamp, multiply, clamp, convert: several kernels). Checked at
+    # 67 x 1000 against float64, dequantized: within fp8's rounding (2^-4 relative, 2^-9 of the scale
+    # for subnormal codes) and int8's (half a step of the scale), timed as gpu_check
+    # at 4096 x 8192. Bytes: x read once, y written, one f32 scale per row.
+    if hasattr(torch, "float8_e4m3fn"):
+        xq = (torch.rand(67, 1000, device=dev) * 6 - 3).bfloat16()
+        xd = xq.double()
+        sd = torch.clamp(xd.abs().amax(-1, keepdim=True) / 448.0, min=QUANT_MIN_SCALE)
+        y, s = torch_quant_per_token(xq, "f8e4m3")
+        check("torch", "quant_per_token fp8", y.float() * s[:, None], xd, float(sd.max()) * 2 ** -9, 2 ** -3)
+        y, s = torch_quant_per_token(xq, "i8")
+        check("torch", "quant_per_token i8", y.float() * s[:, None], xd, 0.51 * float(sd.max()), 0.0)
+        m, n = 4096, 8192
+        xq = (torch.rand(m, n, device=dev) * 6 - 3).bfloat16()
+        for q in ("f8e4m3", "i8"):
+            perf("torch", "quant_per_token", f"{m}x{n} bf16->{q}",
+                 median_ms(lambda: torch_quant_per_token(xq, q), reps), 3 * m * n + 4 * m)
+        del xq
+
+    # adamw (llm.c's adamw_kernel3: bf16 parameters and gradients, an f32 master copy, f32 moments,
+    # stochastic rounding to bf16). PyTorch eager, as mixed-precision training does it: the gradients
+    # cast to f32, torch.optim.AdamW(fused=True) on the master copy, the bf16 parameters copied from it
+    # (round to nearest: PyTorch has no stochastic rounding). Checked after one step at 4099 parameters
+    # against float64 (PyTorch's formula, step 1), timed at GPT-2 124M's parameter count. Bytes as
+    # gpu_check's (30 per parameter: what the fused kernel must move), though PyTorch moves more.
+    def adamw_setup(n):
+        params = (torch.rand(n, device=dev) * 2 - 1).bfloat16()
+        grads = (torch.rand(n, device=dev) * 2 - 1).bfloat16()
+        master = params.float().clone().requires_grad_(False)
+        master.grad = torch.zeros_like(master)
+        opt = torch.optim.AdamW([master], lr=3e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1, fused=True)
+        return params, grads, master, opt
+
+    def adamw_step(params, grads, master, opt):
+        master.grad.copy_(grads)
+        opt.step()
+        params.copy_(master)
+
+    params, grads, master, opt = adamw_setup(4099)
+    p0, g = master.double().clone(), grads.double()
+    adamw_step(params, grads, master, opt)
+    mh = (0.1 * g) / 0.1
+    vh = (0.05 * g * g) / 0.05
+    check("torch", "adamw", master, p0 * (1 - 3e-4 * 0.1) - 3e-4 * mh / (vh.sqrt() + 1e-8), 1e-7, 1e-5)
+    n = 124439808
+    params, grads, master, opt = adamw_setup(n)
+    perf("torch", "adamw", f"{n} bf16 master", median_ms(lambda: adamw_step(params, grads, master, opt), reps), 30 * n)
+    del params, grads, master, opt
 
     # matmul: cuBLAS fp32, TF32 off
     del out, xt, xr

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace bench {
 
@@ -190,6 +191,84 @@ void refRotaryEmbedding(Vec& qkv, const std::vector<int64_t>& positions, const V
         x[j] = round(b * c) + round(a * s);
       }
     }
+  }
+}
+
+double fromF8e4m3(uint8_t code) {
+  const int sign = code >> 7, exp = (code >> 3) & 15, man = code & 7;
+  if (exp == 15 && man == 7) return std::nan("");
+  const double mag = exp == 0 ? std::ldexp(man / 8.0, -6) : std::ldexp(1.0 + man / 8.0, exp - 7);
+  return sign ? -mag : mag;
+}
+
+uint8_t nearestF8e4m3(double v) {
+  const double target = std::min(std::max(v, -448.0), 448.0);
+  uint8_t best = 0;
+  double bestErr = INFINITY;
+  for (int c = 0; c < 256; ++c) {
+    const double d = fromF8e4m3(uint8_t(c));
+    if (std::isnan(d) || (d == 0 && std::signbit(d) != std::signbit(target))) continue;  // -0 only for -0
+    const double err = std::fabs(d - target);
+    if (err < bestErr || (err == bestErr && (c & 1) == 0)) best = uint8_t(c), bestErr = err;
+  }
+  return best;
+}
+
+void refQuantPerToken(const std::vector<float>& x, int64_t M, int64_t N, bool int8, float minScale, Vec& y,
+                      Vec& scales) {
+  y.assign(x.size(), 0.0);
+  scales.assign(size_t(M), 0.0);
+  const float qmax = int8 ? 127.0f : 448.0f;
+  for (int64_t r = 0; r < M; ++r) {
+    float amax = 0;
+    for (int64_t j = 0; j < N; ++j) amax = std::max(amax, std::fabs(x[size_t(r * N + j)]));
+    const float scale = std::max(amax / qmax, minScale), inv = 1.0f / scale;
+    scales[size_t(r)] = scale;
+    for (int64_t j = 0; j < N; ++j) {
+      const float v = x[size_t(r * N + j)] * inv;
+      y[size_t(r * N + j)] =
+          int8 ? std::min(std::max(double(std::nearbyint(v)), -128.0), 127.0) : fromF8e4m3(nearestF8e4m3(double(v)));
+    }
+  }
+}
+
+uint32_t squirrelNoise5(uint32_t position, uint32_t seed) {
+  uint32_t h = position * 0xd2a80a3fu;
+  h += seed;
+  h ^= h >> 9;
+  h += 0xa884f197u;
+  h ^= h >> 11;
+  h *= 0x6c736f4bu;
+  h ^= h >> 13;
+  h += 0xb79f3abbu;
+  h ^= h >> 15;
+  h *= 0x1b56c4f5u;
+  h ^= h >> 17;
+  return h;
+}
+
+uint16_t stochasticBf16(float p, uint32_t random) {
+  uint32_t bits;
+  std::memcpy(&bits, &p, 4);
+  // Low bits above the threshold: the magnitude rounds up, else down.
+  const bool up = (bits & 0xFFFFu) > (random & 0xFFFFu);
+  return uint16_t((bits >> 16) + (up ? 1u : 0u));
+}
+
+void refAdamw(const std::vector<float>& old, const std::vector<float>& grads, std::vector<float>& m,
+              std::vector<float>& v, const AdamwScalars& s, int64_t block, std::vector<float>& p,
+              std::vector<uint16_t>& rounded) {
+  auto lerp = [](float start, float end, float w) { return std::fmaf(w, end, std::fmaf(-w, start, start)); };
+  p.resize(old.size());
+  rounded.resize(old.size());
+  for (size_t i = 0; i < old.size(); ++i) {
+    const float g = s.gradScale * grads[i];
+    m[i] = lerp(g, m[i], s.beta1);
+    v[i] = lerp(g * g, v[i], s.beta2);
+    const float mh = m[i] / s.beta1Correction, vh = v[i] / s.beta2Correction;
+    p[i] = old[i] - s.lr * (mh / (std::sqrt(vh) + s.eps) + s.weightDecay * old[i]);
+    const uint32_t thread = uint32_t(int64_t(i) % block), blk = uint32_t(int64_t(i) / block);
+    rounded[i] = stochasticBf16(p[i], squirrelNoise5(thread + 198491317u * blk, s.seed));
   }
 }
 

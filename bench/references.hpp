@@ -59,4 +59,35 @@ Vec refActAndMul(const Vec& x, int64_t M, int64_t D, double (*act)(double), doub
 void refRotaryEmbedding(Vec& qkv, const std::vector<int64_t>& positions, const Vec& cache, int64_t NT, int64_t NH,
                         int64_t NKV, int64_t HS, int64_t ROT, bool neox, double (*round)(double));
 
+// OCP fp8 e4m3fn (bias 7, no infinities, S.1111.111 is NaN, largest 448):
+// the value of a code, and the code nearest to `v`, ties to the code with an
+// even mantissa, found by comparing with every finite code (a reference
+// that shares nothing with the prelude's bit arithmetic). `v` must be finite;
+// beyond +-448 it saturates.
+double fromF8e4m3(uint8_t code);
+uint8_t nearestF8e4m3(double v);
+// vLLM's dynamic per-token quantization as quant_per_token computes it, in
+// f32: scale = max(amax / qmax, minScale), v = x * (1 / scale), then fp8
+// (nearestF8e4m3 of v clamped to +-448) or int8 (rint, clamped to
+// [-128, 127]). `y` gets the quantized values (decoded), `scales` one per row.
+void refQuantPerToken(const std::vector<float>& x, int64_t M, int64_t N, bool int8, float minScale, Vec& y,
+                      Vec& scales);
+
+// llm.c's adamw_kernel3, in f32 as the kernel computes it (lerp through
+// fmaf; p's expression without contraction: the device compiler may fuse
+// its multiply-adds, so the caller allows an ulp there). `p` gets the
+// updated f32 parameters; `m`, `v` are updated in place; `rounded` gets
+// p rounded stochastically to bf16 by llm.c's rule (SquirrelNoise5 of the
+// thread's position, block size `block`, and `seed`).
+struct AdamwScalars {
+  float lr, beta1, beta2, beta1Correction, beta2Correction, eps, weightDecay, gradScale;
+  uint32_t seed;
+};
+void refAdamw(const std::vector<float>& old, const std::vector<float>& grads, std::vector<float>& m,
+              std::vector<float>& v, const AdamwScalars& s, int64_t block, std::vector<float>& p,
+              std::vector<uint16_t>& rounded);
+// llm.c's stochastic rounding of one value: `random`'s low 16 bits are the threshold.
+uint16_t stochasticBf16(float p, uint32_t random);
+uint32_t squirrelNoise5(uint32_t position, uint32_t seed);
+
 }  // namespace bench
