@@ -187,9 +187,22 @@ void checkMaxMin(const std::vector<F>& values) {
 template <typename F>
 std::vector<F> specialValues(std::mt19937& rng) {
   using L = std::numeric_limits<F>;
-  std::vector<F> v = {F(0),           -F(0),          F(1),           F(-1),          L::infinity(), -L::infinity(),
-                      L::quiet_NaN(), -L::quiet_NaN(), L::denorm_min(), -L::denorm_min(), L::min(),     -L::min(),
-                      L::max(),       L::lowest(),     F(0.5),         F(-2.5)};
+  std::vector<F> v = {F(0),
+                      -F(0),
+                      F(1),
+                      F(-1),
+                      L::infinity(),
+                      -L::infinity(),
+                      L::quiet_NaN(),
+                      -L::quiet_NaN(),
+                      L::denorm_min(),
+                      -L::denorm_min(),
+                      L::min(),
+                      -L::min(),
+                      L::max(),
+                      L::lowest(),
+                      F(0.5),
+                      F(-2.5)};
   std::uniform_real_distribution<F> uniform(F(-1e3), F(1e3));
   for (int i = 0; i < 60; ++i) v.push_back(uniform(rng));
   std::uniform_int_distribution<uint64_t> any;

@@ -30,16 +30,16 @@ TEST(Atomics, ElementTypesEachAtomicTakes) {
     bool ok;
   };
   const Case cases[] = {
-      {"atomic_add(x[0], 1)", "f16", true},      {"atomic_add(x[0], 1)", "bf16", true},
-      {"atomic_add(x[0], 1)", "i16", false},     {"atomic_add(x[0], 1)", "u8", false},
-      {"atomic_cas(x[0], 0, 1)", "f16", true},   {"atomic_cas(x[0], 0, 1)", "bf16", true},
-      {"atomic_cas(x[0], 0, 1)", "f64", true},   {"atomic_cas(x[0], 0, 1)", "u64", true},
-      {"atomic_cas(x[0], 0, 1)", "i8", false},   {"atomic_and(x[0], 1)", "i32", true},
-      {"atomic_or(x[0], 1)", "u64", true},       {"atomic_xor(x[0], 1)", "i64", true},
-      {"atomic_xor(x[0], 1)", "f32", false},     {"atomic_and(x[0], 1)", "f16", false},
-      {"atomic_or(x[0], 1)", "u16", false},      {"atomic_max(x[0], 1)", "f32", true},
-      {"atomic_min(x[0], 1)", "f64", true},      {"atomic_max(x[0], 1)", "bf16", false},
-      {"atomic_min(x[0], 1)", "f16", false},     {"atomic_exch(x[0], 1)", "f16", false},
+      {"atomic_add(x[0], 1)", "f16", true},    {"atomic_add(x[0], 1)", "bf16", true},
+      {"atomic_add(x[0], 1)", "i16", false},   {"atomic_add(x[0], 1)", "u8", false},
+      {"atomic_cas(x[0], 0, 1)", "f16", true}, {"atomic_cas(x[0], 0, 1)", "bf16", true},
+      {"atomic_cas(x[0], 0, 1)", "f64", true}, {"atomic_cas(x[0], 0, 1)", "u64", true},
+      {"atomic_cas(x[0], 0, 1)", "i8", false}, {"atomic_and(x[0], 1)", "i32", true},
+      {"atomic_or(x[0], 1)", "u64", true},     {"atomic_xor(x[0], 1)", "i64", true},
+      {"atomic_xor(x[0], 1)", "f32", false},   {"atomic_and(x[0], 1)", "f16", false},
+      {"atomic_or(x[0], 1)", "u16", false},    {"atomic_max(x[0], 1)", "f32", true},
+      {"atomic_min(x[0], 1)", "f64", true},    {"atomic_max(x[0], 1)", "bf16", false},
+      {"atomic_min(x[0], 1)", "f16", false},   {"atomic_exch(x[0], 1)", "f16", false},
   };
   for (const auto& c : cases) {
     auto a = analyze(kernelWith(std::string("x: ") + c.element + "[4]", std::string("    ") + c.call + "\n"));
@@ -60,7 +60,8 @@ TEST(Atomics, TypeErrorListsWhatTheAtomicTakes) {
        "'atomic_max' is not available for bf16 elements; it takes i32, u32, i64, u64, f32, f64"},
       {"bool", "atomic_cas(x[0], True, False)",
        "'atomic_cas' is not available for bool elements; it takes i32, u32, i64, u64, f16, bf16, f32, f64"},
-      {"f16", "atomic_exch(x[0], 1.0)", "'atomic_exch' is not available for f16 elements; it takes i32, u32, i64, u64, f32"},
+      {"f16", "atomic_exch(x[0], 1.0)",
+       "'atomic_exch' is not available for f16 elements; it takes i32, u32, i64, u64, f32"},
   };
   for (const auto& c : cases) {
     auto a = analyze(kernelWith(std::string("x: ") + c.element + "[4]", std::string("    ") + c.call + "\n"));
@@ -74,7 +75,8 @@ TEST(Atomics, CasTakesThreeArgumentsThatConvert) {
   EXPECT_THAT(diagIds(*two), ElementsAre("sema-call-arity")) << two->diags.renderAll();
   auto boolean = analyze(kernelWith("x: i32[4]", "    atomic_cas(x[0], 0, True)\n"));
   EXPECT_THAT(diagIds(*boolean), ElementsAre("sema-convert")) << boolean->diags.renderAll();
-  auto local = analyze(kernelWith("x: i32[4]", "    a = local(i32, [2], 0)\n    atomic_cas(a[0], 0, 1)\n    x[0] = a[0]\n"));
+  auto local =
+      analyze(kernelWith("x: i32[4]", "    a = local(i32, [2], 0)\n    atomic_cas(a[0], 0, 1)\n    x[0] = a[0]\n"));
   EXPECT_THAT(diagIds(*local), ElementsAre("sema-atomic-target")) << local->diags.renderAll();
 }
 
@@ -91,8 +93,7 @@ TEST(Atomics, HalfPrecisionAtomicsPrintTheirOwnHelpers) {
   EXPECT_EQ(lineWith(hip, "old = "), "float old = float(__spn_atomic_add_f16(&h[0], __half(y[0])));");
   EXPECT_EQ(lineWith(hip, "y[1] = "), "y[1] = old + float(__spn_atomic_add_bf16(&b[1], __spn_bf16(1.0f)));");
   EXPECT_EQ(lineWith(hip, "keep = "), "__half keep = __spn_atomic_cas_f16(&h[2], h[3], __half(0.5f));");
-  EXPECT_EQ(lineWith(hip, "b[0] = "),
-            "b[0] = __spn_atomic_cas_bf16(&b[2], __spn_bf16(0.0f), __spn_bf16(y[2]));");
+  EXPECT_EQ(lineWith(hip, "b[0] = "), "b[0] = __spn_atomic_cas_bf16(&b[2], __spn_bf16(0.0f), __spn_bf16(y[2]));");
   EXPECT_THAT(hip, HasSubstr("__spn_atomic_half_update(void* p, Op op)"));
 }
 
