@@ -223,6 +223,10 @@ constexpr Spelling kCalls[] = {
     {"atomicMax", "'atomic_max(x[i], v)'"},
     {"atomicMin", "'atomic_min(x[i], v)'"},
     {"atomicExch", "'atomic_exch(x[i], v)'"},
+    {"atomicCAS", "'atomic_cas(x[i], expected, new)'"},
+    {"atomicAnd", "'atomic_and(x[i], v)'"},
+    {"atomicOr", "'atomic_or(x[i], v)'"},
+    {"atomicXor", "'atomic_xor(x[i], v)'"},
     {"warpSize", "'warp_size()'"},
 };
 

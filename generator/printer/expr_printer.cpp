@@ -365,9 +365,23 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       return {std::string(b.hipF32) + "(" + argList() + ", " + blockScratchName_ + ")", kPostfix};
     case BuiltinCategory::Atomic: {
       // atomic_add(x[i], v) -> __spn_atomic_add(&x[i], v): the prelude
-      // gives every element type one overload.
+      // gives every element type one overload. f16/bf16 atomics have their
+      // own names (__spn_atomic_add_f16), so that only files using them
+      // take in the half-precision headers and the word loop, and their
+      // values are rounded to the element type first, as a store rounds.
+      // f32/f64 max and min (a CAS loop with its own ordering) likewise.
+      ScalarType element = c.args[0]->type;
       std::string fn = "__spn_" + std::string(b.name);
-      return {fn + "(&" + expr(*c.args[0]).text + ", " + value(*c.args[1]) + ")", kPostfix};
+      bool floatMinMax = isFloat(element) && (b.id == BuiltinId::AtomicMax || b.id == BuiltinId::AtomicMin);
+      if (isStorageOnly(element) || floatMinMax) fn += "_" + std::string(scalarName(element));
+      std::string text = fn + "(&" + expr(*c.args[0]).text;
+      for (size_t i = 1; i < c.args.size(); ++i) {
+        const Expr& v = *c.args[i];
+        if (!isStorageOnly(element)) text += ", " + value(v);
+        else if (v.type == element) text += ", " + expr(v).text;
+        else text += ", " + cppType(element) + "(" + value(v) + ")";
+      }
+      return {text + ")", kPostfix};
     }
     case BuiltinCategory::DimQuery: {
       const Symbol& tensor = *c.args[0]->as<NameExpr>()->symbol;

@@ -16,7 +16,7 @@ enum class BuiltinCategory {
   WarpReduce,      // warp_sum/max/min/cumsum(v)
   BlockReduce,     // block_sum/max/min/cumsum(v): needs generator-allocated scratch
   Shuffle,         // shfl_xor(v, mask)
-  Atomic,          // atomic_*(x[i], v): returns the old value
+  Atomic,          // atomic_*(x[i], v), atomic_cas(x[i], expected, new): return the old value
   DimQuery,        // dim(x, k)
   Scratch,         // shared(T, [..]) / local(T, [..], init): declarations only
   Range,           // range / static_range: for-loops only

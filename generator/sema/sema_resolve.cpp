@@ -1615,7 +1615,7 @@ class Resolver {
               target->base->as<NameExpr>()->symbol->kind == SymbolKind::LocalBuffer)
             error(DiagId::sema_atomic_target, c.args[0]->range, c.callee);
         }
-        resolveExpr(*c.args[1]);
+        for (size_t i = 1; i < c.args.size(); ++i) resolveExpr(*c.args[i]);
         return;
       }
       case BuiltinCategory::TypeLimit:

@@ -1,6 +1,7 @@
 // Typing (layer 2 of sema.h): every expression gets its scalar type under
 // one binding of the type parameters; the promotion rules of docs/language.md 4.5, the
 // builtin signatures and assignment conversions are checked here.
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -1000,19 +1001,39 @@ class TypeChecker {
     }
   }
 
+  // The element types each atomic takes, in the order its message lists
+  // them (docs/language.md 8.5). A type in no row (bool, i8, i16, u8, u16,
+  // and any element type added later, fp8 included) is sema-atomic-type
+  // with the row's list; giving an atomic a new type is one entry here plus
+  // its prelude overload.
+  static const std::vector<ScalarType>& atomicElementTypes(BuiltinId id) {
+    using S = ScalarType;
+    static const std::vector<S> kInts = {S::I32, S::U32, S::I64, S::U64};
+    static const std::vector<S> kAddCas = {S::I32, S::U32, S::I64, S::U64, S::F16, S::BF16, S::F32, S::F64};
+    static const std::vector<S> kMinMax = {S::I32, S::U32, S::I64, S::U64, S::F32, S::F64};
+    static const std::vector<S> kExch = {S::I32, S::U32, S::I64, S::U64, S::F32};
+    switch (id) {
+      case BuiltinId::AtomicAdd:
+      case BuiltinId::AtomicCas: return kAddCas;
+      case BuiltinId::AtomicMax:
+      case BuiltinId::AtomicMin: return kMinMax;
+      case BuiltinId::AtomicExch: return kExch;
+      default: return kInts;  // atomic_and, atomic_or, atomic_xor
+    }
+  }
+
   ScalarType typeAtomic(CallExpr& c, const BuiltinInfo& b, const std::vector<ScalarType>& args) {
     ScalarType t = args[0];
-    static const std::set<ScalarType> kAdd = {ScalarType::I32, ScalarType::U32, ScalarType::I64,
-                                              ScalarType::U64, ScalarType::F32, ScalarType::F64};
-    static const std::set<ScalarType> kMinMax = {ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64};
-    static const std::set<ScalarType> kExch = {ScalarType::I32, ScalarType::U32, ScalarType::I64, ScalarType::U64,
-                                               ScalarType::F32};
-    const auto& allowed = b.id == BuiltinId::AtomicAdd ? kAdd : b.id == BuiltinId::AtomicExch ? kExch : kMinMax;
-    if (!allowed.count(t)) {
-      error(DiagId::sema_atomic_type, c.args[0]->range, c.callee, scalarName(t));
+    const auto& allowed = atomicElementTypes(b.id);
+    if (std::find(allowed.begin(), allowed.end(), t) == allowed.end()) {
+      std::string list;
+      for (ScalarType a : allowed) list += (list.empty() ? "" : ", ") + std::string(scalarName(a));
+      error(DiagId::sema_atomic_type, c.args[0]->range, c.callee, scalarName(t), list);
       return ScalarType::Invalid;
     }
-    checkConvertible(*c.args[1], args[1], t);
+    // The values convert to the element type: an f16/bf16 value is rounded
+    // to it once, before the atomic (prelude __spn_atomic_add_f16).
+    for (size_t i = 1; i < c.args.size(); ++i) checkConvertible(*c.args[i], args[i], t);
     return t;
   }
 

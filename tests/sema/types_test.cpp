@@ -69,7 +69,7 @@ TEST(Types, MixingErrors) {
       {"x: f32[4], n: i32[4]", "    x[0] = exp(n[0])\n", "sema-math-needs-float"},
       {"x: f32[4]", "    x[0] = x\n", "sema-tensor-as-value"},
       {"x: f32[4]", "    x[0.5] = 1.0\n", "sema-index-type"},
-      {"x: f16[4]", "    atomic_add(x[0], 1.0)\n", "sema-atomic-type"},
+      {"x: f16[4]", "    atomic_max(x[0], 1.0)\n", "sema-atomic-type"},
       {"x: f32[4]", "    b = True\n    b = 1.0\n", "sema-convert"},
   };
   for (const auto& c : cases) {
