@@ -180,7 +180,10 @@ QUANT_MIN_SCALE = 1.0 / (448.0 * 512.0)
 
 def torch_quant_per_token(x, q):
     qmax = 448.0 if q == "f8e4m3" else 127.0
-    scale = torch.clamp(x.float().abs().amax(-1, keepdim=True) / qmax, min=QUANT_MIN_SCALE)
+    amax = x.float().abs().amax(-1, keepdim=True)
+    # A true division: PyTorch divides by a Python number as a multiplication
+    # by its f32 reciprocal, which is an ulp off the kernels' amax / qmax.
+    scale = torch.clamp(amax / torch.full_like(amax, qmax), min=QUANT_MIN_SCALE)
     v = x.float() * (1.0 / scale)
     if q == "f8e4m3":
         return v.clamp(-448.0, 448.0).to(torch.float8_e4m3fn), scale.squeeze(-1)
@@ -698,7 +701,7 @@ def main():
         y, s = torch_quant_per_token(xq, "f8e4m3")
         check("torch", "quant_per_token fp8", y.float() * s[:, None], xd, float(sd.max()) * 2 ** -9, 2 ** -3)
         y, s = torch_quant_per_token(xq, "i8")
-        check("torch", "quant_per_token i8", y.float() * s[:, None], xd, 0.51 * float(sd.max()), 0.0)
+        check("torch", "quant_per_token i8", y.float() * s[:, None], xd, 0.51 * float(s.max()), 0.0)
         m, n = 4096, 8192
         xq = (torch.rand(m, n, device=dev) * 6 - 3).bfloat16()
         for q in ("f8e4m3", "i8"):
