@@ -399,6 +399,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       return {fmt::format("{}(uint{}_t({}))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
     }
     case BuiltinCategory::TypeLimit: return {typeLimitLiteral(b.id, c.args[0]->type), kPrimary};
+    case BuiltinCategory::FloatPredicate: return {std::string(b.hipF32) + "(" + value(*c.args[0]) + ")", kPostfix};
     case BuiltinCategory::TypeConversion: {
       const ScalarType to = c.args[0]->type;
       const Expr& v = *c.args[1];

@@ -23,6 +23,7 @@ enum class BuiltinCategory {
   LaunchQuery,     // resident_blocks(): i64, @grid only (a fact of the device and binary)
   TypeLimit,       // max_value(T), min_value(T), min_normal(T): T's limits
   TypeConversion,  // saturate(T, v), bitcast(T, v): v converted to T
+  FloatPredicate,  // isnan/isinf/isfinite/signbit(x): a float in, bool out
 };
 
 enum class BuiltinId {

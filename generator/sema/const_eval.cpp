@@ -233,6 +233,14 @@ class ConstEvaluator {
         if (args[1].i == 0) return fail(c, "division by zero");
         return ConstValue::ofInt((args[0].i + args[1].i - 1) / args[1].i);
       }
+      if (b->category == BuiltinCategory::FloatPredicate && args.size() == 1) {
+        const double v = args[0].asDouble();
+        const bool r = b->id == BuiltinId::IsNan      ? std::isnan(v)
+                       : b->id == BuiltinId::IsInf    ? std::isinf(v)
+                       : b->id == BuiltinId::IsFinite ? std::isfinite(v)
+                                                      : std::signbit(v);
+        return ConstValue::ofInt(r ? 1 : 0);
+      }
       if (b->category == BuiltinCategory::FloatMath && int(args.size()) >= b->minArgs && int(args.size()) <= b->maxArgs)
         return ConstValue::ofFloat(floatMath(b->id, args));
       if (b->id == BuiltinId::Abs && args.size() == 1)

@@ -236,10 +236,10 @@ class Resolver {
     auto value = evaluateConst(
         *c.value,
         [&](const NameExpr& n) -> std::optional<ConstValue> {
-          auto it = sema_.globals.find(n.name);
-          if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) {
-            usesDims |= it->second->perSpecialization;
-            return it->second->value;
+          Symbol* g = globalOrPredefined(n.name);
+          if (g && g->kind == SymbolKind::Const) {
+            usesDims |= g->perSpecialization;
+            return g->value;
           }
           if (kernelDimNames_.count(n.name)) {
             usesDims = true;
@@ -294,8 +294,7 @@ class Resolver {
   // kernel's dim they are depends on the specialization.
   void bindConstNames(Expr& e) {
     if (auto* n = e.as<NameExpr>()) {
-      auto it = sema_.globals.find(n->name);
-      if (it != sema_.globals.end() && it->second->kind == SymbolKind::Const) n->symbol = it->second;
+      if (Symbol* g = globalOrPredefined(n->name); g && g->kind == SymbolKind::Const) n->symbol = g;
       return;
     }
     forEachChild(e, [&](Expr& child) { bindConstNames(child); });
@@ -638,9 +637,8 @@ class Resolver {
               kernel->launchScalars.push_back(p);
             return;
           }
-          auto g = sema_.globals.find(n.name);
-          if (g != sema_.globals.end() && g->second->kind == SymbolKind::Const) {
-            n.symbol = g->second;
+          if (Symbol* g = globalOrPredefined(n.name); g && g->kind == SymbolKind::Const) {
+            n.symbol = g;
             return;
           }
           if (bodyConstNames_.count(n.name)) {  // `const VEC = 16 // sizeof(T)` in the body
@@ -967,8 +965,28 @@ class Resolver {
 
   Symbol* lookup(const std::string& name) {
     if (Symbol* s = lookupEnclosing(state().scope, name)) return s;
-    auto g = sema_.globals.find(name);
-    return g != sema_.globals.end() ? g->second : nullptr;
+    return globalOrPredefined(name);
+  }
+
+  // A module-level name, else `pi` or `e`: weak float consts that every
+  // declaration shadows (a local `e = ...`, a module `const e`, a parameter),
+  // so they are found last and never in sema_.globals.
+  Symbol* globalOrPredefined(const std::string& name) {
+    if (auto g = sema_.globals.find(name); g != sema_.globals.end()) return g->second;
+    static const std::pair<const char*, double> kPredefined[] = {{"pi", 3.14159265358979323846},
+                                                                 {"e", 2.71828182845904523536}};
+    for (const auto& [spelling, value] : kPredefined) {
+      if (name != spelling) continue;
+      Symbol*& sym = predefined_[name];
+      if (!sym) {
+        sym = sema_.newSymbol(SymbolKind::Const, name, SourceRange{}, nullptr);
+        sym->value = ConstValue::ofFloat(value);
+        sym->type = ScalarType::F32;
+        sym->weakType = true;
+      }
+      return sym;
+    }
+    return nullptr;
   }
 
   // Records that the current function names `sym`; captures are computed
@@ -1634,6 +1652,7 @@ class Resolver {
       case BuiltinCategory::LaneInfo:
       case BuiltinCategory::Barrier:
       case BuiltinCategory::FloatMath:
+      case BuiltinCategory::FloatPredicate:
       case BuiltinCategory::NumericMath:
       case BuiltinCategory::IntMath:
       case BuiltinCategory::BitCount:
@@ -1695,6 +1714,7 @@ class Resolver {
   }
 
   SemaModule& sema_;
+  std::map<std::string, Symbol*> predefined_;  // pi and e, made on first use (globalOrPredefined)
   DiagnosticEngine& diags_;
   std::shared_ptr<const SourceFile> file_;
   const ConstValues& overrides_;  // a specialization's const values (CompiledModule::generate)

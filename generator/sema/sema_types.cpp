@@ -942,6 +942,12 @@ class TypeChecker {
         }
         return ScalarType::I32;
       case BuiltinCategory::Atomic: return typeAtomic(c, b, args);
+      case BuiltinCategory::FloatPredicate: {
+        ScalarType t = needFloat(0);
+        if (t == ScalarType::Invalid) return t;
+        coerceWeak(*c.args[0], t);
+        return ScalarType::Bool;
+      }
       case BuiltinCategory::TypeLimit:
       case BuiltinCategory::TypeConversion:
         return ScalarType::Invalid;  // typeOfTypeBuiltin

@@ -6,8 +6,8 @@
 // the overflow rule of each format.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -20,8 +20,8 @@ namespace {
 
 struct Format {
   int E, M, B;
-  double max;          // largest finite magnitude
-  bool hasInfinity;    // e5m2: S.11111.00; e4m3fn has none
+  double max;        // largest finite magnitude
+  bool hasInfinity;  // e5m2: S.11111.00; e4m3fn has none
 };
 constexpr Format kE4M3{4, 3, 7, 448.0, false};
 constexpr Format kE5M2{5, 2, 15, 57344.0, true};
@@ -111,7 +111,7 @@ TEST(PreludeFp8, SaturateClampsInsteadOfOverflowing) {
   EXPECT_EQ(float(__spn_saturate_f8e4m3(1e6f)), 448.0f);
   EXPECT_EQ(float(__spn_saturate_f8e4m3(-500.0f)), -448.0f);
   EXPECT_TRUE(std::isnan(float(__spn_f8e4m3(500.0f))));  // a plain conversion past 464: NaN
-  EXPECT_EQ(float(__spn_f8e4m3(464.0f)), 448.0f);         // the tie goes to the even 448
+  EXPECT_EQ(float(__spn_f8e4m3(464.0f)), 448.0f);        // the tie goes to the even 448
   EXPECT_EQ(float(__spn_saturate_f8e5m2(1e9f)), 57344.0f);
   EXPECT_TRUE(std::isinf(float(__spn_f8e5m2(1e9f))));
   EXPECT_TRUE(std::isnan(float(__spn_saturate_f8e4m3(NAN))));
