@@ -338,7 +338,9 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       return {fmt::format("int({}.{})", b.hipF32, axisName(axis)), kPostfix};
     }
     case BuiltinCategory::LaneInfo:
+    case BuiltinCategory::WarpBarrier:
     case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
+    case BuiltinCategory::WarpVote: return {std::string(b.hipF32) + "(bool(" + value(*c.args[0]) + "))", kPostfix};
     case BuiltinCategory::LaunchQuery: return {std::string(b.hipF32), kPrimary};  // a launcher local
     case BuiltinCategory::FloatMath: {
       std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);

@@ -24,6 +24,8 @@ enum class BuiltinCategory {
   TypeLimit,       // max_value(T), min_value(T), min_normal(T): T's limits
   TypeConversion,  // saturate(T, v), bitcast(T, v): v converted to T
   FloatPredicate,  // isnan/isinf/isfinite/signbit(x): a float in, bool out
+  WarpBarrier,     // sync_warp(): the warp's lanes meet (memory ordered among them)
+  WarpVote,        // warp_any/warp_all(c): bool; ballot(c): u64, bit k = lane k's c
 };
 
 enum class BuiltinId {

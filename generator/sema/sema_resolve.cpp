@@ -1651,6 +1651,8 @@ class Resolver {
       case BuiltinCategory::BlockReduce: state().scope->usesBlockCollective = true; break;
       case BuiltinCategory::LaneInfo:
       case BuiltinCategory::Barrier:
+      case BuiltinCategory::WarpBarrier:
+      case BuiltinCategory::WarpVote:
       case BuiltinCategory::FloatMath:
       case BuiltinCategory::FloatPredicate:
       case BuiltinCategory::NumericMath:

@@ -891,6 +891,11 @@ class TypeChecker {
       case BuiltinCategory::Geometry:
       case BuiltinCategory::LaneInfo: return ScalarType::I32;
       case BuiltinCategory::DimQuery: return ScalarType::I64;
+      case BuiltinCategory::WarpVote: {
+        checkCondition(*c.args[0]);
+        return b.id == BuiltinId::Ballot ? ScalarType::U64 : ScalarType::Bool;
+      }
+      case BuiltinCategory::WarpBarrier:
       case BuiltinCategory::Barrier:
         if (!allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
         return ScalarType::Invalid;
