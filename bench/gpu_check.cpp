@@ -1248,6 +1248,54 @@ const std::vector<Sample>& samples() {
   return list;
 }
 
+// ---------------------------------------------------------------- language features by value
+
+// The warp primitives (tests/golden/kernels/warp_primitives.spn) on this
+// GPU's 32-wide warps: shfl_down's tree sum read back with shfl, shfl_up's
+// inclusive scan, a shared slot of the neighbour lane after sync_warp, and
+// ballot / warp_any / warp_all, against a CPU computation per warp. N is
+// not a multiple of the block: the last warps hold lanes past N (v = 0).
+void checkWarpPrimitives(Ctx& c) {
+  const std::string path = c.samplesDir + "/../tests/golden/kernels/warp_primitives.spn";
+  Kernel k = c.rt->loadModule(path).kernel("warp_ops");
+  const int64_t N = 1000, W = 32, threads = 1024;  // cdiv(1000, 256) blocks of 256
+  Vec x;
+  auto hx = c.randF32(size_t(N), x, -1, 1);
+  auto dx = c.upload(hx);
+  auto dy = c.poisoned(size_t(N) * 4), dscan = c.poisoned(size_t(N) * 4), dcounts = c.poisoned(size_t(N) * 4);
+  auto dvotes = c.poisoned(size_t(N) * 8);
+  k.launch(nullptr, {t32(dx, {N}), t32(dy, {N}), t32(dscan, {N}), spindle::tensor(dcounts.data(), ScalarType::I32, {N}),
+                     spindle::tensor(dvotes.data(), ScalarType::U64, {N})});
+  Vec wantY(static_cast<size_t>(N)), wantScan(wantY), wantCounts(wantY), wantVotes(wantY);
+  for (int64_t w0 = 0; w0 < threads; w0 += W) {
+    double total = 0, run = 0;
+    std::vector<double> scan(static_cast<size_t>(W));
+    uint64_t mask = 0;
+    bool any = false, all = true;
+    for (int64_t l = 0; l < W; ++l) {
+      const double v = w0 + l < N ? double(hx[size_t(w0 + l)]) : 0.0;
+      total += v;
+      scan[size_t(l)] = run += v;
+      if (v > 0.5) mask |= uint64_t(1) << l, any = true;
+      all = all && v >= 0.0;
+    }
+    for (int64_t l = 0; l < W && w0 + l < N; ++l) {
+      const size_t i = size_t(w0 + l);
+      wantY[i] = total + scan[size_t(l ^ 1)];
+      wantScan[i] = scan[size_t(l)];
+      wantCounts[i] = double(__builtin_popcountll(mask) + (any ? 100 : 0) + (all ? 1000 : 0));
+      wantVotes[i] = double(mask);
+    }
+  }
+  auto counts = c.download<int32_t>(dcounts, size_t(N));
+  auto votes = c.download<uint64_t>(dvotes, size_t(N));
+  Vec gotCounts(counts.begin(), counts.end()), gotVotes(votes.begin(), votes.end());
+  c.check("warp_primitives", "shfl_down sum + neighbour", "1000", c.downloadF32(dy, size_t(N)), wantY, 1e-5, 1e-5);
+  c.check("warp_primitives", "shfl_up scan", "1000", c.downloadF32(dscan, size_t(N)), wantScan, 1e-5, 1e-5);
+  c.check("warp_primitives", "votes", "1000", gotCounts, wantCounts, 0, 0);
+  c.check("warp_primitives", "ballot", "1000", gotVotes, wantVotes, 0, 0);
+}
+
 // ---------------------------------------------------------------- runtime behaviour
 
 void checkCaching(Ctx& c) {
@@ -1720,6 +1768,11 @@ int main(int argc, char** argv) {
       for (const Sample& s : samples())
         if (only.empty() || only.count(s.name)) runOne(s);
       rt.synchronize();
+      try {
+        checkWarpPrimitives(c);
+      } catch (const spindle::Error& e) {
+        c.fail("warp_primitives", std::string("spindle::Error: ") + e.what());
+      }
       checkCaching(c);
       launchOverhead(c);
       if (probe) coldVsDisk(c, jsonPath, passThrough);
