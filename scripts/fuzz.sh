@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz) with clang, ASan and UBSan, and
-# runs each for a while from the seed corpus (samples/*.spn, tests/bad/*.spn).
+# runs them for a while from the seed corpus (samples/*.spn, tests/bad/*.spn),
+# at the same time (one core each).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      default: 60 s, fuzz_parse fuzz_pipeline
 #
@@ -27,17 +28,27 @@ parallel=()
 if [[ ${FUZZ_WORKERS:-1} -gt 1 ]]; then  # libFuzzer then logs to fuzz-<n>.log
   parallel=(-jobs="$FUZZ_WORKERS" -workers="$FUZZ_WORKERS")
 fi
-status=0
+# The targets fuzz at the same time (one core each), each into its own log,
+# printed when both are done.
+pids=()
 for t in "${targets[@]}"; do
   corpus=$fuzzdir/corpus/$t
   artifacts=$fuzzdir/artifacts/$t/
   mkdir -p "$corpus" "$artifacts"
+  "$build/bin/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -dict="$root/tests/fuzz/spindle.dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
+    ${parallel[@]+"${parallel[@]}"} \
+    "$corpus" "$fuzzdir/seeds" >"$fuzzdir/$t.log" 2>&1 &
+  pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
+  if wait "${pids[$i]}"; then ok=1; else ok=0; fi
   echo "== $t for ${seconds}s"
-  if ! "$build/bin/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -dict="$root/tests/fuzz/spindle.dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
-      ${parallel[@]+"${parallel[@]}"} \
-      "$corpus" "$fuzzdir/seeds"; then
-    echo "!! $t found a problem; reproducers in $artifacts" >&2
+  cat "$fuzzdir/$t.log"
+  if [ $ok -eq 0 ]; then
+    echo "!! $t found a problem; reproducers in $fuzzdir/artifacts/$t/" >&2
     status=1
   fi
 done

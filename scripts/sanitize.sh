@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer
 # (-DSPINDLE_SANITIZE=ON, see the top-level CMakeLists.txt) in build-asan and
-# runs the whole test suite there. Any sanitizer report fails the test that
+# runs the whole test suite there, one ctest test per test executable (a
+# process per GoogleTest test costs minutes under ASan; the failing test's
+# name is in the output). Any sanitizer report fails the test that
 # triggered it (UBSan does not recover). Then the generator's concurrency
 # tests (threads specializing one module at once) under ThreadSanitizer, in
 # build-tsan (SPINDLE_TSAN; ASan and TSan do not mix).
@@ -14,7 +16,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-asan}
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=ON >/dev/null
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=ON -DSPINDLE_TEST_PER_EXECUTABLE=ON \
+  >/dev/null
 cmake --build "$build" -j "${JOBS:-2}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}

@@ -6,7 +6,8 @@
 #      format check of every C++ file (scripts/check_format.sh)
 #   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (scripts/sanitize.sh; the vendor-compiler checks of the goldens are
-#      left to step 4, they run no Spindle code)
+#      left to step 4, they run no Spindle code, and so is spindle-verify
+#      over every golden: verify_tests runs it under the sanitizers)
 #   3. a bounded libFuzzer run of the parser and of the whole pipeline
 #      (scripts/fuzz.sh, 60 s each)
 #   4. the normal build and the whole ctest suite, last, so its summary is
@@ -25,7 +26,7 @@ echo "== format (clang-format-14, .clang-format)"
 bash "$root/scripts/check_format.sh"
 if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
   echo "== sanitizers (ASan + UBSan)"
-  bash "$root/scripts/sanitize.sh" -E "golden_compile"
+  bash "$root/scripts/sanitize.sh" -E "golden_compile|golden_verify"
   echo "== fuzzing (bounded)"
   bash "$root/scripts/fuzz.sh" "${SPINDLE_FUZZ_SECONDS:-60}"
 fi
