@@ -58,7 +58,8 @@ std::vector<Pair<T, I>> warpButterfly(std::vector<Pair<T, I>> lane, int width) {
     std::vector<Pair<T, I>> next = lane;
     for (int l = 0; l < lanes; ++l) {
       const int partner = l ^ offset;
-      if (partner < lanes && __spn_arg_better<Max>(lane[partner].value, lane[partner].index, lane[l].value, lane[l].index))
+      if (partner < lanes &&
+          __spn_arg_better<Max>(lane[partner].value, lane[partner].index, lane[l].value, lane[l].index))
         next[l] = lane[partner];
     }
     lane = next;

@@ -48,14 +48,15 @@ kernel k(x: f32[N], q: i8[N], c: i16[N], flags: bool[N]):
     x[t] = block_argmin(x[t], t) + 1.0
     a5, b5, c5 = warp_argmax(x[t], t)
 )");
-  EXPECT_THAT(diagIds(*a), ElementsAre("sema-collective-type", "sema-collective-type", "sema-index-type",
-                                       "sema-collective-type", "sema-tuple-value", "sema-tuple-value",
-                                       "sema-unpack-arity"));
+  EXPECT_THAT(diagIds(*a),
+              ElementsAre("sema-collective-type", "sema-collective-type", "sema-index-type", "sema-collective-type",
+                          "sema-tuple-value", "sema-tuple-value", "sema-unpack-arity"));
   const std::string all = a->diags.renderAll();
   EXPECT_THAT(all, HasSubstr("'warp_argmax' works on 32- and 64-bit numbers, got i8"));
   EXPECT_THAT(all, HasSubstr("an index must be an integer, not f32"));
   EXPECT_THAT(all, HasSubstr("'block_argmax' works on 32- and 64-bit numbers, got i16"));
-  EXPECT_THAT(all, HasSubstr("'warp_argmax' returns 2 values (f32, i32), not one; unpack them: 'a, b = warp_argmax(...)'"));
+  EXPECT_THAT(all,
+              HasSubstr("'warp_argmax' returns 2 values (f32, i32), not one; unpack them: 'a, b = warp_argmax(...)'"));
   EXPECT_THAT(all, HasSubstr("cannot unpack 2 values into 3 targets"));
 }
 
@@ -95,7 +96,9 @@ kernel k(x: f32[N], d: f64[N], y: f32[N], idx: i64[N]):
     x[t], idx[t] = block_argmax(x[t], t)
 )";
   std::string s = generate(text, "k");
-  EXPECT_THAT(s, HasSubstr("const __spn_arg_pair<float, int32_t> warp_argmax_ret = __spn_warp_argmax<float, int32_t>(x[t], t);"));
+  EXPECT_THAT(
+      s,
+      HasSubstr("const __spn_arg_pair<float, int32_t> warp_argmax_ret = __spn_warp_argmax<float, int32_t>(x[t], t);"));
   EXPECT_THAT(s, HasSubstr("float m = warp_argmax_ret.value;"));
   EXPECT_THAT(s, HasSubstr("int32_t j = warp_argmax_ret.index;"));
   EXPECT_THAT(s, HasSubstr("const __spn_arg_pair<double, int64_t> block_argmin_ret = "
