@@ -1296,6 +1296,201 @@ void checkWarpPrimitives(Ctx& c) {
   c.check("warp_primitives", "ballot", "1000", gotVotes, wantVotes, 0, 0);
 }
 
+// The key-value reductions (tests/golden/kernels/argmax.spn) on this GPU's
+// warps, against a brute-force CPU reference written here (not the
+// prelude's combine): values drawn from a small set so that ties, -0.0 and
+// 0.0, infinities and NaNs meet; the expected pair is the first NaN's, else
+// the extreme value's with the smallest index. greedy_pick: per-thread
+// strided bests, then block_argmax and every warp's warp_argmax, at N = 1000
+// and N = 100 (threads with no column). moe_topk: K rounds of block_argmax
+// with the winner knocked out, and each warp's warp_argmin. ragged_min: a
+// block of 100 threads (a partial last warp): warp_argmin / warp_argmax with
+// lane 0's pair handed to every lane, and block_argmin over u32 indices.
+template <bool Max>
+size_t refArg(const std::vector<double>& v, const std::vector<int64_t>& idx) {
+  size_t best = v.size();
+  for (size_t k = 0; k < v.size(); ++k)
+    if (std::isnan(v[k]) && (best == v.size() || idx[k] < idx[best])) best = k;
+  if (best != v.size()) return best;
+  double extreme = v[0];
+  for (double x : v) extreme = Max ? std::max(extreme, x) : std::min(extreme, x);
+  for (size_t k = 0; k < v.size(); ++k)
+    if (v[k] == extreme && (best == v.size() || idx[k] < idx[best])) best = k;
+  return best;
+}
+
+// A value as a number check() compares exactly: NaN and -0.0 get codes of
+// their own (neither occurs among the drawn values).
+double valueCode(double v) {
+  if (std::isnan(v)) return 1e300;
+  if (v == 0 && std::signbit(v)) return 7777;
+  return v;
+}
+
+void checkArgReduce(Ctx& c) {
+  const std::string path = c.samplesDir + "/../tests/golden/kernels/argmax.spn";
+  spindle::Module m = c.rt->loadModule(path);
+  const int64_t W = c.rt->target().rfind("sm_", 0) == 0 ? 32 : 64;
+  const double pool[] = {-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, INFINITY, -INFINITY};
+  auto draw = [&](bool withNan) {
+    uint64_t r = c.rng.next();
+    if (withNan && r % 97 == 0) return double(NAN);
+    return pool[(r >> 8) % 9];
+  };
+  auto codes = [](const std::vector<double>& v) {
+    Vec out;
+    for (double x : v) out.push_back(valueCode(x));
+    return out;
+  };
+
+  // greedy_pick
+  Kernel greedy = m.kernel("greedy_pick");
+  for (int64_t N : {1000, 100}) {
+    const int64_t M = 64, B = 256;
+    std::vector<float> logits(size_t(M * N));
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t j = 0; j < N; ++j) logits[size_t(r * N + j)] = r % 8 == 1 ? 1.0f : float(draw(r % 4 == 0));
+    auto dl = c.upload(logits);
+    auto dtok = c.poisoned(size_t(M) * 4), dscore = c.poisoned(size_t(M) * 4);
+    auto dpw = c.poisoned(size_t(M * B) * 4), dwb = c.poisoned(size_t(M * B) * 4);
+    greedy.launch(nullptr, {t32(dl, {M, N}), spindle::tensor(dtok.data(), ScalarType::I32, {M}), t32(dscore, {M}),
+                            spindle::tensor(dpw.data(), ScalarType::I32, {M, B}), t32(dwb, {M, B})});
+    std::vector<double> wantTok, wantScore, gotTok, gotScore, wantPw, wantWb, gotPw, gotWb;
+    auto tok = c.download<int32_t>(dtok, size_t(M));
+    auto score = c.download<float>(dscore, size_t(M));
+    auto pw = c.download<int32_t>(dpw, size_t(M * B));
+    auto wb = c.download<float>(dwb, size_t(M * B));
+    for (int64_t r = 0; r < M; ++r) {
+      std::vector<double> best(size_t(B), -INFINITY);
+      std::vector<int64_t> at(size_t(B), N);
+      for (int64_t t = 0; t < B; ++t)
+        for (int64_t j = t; j < N; j += B) {
+          const double v = logits[size_t(r * N + j)];
+          if (v > best[size_t(t)] || (std::isnan(v) && !std::isnan(best[size_t(t)])))
+            best[size_t(t)] = v, at[size_t(t)] = j;
+        }
+      const size_t k = refArg<true>(best, at);
+      wantTok.push_back(double(at[k]));
+      wantScore.push_back(best[k]);
+      gotTok.push_back(tok[size_t(r)]);
+      gotScore.push_back(score[size_t(r)]);
+      for (int64_t w = 0; w < B / W; ++w) {
+        std::vector<double> wv(best.begin() + w * W, best.begin() + (w + 1) * W);
+        std::vector<int64_t> wi(at.begin() + w * W, at.begin() + (w + 1) * W);
+        const size_t kw = refArg<true>(wv, wi);
+        wantPw.push_back(double(wi[kw]));
+        wantWb.push_back(wv[kw]);
+        gotPw.push_back(pw[size_t(r * B + w)]);
+        gotWb.push_back(wb[size_t(r * B + w)]);
+      }
+    }
+    const std::string shape = "64x" + std::to_string(N);
+    c.check("argmax", "block_argmax index", shape, gotTok, wantTok, 0, 0);
+    c.check("argmax", "block_argmax value", shape, codes(gotScore), codes(wantScore), 0, 0);
+    c.check("argmax", "warp_argmax index", shape, gotPw, wantPw, 0, 0);
+    c.check("argmax", "warp_argmax value", shape, codes(gotWb), codes(wantWb), 0, 0);
+  }
+
+  // moe_topk
+  {
+    Kernel topk = m.kernel("moe_topk");
+    const int64_t T = 40, E = 100, K = 6, B = 128;
+    std::vector<float> scores(size_t(T * E));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t e = 0; e < E; ++e) scores[size_t(t * E + e)] = float(draw(t % 3 == 0));
+    auto ds = c.upload(scores);
+    auto dids = c.poisoned(size_t(T * K) * 4), dw = c.poisoned(size_t(T * K) * 4);
+    auto dlow = c.poisoned(size_t(T * 4) * 8), dls = c.poisoned(size_t(T * 4) * 4);
+    topk.launch(nullptr, {t32(ds, {T, E}), spindle::tensor(dids.data(), ScalarType::I32, {T, K}), t32(dw, {T, K}),
+                          spindle::tensor(dlow.data(), ScalarType::I64, {T, 4}), t32(dls, {T, 4})});
+    auto ids = c.download<int32_t>(dids, size_t(T * K));
+    auto ws = c.download<float>(dw, size_t(T * K));
+    auto low = c.download<int64_t>(dlow, size_t(T * 4));
+    auto ls = c.download<float>(dls, size_t(T * 4));
+    std::vector<double> wantIds, wantW, gotIds, gotW, wantLow, wantLs, gotLow, gotLs;
+    std::vector<int64_t> lanes(static_cast<size_t>(B));
+    for (int64_t t = 0; t < B; ++t) lanes[size_t(t)] = t;
+    for (int64_t tok = 0; tok < T; ++tok) {
+      std::vector<double> s(size_t(B), -INFINITY);
+      for (int64_t e = 0; e < E; ++e) s[size_t(e)] = scores[size_t(tok * E + e)];
+      for (int64_t w = 0; w < B / W; ++w) {
+        std::vector<double> wv(s.begin() + w * W, s.begin() + (w + 1) * W);
+        std::vector<int64_t> wi(lanes.begin() + w * W, lanes.begin() + (w + 1) * W);
+        const size_t kw = refArg<false>(wv, wi);
+        wantLow.push_back(double(wi[kw]));
+        wantLs.push_back(wv[kw]);
+        gotLow.push_back(double(low[size_t(tok * 4 + w)]));
+        gotLs.push_back(ls[size_t(tok * 4 + w)]);
+      }
+      for (int64_t k = 0; k < K; ++k) {
+        const size_t e = refArg<true>(s, lanes);
+        wantIds.push_back(double(e));
+        wantW.push_back(s[e]);
+        gotIds.push_back(ids[size_t(tok * K + k)]);
+        gotW.push_back(ws[size_t(tok * K + k)]);
+        s[e] = -INFINITY;
+      }
+    }
+    c.check("argmax", "top-k experts", "40x100 k=6", gotIds, wantIds, 0, 0);
+    c.check("argmax", "top-k weights", "40x100 k=6", codes(gotW), codes(wantW), 0, 0);
+    c.check("argmax", "warp_argmin index", "40x100", gotLow, wantLow, 0, 0);
+    c.check("argmax", "warp_argmin value", "40x100", codes(gotLs), codes(wantLs), 0, 0);
+  }
+
+  // ragged_min: blocks of 100 threads
+  {
+    Kernel ragged = m.kernel("ragged_min");
+    const int64_t M = 50, B = 100;
+    std::vector<double> x(size_t(M * B));
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t t = 0; t < B; ++t) x[size_t(r * B + t)] = draw(r % 2 == 0);
+    auto dx = c.upload(x);
+    auto dwhere = c.poisoned(size_t(M * B) * 8), dfirst = c.poisoned(size_t(M) * 4);
+    auto dlowest = c.poisoned(size_t(M) * 8), dtop = c.poisoned(size_t(M * B) * 4);
+    ragged.launch(
+        nullptr,
+        {spindle::tensor(dx.data(), ScalarType::F64, {M, B}), spindle::tensor(dwhere.data(), ScalarType::I64, {M, B}),
+         spindle::tensor(dfirst.data(), ScalarType::U32, {M}), spindle::tensor(dlowest.data(), ScalarType::F64, {M}),
+         spindle::tensor(dtop.data(), ScalarType::I32, {M, B})});
+    auto gx = c.download<double>(dx, size_t(M * B));
+    auto where = c.download<int64_t>(dwhere, size_t(M * B));
+    auto first = c.download<uint32_t>(dfirst, size_t(M));
+    auto lowest = c.download<double>(dlowest, size_t(M));
+    auto top = c.download<int32_t>(dtop, size_t(M * B));
+    std::vector<double> wantWhere, gotWhere, wantX, gotX, wantTop, gotTop, wantFirst, gotFirst, wantLowest, gotLowest;
+    for (int64_t r = 0; r < M; ++r) {
+      std::vector<double> row(x.begin() + r * B, x.begin() + (r + 1) * B);
+      std::vector<int64_t> flat(static_cast<size_t>(B)), lane(static_cast<size_t>(B));
+      for (int64_t t = 0; t < B; ++t) flat[size_t(t)] = r * 100 + t, lane[size_t(t)] = t;
+      for (int64_t w0 = 0; w0 < B; w0 += W) {
+        const int64_t w1 = std::min(B, w0 + W);
+        std::vector<double> wv(row.begin() + w0, row.begin() + w1), wf;
+        for (double v : wv) wf.push_back(double(float(v)));
+        std::vector<int64_t> wi(flat.begin() + w0, flat.begin() + w1), wl(lane.begin() + w0, lane.begin() + w1);
+        const size_t lo = refArg<false>(wv, wi), hi = refArg<true>(wf, wl);
+        for (int64_t t = w0; t < w1; ++t) {
+          wantWhere.push_back(double(wi[lo]));
+          wantX.push_back(wv[lo]);
+          wantTop.push_back(double(wl[hi] + (wf[hi] > 0 ? 1 : 0)));
+          gotWhere.push_back(double(where[size_t(r * B + t)]));
+          gotX.push_back(gx[size_t(r * B + t)]);
+          gotTop.push_back(top[size_t(r * B + t)]);
+        }
+      }
+      const size_t b = refArg<false>(row, lane);
+      wantFirst.push_back(double(b));
+      wantLowest.push_back(row[b]);
+      gotFirst.push_back(first[size_t(r)]);
+      gotLowest.push_back(lowest[size_t(r)]);
+    }
+    c.check("argmax", "partial warp_argmin index", "50x100", gotWhere, wantWhere, 0, 0);
+    c.check("argmax", "partial warp_argmin value", "50x100", codes(gotX), codes(wantX), 0, 0);
+    c.check("argmax", "partial warp_argmax", "50x100", gotTop, wantTop, 0, 0);
+    c.check("argmax", "partial block_argmin index", "50x100", gotFirst, wantFirst, 0, 0);
+    c.check("argmax", "partial block_argmin value", "50x100", codes(gotLowest), codes(wantLowest), 0, 0);
+  }
+}
+
 // ---------------------------------------------------------------- runtime behaviour
 
 void checkCaching(Ctx& c) {
@@ -1772,6 +1967,11 @@ int main(int argc, char** argv) {
         checkWarpPrimitives(c);
       } catch (const spindle::Error& e) {
         c.fail("warp_primitives", std::string("spindle::Error: ") + e.what());
+      }
+      try {
+        checkArgReduce(c);
+      } catch (const spindle::Error& e) {
+        c.fail("argmax", std::string("spindle::Error: ") + e.what());
       }
       checkCaching(c);
       launchOverhead(c);

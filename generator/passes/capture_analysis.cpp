@@ -25,6 +25,7 @@ struct CaptureSet {
   std::map<Symbol*, CaptureMode> modes;
   std::map<Symbol*, Symbol*> impliedBy;  // dim symbol -> first tensor that needs it
   bool blockScratch = false;
+  bool blockScratchKeyValue = false;  // a block_argmax/argmin is reached: two slots per warp
   // A def's or closure's own dim symbols (bound from tensor arguments) that
   // its outlined function takes as parameters.
   std::set<Symbol*> ownDims;
@@ -116,6 +117,7 @@ class CaptureAnalysis {
     sets_[&f];
     for (Symbol* s : f.outerRefs) capture(f, s, modeFor(f, s));
     if (f.usesBlockCollective) sets_[&f].blockScratch = true;
+    if (f.usesBlockArgReduce) sets_[&f].blockScratchKeyValue = true;
     // A def's own dims that its code reads (sema_resolve: named, dim(x, k),
     // or addressing the rows of its tensor parameters).
     for (Symbol* d : f.dimsRead) capture(f, d, CaptureMode::Dim);
@@ -171,6 +173,10 @@ class CaptureAnalysis {
           sets_[&f].blockScratch = true;
           changed = true;
         }
+        if (callee->blockScratchKeyValue && !sets_[&f].blockScratchKeyValue) {
+          sets_[&f].blockScratchKeyValue = true;
+          changed = true;
+        }
         continue;
       }
       auto& calleeSet = sets_[callee];
@@ -180,6 +186,10 @@ class CaptureAnalysis {
       }
       if (calleeSet.blockScratch && !sets_[&f].blockScratch) {
         sets_[&f].blockScratch = true;
+        changed = true;
+      }
+      if (calleeSet.blockScratchKeyValue && !sets_[&f].blockScratchKeyValue) {
+        sets_[&f].blockScratchKeyValue = true;
         changed = true;
       }
     }
@@ -192,6 +202,7 @@ class CaptureAnalysis {
   void finish(FunctionScope& f) {
     auto& set = sets_[&f];
     f.capturesBlockScratch = set.blockScratch;
+    f.blockScratchKeyValue = set.blockScratchKeyValue;
     f.captures.clear();
     if (f.kind != FunctionScope::Kind::Kernel) {
       f.dimParams.clear();

@@ -365,6 +365,18 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::Shuffle: return {std::string(b.hipF32) + "(" + argList() + ")", kPostfix};
     case BuiltinCategory::BlockReduce:
       return {std::string(b.hipF32) + "(" + argList() + ", " + blockScratchName_ + ")", kPostfix};
+    case BuiltinCategory::WarpArgReduce:
+    case BuiltinCategory::BlockArgReduce: {
+      // The pair's types named, so that they are the ones its unpacking
+      // declares (a literal index would otherwise deduce int). Partial warps
+      // and the scratch as for warp_max and block_max.
+      const std::vector<ScalarType> types = argReduceTypes(c);
+      std::string fn = std::string(b.hipF32);
+      if (b.category == BuiltinCategory::WarpArgReduce && !ctx_.plan.block.wholeWarps) fn += "_any";
+      fn += "<" + cppType(types.at(0)) + ", " + cppType(types.at(1)) + ">(" + argList();
+      if (b.category == BuiltinCategory::BlockArgReduce) fn += ", " + blockScratchName_;
+      return {fn + ")", kPostfix};
+    }
     case BuiltinCategory::Atomic: {
       // atomic_add(x[i], v) -> __spn_atomic_add(&x[i], v): the prelude
       // gives every element type one overload. f16/bf16 atomics have their

@@ -269,8 +269,10 @@ void FunctionPrinter::printKernel(const std::string& launchBounds) {
       params));
   if (fn_.capturesBlockScratch) {
     // Block collectives need one slot per warp plus one for the result;
-    // 8-byte slots fit every type they accept.
-    out_.linef("__shared__ uint64_t {}[__SPN_MAX_WARPS + 1];", blockScratchName_);
+    // 8-byte slots fit every type they accept. block_argmax/argmin keep an
+    // index beside each value: twice that, only where they are reached.
+    if (fn_.blockScratchKeyValue) out_.linef("__shared__ uint64_t {}[2 * (__SPN_MAX_WARPS + 1)];", blockScratchName_);
+    else out_.linef("__shared__ uint64_t {}[__SPN_MAX_WARPS + 1];", blockScratchName_);
   }
   printDynamicSharedDecls();
   printAlignmentAssumptions();
@@ -553,8 +555,15 @@ void FunctionPrinter::printUnpack(const AssignStmt& a) {
       }
       storedBefore.insert(storedSymbol(*targets[i]));
     }
+  } else if (const auto& call = *a.value->as<CallExpr>(); argReduceBuiltin(call)) {
+    // `m, j = warp_argmax(v, i)`: the prelude's pair (value, index).
+    const std::vector<ScalarType> types = argReduceTypes(call);
+    std::string temp = names_.fresh(call.callee + "_ret");
+    out_.linef("const __spn_arg_pair<{}, {}> {} = {};", cppType(types.at(0)), cppType(types.at(1)), temp,
+               expr(call).text);
+    stored[0] = convertStored(temp + ".value", types[0], targets[0]->type);
+    stored[1] = convertStored(temp + ".index", types[1], targets[1]->type);
   } else {
-    const auto& call = *a.value->as<CallExpr>();
     const FunctionScope& callee = *call.symbol->scope;
     const TupleResult& result = ctx_.tupleResults.at(&callee);
     std::string temp = names_.fresh(call.callee + "_ret");

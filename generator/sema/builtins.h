@@ -26,6 +26,8 @@ enum class BuiltinCategory {
   FloatPredicate,  // isnan/isinf/isfinite/signbit(x): a float in, bool out
   WarpBarrier,     // sync_warp(): the warp's lanes meet (memory ordered among them)
   WarpVote,        // warp_any/warp_all(c): bool; ballot(c): u64, bit k = lane k's c
+  WarpArgReduce,   // warp_argmax/argmin(v, i): a tuple (v, i) over the warp's lanes
+  BlockArgReduce,  // block_argmax/argmin(v, i): the same over the block; generator-allocated scratch
 };
 
 enum class BuiltinId {

@@ -23,6 +23,8 @@
 
 namespace spindle {
 
+struct BuiltinInfo;
+
 struct FunctionScope;
 
 // A compile-time value: consts, @block, static_range bounds, static sizes.
@@ -153,11 +155,15 @@ struct FunctionScope {
   // Functions (defs/closures) this body calls directly.
   std::vector<FunctionScope*> callees;
   bool usesBlockCollective = false;  // calls block_sum/max/min directly
+  bool usesBlockArgReduce = false;   // calls block_argmax/argmin directly (a value and an index slot per warp)
 
   // Filled by the capture-analysis pass (closures only): the outlined
   // function's extra parameters, in a deterministic order.
   std::vector<Capture> captures;
   bool capturesBlockScratch = false;
+  // The scratch must hold a value and an index per warp: a block_argmax or
+  // block_argmin is reached from here (only the kernel's declaration reads it).
+  bool blockScratchKeyValue = false;
 
   // Kernel only: @grid calls resident_blocks(), so the grid depends on the
   // device and the compiled binary, not only on the dims.
@@ -237,5 +243,14 @@ bool isWeak(const Expr& e);
 
 // Types a module-level def (no type parameters).
 bool typeCheckFunction(SemaModule& sema, FunctionScope& function, DiagnosticEngine& diags);
+
+// warp_argmax(v, i), block_argmin(v, i), ... (BuiltinCategory::WarpArgReduce
+// and BlockArgReduce) return a tuple (value, index): the builtin such a call
+// names (null for any other call, a def that shadows the name included), and
+// the tuple's element types once the call is typed (the value's computed
+// type, an f16 value is f32; the index's own type), empty when its
+// arguments were refused.
+const BuiltinInfo* argReduceBuiltin(const CallExpr& c);
+std::vector<ScalarType> argReduceTypes(const CallExpr& c);
 
 }  // namespace spindle

@@ -1649,6 +1649,10 @@ class Resolver {
         return;
       }
       case BuiltinCategory::BlockReduce: state().scope->usesBlockCollective = true; break;
+      case BuiltinCategory::BlockArgReduce:
+        state().scope->usesBlockCollective = true;
+        state().scope->usesBlockArgReduce = true;
+        break;
       case BuiltinCategory::LaneInfo:
       case BuiltinCategory::Barrier:
       case BuiltinCategory::WarpBarrier:
@@ -1659,6 +1663,7 @@ class Resolver {
       case BuiltinCategory::IntMath:
       case BuiltinCategory::BitCount:
       case BuiltinCategory::WarpReduce:
+      case BuiltinCategory::WarpArgReduce:
       case BuiltinCategory::Shuffle: break;
     }
     for (auto& a : c.args) resolveExpr(*a);

@@ -43,6 +43,12 @@ namespace {
 
 bool isNumeric(ScalarType t) { return t != ScalarType::Invalid && t != ScalarType::Bool; }
 
+// What a key-value reduction accepts (docs/language.md 8.4): a value as the
+// other collectives take it (32- or 64-bit numbers; f16/bf16 are f32 by
+// then) and an index of 32 or 64 bits, which the lanes exchange as they are.
+bool isCollectiveValue(ScalarType t) { return isNumeric(t) && scalarBits(computeType(t)) >= 32; }
+bool isArgReduceIndex(ScalarType t) { return isInteger(t) && scalarBits(t) >= 32; }
+
 // Gives a weak (literal) expression the type its context chose, so the
 // printer writes `0.5f` next to a float and `0.5` next to a double.
 void coerceWeak(Expr& e, ScalarType t) {
@@ -337,6 +343,11 @@ class TypeChecker {
   // when it is not a call of a function that returns a tuple.
   bool unpackedCallTypes(Expr& value, std::vector<ScalarType>& types) {
     auto* call = value.as<CallExpr>();
+    if (call && argReduceBuiltin(*call)) {  // `m, j = warp_argmax(v, i)`
+      typeOf(*call, /*allowVoid=*/true);
+      types = argReduceTypes(*call);
+      return !types.empty();  // refused arguments are reported
+    }
     if (call && call->symbol && call->symbol->scope) {
       ScalarType one = typeOf(*call, /*allowVoid=*/true);
       FunctionScope* callee = call->symbol->scope;
@@ -939,6 +950,24 @@ class TypeChecker {
         }
         return t;
       }
+      case BuiltinCategory::WarpArgReduce:
+      case BuiltinCategory::BlockArgReduce: {
+        // A tuple (value, index): only unpacking takes it (unpackedCallTypes).
+        if (!isCollectiveValue(args[0])) {
+          error(DiagId::sema_collective_type, c.args[0]->range, c.callee, scalarName(args[0]));
+          return ScalarType::Invalid;
+        }
+        if (!isInteger(args[1])) {
+          error(DiagId::sema_index_type, c.args[1]->range, scalarName(args[1]));
+          return ScalarType::Invalid;
+        }
+        if (!isArgReduceIndex(args[1])) {
+          error(DiagId::sema_collective_type, c.args[1]->range, c.callee, scalarName(args[1]));
+          return ScalarType::Invalid;
+        }
+        if (!allowVoid) reportTupleAsValue(c, argReduceTypes(c));
+        return ScalarType::Invalid;
+      }
       case BuiltinCategory::BitCount:
         // popcount(x): set bits of an integer of any width, as an i32.
         if (!isInteger(args[0])) {
@@ -1059,6 +1088,21 @@ class TypeChecker {
 };
 
 }  // namespace
+
+const BuiltinInfo* argReduceBuiltin(const CallExpr& c) {
+  if (c.symbol) return nullptr;
+  const BuiltinInfo* b = findBuiltin(c.callee);
+  const bool keyValue =
+      b && (b->category == BuiltinCategory::WarpArgReduce || b->category == BuiltinCategory::BlockArgReduce);
+  return keyValue ? b : nullptr;
+}
+
+std::vector<ScalarType> argReduceTypes(const CallExpr& c) {
+  if (!argReduceBuiltin(c) || c.args.size() != 2) return {};
+  const ScalarType value = c.args[0]->type, index = c.args[1]->type;
+  if (!isCollectiveValue(value) || !isArgReduceIndex(index)) return {};
+  return {computeType(value), index};
+}
 
 bool typeCheckKernel(SemaModule& sema, FunctionScope& kernel, const std::map<std::string, ScalarType>& typeArgs,
                      DiagnosticEngine& diags) {
