@@ -26,6 +26,7 @@ enum class BuiltinCategory {
   FloatPredicate,  // isnan/isinf/isfinite/signbit(x): a float in, bool out
   WarpBarrier,     // sync_warp(): the warp's lanes meet (memory ordered among them)
   WarpVote,        // warp_any/warp_all(c): bool; ballot(c): u64, bit k = lane k's c
+  UniformHint,     // assume_uniform(v): v, taken as block-uniform by the divergence analysis
 };
 
 enum class BuiltinId {
