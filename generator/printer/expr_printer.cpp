@@ -342,6 +342,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
     case BuiltinCategory::WarpVote: return {std::string(b.hipF32) + "(bool(" + value(*c.args[0]) + "))", kPostfix};
     case BuiltinCategory::LaunchQuery: return {std::string(b.hipF32), kPrimary};  // a launcher local
+    case BuiltinCategory::UniformHint: return expr(*c.args[0]);                   // only the analysis reads the hint
     case BuiltinCategory::FloatMath: {
       std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
       return {fn + "(" + floatArgList() + ")", kPostfix};

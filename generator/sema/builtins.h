@@ -28,6 +28,7 @@ enum class BuiltinCategory {
   WarpVote,        // warp_any/warp_all(c): bool; ballot(c): u64, bit k = lane k's c
   WarpArgReduce,   // warp_argmax/argmin(v, i): a tuple (v, i) over the warp's lanes
   BlockArgReduce,  // block_argmax/argmin(v, i): the same over the block; generator-allocated scratch
+  UniformHint,     // assume_uniform(v): v, taken as block-uniform by the divergence analysis
 };
 
 enum class BuiltinId {

@@ -1,5 +1,6 @@
 #include "sema/sema.h"
 
+#include "passes/uniformity_analysis.h"
 #include "sema/type_test_bindings.h"
 
 namespace spindle {
@@ -43,6 +44,9 @@ std::unique_ptr<SemaModule> analyzeModule(SourceModule& module, DiagnosticEngine
     DiagnosticEngine discarded;  // leave the module typed as before: every type parameter f32
     typeCheckKernel(*sema, *k, bindings.front(), discarded);
   }
+  // Barriers and collectives under thread-dependent control flow (8.9): on
+  // a module whose names and types are sound.
+  if (!diags.hasErrors()) checkUniformControlFlow(*sema, diags);
   return sema;
 }
 

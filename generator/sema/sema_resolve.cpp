@@ -1657,6 +1657,7 @@ class Resolver {
       case BuiltinCategory::Barrier:
       case BuiltinCategory::WarpBarrier:
       case BuiltinCategory::WarpVote:
+      case BuiltinCategory::UniformHint:
       case BuiltinCategory::FloatMath:
       case BuiltinCategory::FloatPredicate:
       case BuiltinCategory::NumericMath:

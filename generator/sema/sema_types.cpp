@@ -902,6 +902,7 @@ class TypeChecker {
       case BuiltinCategory::Geometry:
       case BuiltinCategory::LaneInfo: return ScalarType::I32;
       case BuiltinCategory::DimQuery: return ScalarType::I64;
+      case BuiltinCategory::UniformHint: return args[0];  // the value itself
       case BuiltinCategory::WarpVote: {
         checkCondition(*c.args[0]);
         return b.id == BuiltinId::Ballot ? ScalarType::U64 : ScalarType::Bool;

@@ -128,11 +128,12 @@ extern "C" __global__ __launch_bounds__(256) void row_counts(
   int32_t wtop = __spn_warp_max(hi);
   int64_t wsum = __spn_warp_sum(count);
   int32_t flipped = __spn_shfl_xor(lo, 1);
+  int32_t wbottom = __spn_warp_min(lo);
   if (t == 0) {
     out[int64_t(row) * 5 + 0] = total;
     out[int64_t(row) * 5 + 1] = top;
     out[int64_t(row) * 5 + 2] = bottom;
     out[int64_t(row) * 5 + 3] = int64_t(wtop) + wsum;
-    out[int64_t(row) * 5 + 4] = __spn_min<int32_t>(__spn_warp_min(lo), flipped);
+    out[int64_t(row) * 5 + 4] = __spn_min<int32_t>(wbottom, flipped);
   }
 }

@@ -112,12 +112,12 @@ inline hipError_t launch_thread_prefix(hipStream_t stream, const int32_t* __rest
 }
 #endif
 
-#line 93 "tests/golden/kernels/collectives.spn"
+#line 94 "tests/golden/kernels/collectives.spn"
 extern "C" __global__ __launch_bounds__(256) void thread_prefix(
     const int32_t* __restrict__ x, int32_t* __restrict__ within_warp, int64_t* __restrict__ within_block,
     double* __restrict__ f, int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 94 "tests/golden/kernels/collectives.spn"
+#line 95 "tests/golden/kernels/collectives.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   int32_t v = x[int64_t(row) * 256 + t];

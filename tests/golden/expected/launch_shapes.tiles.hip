@@ -88,8 +88,10 @@ extern "C" __global__ __launch_bounds__(__SPN_WARP_SIZE * 4) void tiles(
   const int32_t t_step = tiles_1;
 #line 43 "tests/golden/kernels/launch_shapes.spn"
   for (int64_t t = int(blockIdx.y); t_step > 0 ? t < T : (t_step < 0 && t > T); t = __spn_range_next(t, T, t_step)) {
+    float v = i < N ? x[t * N + i] : 0.0f;
+    float s = __spn_warp_sum(v);
     if (i < N) {
-      y[t * N + i] = x[t * N + i] + __spn_warp_sum(x[t * N + i]);
+      y[t * N + i] = v + s;
     }
   }
 }
