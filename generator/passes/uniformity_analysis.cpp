@@ -1,6 +1,7 @@
 #include "passes/uniformity_analysis.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -372,8 +373,11 @@ class UniformityWalker {
       }
       case StmtKind::Return: {
         const auto& r = *s.as<ReturnStmt>();
+        // Evaluate first: a call in the value pushes frames and may move them.
+        std::optional<ValueFact> value;
+        if (r.value) value = underControl(eval(*r.value));
         Frame& frame = frames_.back();
-        if (r.value) frame.result = join(frame.result, underControl(eval(*r.value)));
+        if (value) frame.result = join(frame.result, *value);
         size_t firstLoop = loops_.size();
         while (firstLoop > 0 && loops_[firstLoop - 1]->frame == frames_.size() - 1) --firstLoop;
         std::string what =

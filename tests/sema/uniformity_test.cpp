@@ -310,6 +310,34 @@ TEST(Uniformity, ShortCircuitAndConditionalExpressions) {
                           "6:28 sema-divergent-warp-op", "  6:17 this condition depends on 'thread_id()'"));
 }
 
+// A returned value that calls other defs: the walker pushes their frames
+// while the caller's `return` is being evaluated (a use-after-free once,
+// seen under ASan), and the thread dependence still reaches the caller.
+TEST(Uniformity, ReturnedCallsThroughNestedDefs) {
+  auto a = analyze(R"(
+def lane_bit(i: i32) -> i32:
+    return i % 2
+
+def twice(i: i32) -> i32:
+    return lane_bit(i) + lane_bit(i + 1)
+
+def outer(i: i32) -> i32:
+    return twice(i) + twice(0)
+
+@grid(1)
+@block(256)
+kernel k(x: f32[N]):
+    v = outer(thread_id())
+    u = outer(block_id())
+    if u > 0:
+        sync()
+    if v > 0:
+        sync()
+)");
+  EXPECT_THAT(located(*a),
+              ElementsAre("19:9 sema-divergent-barrier", "  18:8 this condition depends on 'thread_id()'"));
+}
+
 TEST(Uniformity, UnreachedDefsAreCheckedOnTheirOwn) {
   auto a = analyze(R"(
 def lonely(x: f32[N]):
