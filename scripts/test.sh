@@ -26,7 +26,7 @@ echo "== format (clang-format-14, .clang-format)"
 bash "$root/scripts/check_format.sh"
 if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
   echo "== sanitizers (ASan + UBSan)"
-  bash "$root/scripts/sanitize.sh" -E "golden_compile|golden_verify"
+  bash "$root/scripts/sanitize.sh" -E "golden_compile|golden_verify|golden_isa"
   echo "== fuzzing (bounded)"
   bash "$root/scripts/fuzz.sh" "${SPINDLE_FUZZ_SECONDS:-60}"
 fi

@@ -32,6 +32,9 @@ class Backend {
   virtual std::string compilerIdentity() = 0;
   // The exact, normalized options used for `target`; part of the cache key.
   virtual std::vector<std::string> compileOptions(const std::string& target) = 0;
+  // Options that let float atomics use hardware which is not safe on every
+  // memory kind (RuntimeOptions::unsafeFpAtomics); empty where all are safe.
+  virtual std::vector<std::string> unsafeFpAtomicsOptions() const = 0;
   // Whether `target` names something this backend compiles for.
   virtual bool acceptsTarget(const std::string& target) const = 0;
   virtual CompileOutput compile(const std::string& source, const std::string& fileName,

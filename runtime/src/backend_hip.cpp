@@ -107,6 +107,8 @@ class HipBackend final : public Backend {
     return {"-std=c++17", "-O3", "--offload-arch=" + target};
   }
 
+  std::vector<std::string> unsafeFpAtomicsOptions() const override { return {"-munsafe-fp-atomics"}; }
+
   CompileOutput compile(const std::string& source, const std::string& fileName,
                         const std::vector<std::string>& options) override {
     requireHiprtc();

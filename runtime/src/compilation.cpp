@@ -24,8 +24,14 @@ std::string cacheKeyText(BackendKind backend, const std::string& compilerIdentit
   return text;
 }
 
+std::vector<std::string> BinaryCompiler::options() const {
+  std::vector<std::string> all = backend_.compileOptions(target_);
+  all.insert(all.end(), extraOptions_.begin(), extraOptions_.end());
+  return all;
+}
+
 std::string BinaryCompiler::keyHex(const std::string& source, const std::string& symbol) {
-  return keyHex(source, symbol, backend_.compileOptions(target_));
+  return keyHex(source, symbol, options());
 }
 
 std::string BinaryCompiler::keyHex(const std::string& source, const std::string& symbol,
@@ -44,7 +50,7 @@ bool optionsEmbedSourcePaths(const std::vector<std::string>& options) {
 CompiledBinary BinaryCompiler::get(const std::string& source, const std::string& pathFreeSource,
                                    const std::string& symbol, const std::string& fileName, const std::string& what) {
   CompiledBinary out;
-  const std::vector<std::string> options = backend_.compileOptions(target_);
+  const std::vector<std::string> options = this->options();
   out.keyHex = keyHex(optionsEmbedSourcePaths(options) ? source : pathFreeSource, symbol, options);
   if (disk_) {
     if (auto bin = disk_->load(out.keyHex)) {

@@ -38,8 +38,14 @@ bool optionsEmbedSourcePaths(const std::vector<std::string>& options);
 
 class BinaryCompiler {
  public:
-  BinaryCompiler(Backend& backend, std::string target, DiskCache* disk, Counters& counters)
-      : backend_(backend), target_(std::move(target)), disk_(disk), counters_(counters) {}
+  // `extraOptions` follow the backend's own (RuntimeOptions::unsafeFpAtomics).
+  BinaryCompiler(Backend& backend, std::string target, DiskCache* disk, Counters& counters,
+                 std::vector<std::string> extraOptions = {})
+      : backend_(backend),
+        target_(std::move(target)),
+        disk_(disk),
+        counters_(counters),
+        extraOptions_(std::move(extraOptions)) {}
 
   std::string keyHex(const std::string& source, const std::string& symbol);
   std::string keyHex(const std::string& source, const std::string& symbol, const std::vector<std::string>& options);
@@ -54,10 +60,13 @@ class BinaryCompiler {
                      const std::string& fileName, const std::string& what);
 
  private:
+  std::vector<std::string> options() const;
+
   Backend& backend_;
   std::string target_;
   DiskCache* disk_;
   Counters& counters_;
+  std::vector<std::string> extraOptions_;
 };
 
 }  // namespace spindle::rt

@@ -150,6 +150,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   }
   im.target = im.opts.target;
   if (envIs("SPINDLE_CHECKED", "1")) im.opts.checked = true;
+  if (envIs("SPINDLE_UNSAFE_FP_ATOMICS", "1")) im.opts.unsafeFpAtomics = true;
 
   // 3. Caches.
   if (im.opts.diskCache && !envIs("SPINDLE_DISABLE_DISK_CACHE", "1")) {
@@ -168,7 +169,9 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   if (!im.target.empty()) {
     std::string compilerWhy;
     if (!be.hasCompiler(&compilerWhy) && im.hasDevice) im.deviceStatus += "; no compiler: " + compilerWhy;
-    im.compiler = std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters);
+    std::vector<std::string> extraOptions;
+    if (im.opts.unsafeFpAtomics) extraOptions = be.unsafeFpAtomicsOptions();
+    im.compiler = std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters, extraOptions);
   }
 }
 

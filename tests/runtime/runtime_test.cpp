@@ -321,6 +321,42 @@ kernel gather(x: f32[N], y: f32[N], idx: i32[N]):
   EXPECT_EQ(b.outcome, CacheOutcome::Miss) << "a plain build must not reuse the checked binary";
 }
 
+TEST(Runtime, UnsafeFpAtomicsReachTheAmdCompilerAndTheKey) {
+  // -munsafe-fp-atomics turns the f16 compare-and-swap loop into one packed
+  // hardware add on gfx90a (tests/golden/isa_check.sh shows the instruction;
+  // here: the option reaches hiprtc, changes the binary, and keys it apart).
+  // NVIDIA's atomics are safe already: the option changes nothing there.
+  const char* text = R"(
+@grid(cdiv(N, 128))
+@block(128)
+kernel acc(x: f16[N], total: f16[4]):
+    i = i64(block_id()) * 128 + thread_id()
+    if i < N:
+        atomic_add(total[i % 4], x[i])
+)";
+  for (const char* target : {"gfx90a", "sm_90"}) {
+    const bool amd = target[0] == 'g';
+    if (!hasCompiler(amd ? BackendKind::Hip : BackendKind::Cuda)) continue;
+    SCOPED_TRACE(target);
+    test::TempDir dir;
+    RuntimeOptions unsafeOptions = compileOnly(target, dir.path());
+    unsafeOptions.unsafeFpAtomics = true;
+    Runtime unsafe(unsafeOptions);
+    Runtime safe(compileOnly(target, dir.path()));
+    CompileReport a = unsafe.loadModuleFromString("acc.spn", text).kernel("acc").compile({}, {});
+    CompileReport b = safe.loadModuleFromString("acc.spn", text).kernel("acc").compile({}, {});
+    EXPECT_EQ(a.source, b.source) << "a compiler option, not a different source";
+    if (amd) {
+      EXPECT_NE(a.keyHex, b.keyHex);
+      EXPECT_EQ(b.outcome, CacheOutcome::Miss) << "a safe build must not reuse the unsafe binary";
+      EXPECT_NE(a.binaryBytes, b.binaryBytes) << "the loop and the packed add are different code";
+    } else {
+      EXPECT_EQ(a.keyHex, b.keyHex);
+      EXPECT_EQ(b.outcome, CacheOutcome::DiskHit);
+    }
+  }
+}
+
 TEST(Runtime, CompileOnlyRuntimeRefusesToLaunch) {
   if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
   test::TempDir dir;

@@ -103,6 +103,13 @@ struct RuntimeOptions {
   // the .spn location, block and thread, and the launch fails. Checked
   // binaries have keys of their own.
   bool checked = false;
+  // AMD: compile with -munsafe-fp-atomics (SPINDLE_UNSAFE_FP_ATOMICS=1 too),
+  // so f32 atomic_add and f16 (gfx90a, gfx94x) / bf16 (gfx94x) atomic_add on
+  // global memory use the hardware's float atomics instead of a
+  // compare-and-swap loop. Those may be lost on fine-grained (host-coherent)
+  // memory: opt in only when no tensor lives there (docs/language.md 8.5).
+  // Part of the cache key. NVIDIA ignores it: its native atomics are safe.
+  bool unsafeFpAtomics = false;
   // Where warnings go (a read-only cache directory, ...). Default: stderr.
   std::function<void(const std::string&)> warn;
 };

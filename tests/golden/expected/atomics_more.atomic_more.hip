@@ -210,29 +210,73 @@ __device__ __forceinline__ __spn_bf16 __spn_bf16_of_bits(unsigned short bits) {
   return h;
 #endif
 }
+// AMD, for users who opt in with -munsafe-fp-atomics (which defines
+// __AMDGCN_UNSAFE_FP_ATOMICS__; RuntimeOptions::unsafeFpAtomics passes it):
+// the hardware's packed 16-bit atomic add (gfx90a and gfx94x for f16, gfx94x
+// for bf16) on the aligned word holding a global element. The other half is
+// added -0.0, which leaves every value as it was (+0.0 + -0.0 is +0.0); only
+// a signaling NaN there comes back quiet. Returns the element's old bits.
+// Not safe on fine-grained (host-coherent) memory, hence the opt-in.
+#if defined(__AMDGCN_UNSAFE_FP_ATOMICS__) && (defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__))
+#define __SPN_AMD_PACKED_ADD_F16 1
+typedef _Float16 __attribute__((ext_vector_type(2))) __spn_f16x2;
+__device__ __forceinline__ bool __spn_is_global(const void* p) {
+  // Folds away once the address space is known (a kernel's tensor argument).
+  return !__builtin_amdgcn_is_shared(p) && !__builtin_amdgcn_is_private(p);
+}
+// The addend word: `bits` in the element's half, -0.0 in the other.
+__device__ __forceinline__ unsigned __spn_packed_addend(unsigned long long address, unsigned short bits) {
+  const unsigned shift = __spn_half_shift(address);
+  return (unsigned(bits) << shift) | (0x8000u << (16u - shift));
+}
+__device__ __forceinline__ unsigned short __spn_amd_packed_add_f16(void* p, unsigned short bits) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+  auto* word = (__attribute__((address_space(1))) __spn_f16x2*)(static_cast<char*>(p) - (address & 2u));
+  const __spn_f16x2 old = __builtin_amdgcn_global_atomic_fadd_v2f16(
+      word, __builtin_bit_cast(__spn_f16x2, __spn_packed_addend(address, bits)));
+  return __spn_half_get(__builtin_bit_cast(unsigned, old), __spn_half_shift(address));
+}
+#endif
+#if defined(__SPN_AMD_PACKED_ADD_F16) && !defined(__gfx90a__)
+#define __SPN_AMD_PACKED_ADD_BF16 1
+typedef short __attribute__((ext_vector_type(2))) __spn_bf16x2_bits;
+__device__ __forceinline__ unsigned short __spn_amd_packed_add_bf16(void* p, unsigned short bits) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+  auto* word = (__attribute__((address_space(1))) __spn_bf16x2_bits*)(static_cast<char*>(p) - (address & 2u));
+  const __spn_bf16x2_bits old = __builtin_amdgcn_global_atomic_fadd_v2bf16(
+      word, __builtin_bit_cast(__spn_bf16x2_bits, __spn_packed_addend(address, bits)));
+  return __spn_half_get(__builtin_bit_cast(unsigned, old), __spn_half_shift(address));
+}
+#endif
 // atomic_add on f16: old + v (v already rounded to f16) rounded once to
 // nearest even, returning the old element. The sum of two f16 values in f32
 // rounds to f16 exactly as one correctly rounded f16 addition (f32 has more
 // than 2 * 11 + 2 bits), so NVIDIA's native atomicAdd (sm_70 and later, safe
-// on every memory kind) and the compare-and-swap loop give the same bits.
-// AMD takes the loop: its packed f16 atomics are wrong on fine-grained
-// memory; -munsafe-fp-atomics (__AMDGCN_UNSAFE_FP_ATOMICS__) opts in to the
-// hardware for f32 in HIP's own atomicAdd, not yet for 16-bit elements.
+// on every memory kind), AMD's packed add and the compare-and-swap loop give
+// the same bits. AMD takes the loop unless the user opted in
+// (__spn_amd_packed_add), and always on shared memory.
 __device__ __forceinline__ __half __spn_atomic_add_f16(__half* p, __half v) {
 #if defined(__SPN_CUDA) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700)
   return atomicAdd(p, v);
 #else
+#if defined(__SPN_AMD_PACKED_ADD_F16)
+  if (__spn_is_global(p)) return __spn_f16_of_bits(__spn_amd_packed_add_f16(p, __spn_f16_bits(v)));
+#endif
   const float add = float(v);
   return __spn_f16_of_bits(__spn_atomic_half_update(
       p, [add](unsigned short old) { return __spn_f16_bits(__half(float(__spn_f16_of_bits(old)) + add)); }));
 #endif
 }
 // atomic_add on bf16: as __spn_atomic_add_f16 (f32 has more than 2 * 8 + 2
-// bits); NVIDIA's native atomicAdd from sm_80.
+// bits); NVIDIA's native atomicAdd from sm_80, AMD's packed add on gfx94x
+// when opted in (__spn_amd_packed_add).
 __device__ __forceinline__ __spn_bf16 __spn_atomic_add_bf16(__spn_bf16* p, __spn_bf16 v) {
 #if defined(__SPN_CUDA) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)
   return atomicAdd(p, v);
 #else
+#if defined(__SPN_AMD_PACKED_ADD_BF16)
+  if (__spn_is_global(p)) return __spn_bf16_of_bits(__spn_amd_packed_add_bf16(p, __spn_bf16_bits(v)));
+#endif
   const float add = float(v);
   return __spn_bf16_of_bits(__spn_atomic_half_update(
       p, [add](unsigned short old) { return __spn_bf16_bits(__spn_bf16(float(__spn_bf16_of_bits(old)) + add)); }));
