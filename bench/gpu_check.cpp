@@ -6,10 +6,12 @@
 // For each sample: fresh random inputs (seed printed; --seed repeats a run),
 // two shapes that are not multiples of the block size, outputs poisoned with
 // 0xFF bytes (NaN for floats) before the launch, results compared with the
-// double-precision CPU references in references.cpp. Then the runtime's
-// cache behaviour (dynamic dims: one binary; two static values: two),
-// a refused launch, a timing of each sample at a GPU-filling size (CUDA-event
-// median after warm-up), the launch overhead of the runtime against a raw
+// double-precision CPU references in references.cpp. Then language features
+// by value against references written beside them (warp primitives,
+// key-value reductions, the v2 atomics), the runtime's cache behaviour
+// (dynamic dims: one binary; two static values: two), a refused launch, a
+// timing of each sample at a GPU-filling size (CUDA-event median after
+// warm-up), the launch overhead of the runtime against a raw
 // cuLaunchKernel of the same binary, and cold compile against a disk-cache hit
 // in fresh processes. Everything measurable goes to --json as JSON lines.
 // Exit status: 0 all correct, 1 a kernel was numerically wrong or a check
@@ -356,6 +358,26 @@ struct Ctx {
              .i("bad", bad)
              .n("atol", atol)
              .n("rtol", rtol));
+    return ok;
+  }
+  // A property of an order-dependent result (who won a compare-and-swap,
+  // which old values an atomic handed out), where no single wanted value
+  // exists to compare with; `detail` says what broke, or what was seen.
+  bool expect(const std::string& sample, const std::string& what, const std::string& shape, bool ok,
+              const std::string& detail) {
+    std::string label = sample + (what.empty() ? "" : "." + what);
+    std::printf("  %-6s %-28s %-16s %s\n", ok ? "ok" : "WRONG", label.c_str(), shape.c_str(), detail.c_str());
+    if (!ok) ++failures;
+    Json j;
+    j.s("type", "check")
+        .s("impl", "spindle")
+        .s("kernel", sample)
+        .s("variant", variantOf(sample))
+        .s("output", what)
+        .s("shape", shape)
+        .b("ok", ok);
+    if (!detail.empty()) j.s(ok ? "note" : "error", detail);
+    emit(j);
     return ok;
   }
   void fail(const std::string& what, const std::string& why) {
@@ -1493,6 +1515,389 @@ void checkArgReduce(Ctx& c) {
   }
 }
 
+// The atomics of language v2, part 2 (docs/language.md 8.5) through
+// tests/golden/kernels/atomics_more.spn (kernel atomic_more), every output
+// against a CPU reference written here. Four cases: N = 1 (one thread, so
+// every compare-and-swap is decided), N = 1000 and N = 100000 (partial last
+// blocks of 104 and 32 threads; contention), and N = 50001 of signed zeros
+// and NaNs only (the max/min zero and NaN rules under contention).
+//
+// Exact, whatever the order of the atomics:
+//   - and/or/xor: flags, masks, i32s[1..2], u64s[0] from random initial words;
+//   - atomic_max/min: scale, dscale as bits, against a fold written on values
+//     (NaN operand ignored, stored NaN replaced, of two NaNs the stored one
+//     kept, -0.0 below +0.0), not the prelude's integer keys;
+//   - the f16/bf16 sums sum_h[0..2] and sum_b[0]: the inputs make every
+//     partial sum exact, so any order of the rounded adds gives the exact
+//     sum. Every non-zero f16/bf16 addend is a small multiple of g = 2^-12,
+//     drawn sparsely and capped per sign (sum_h[k] starts at 0.25 and moves by
+//     at most 1000 g either way, so stays in (0, 0.5), where f16 holds every
+//     multiple of g; sum_b[0] stays within 250 g of 0 and bf16 holds every
+//     multiple of g up to 256 g). Each x also feeds the per-block shared
+//     partials part/partb, so a value is counted against every sum it reaches.
+//     The x are multiples of g plus f32 noise that f16 rounds away (distinct
+//     values for max/min and cas), or below 2^-26 (f16 +-0);
+//   - sum_b[1] is a bf16 counter of +1s (no other addend reaches it: hb at odd
+//     i is +-0 and x at t % 3 == 1 rounds to +-0 in f16, so partb[1] is 0). It
+//     counts exactly to 256, then 256 + 1 is a tie that nearest-even rounds
+//     back to 256: it ends at min(N, 256) in any order, and round-half-up would
+//     show;
+//   - h_seen/b_seen (the old bits, a NaN's included), h (swapped for
+//     f16(x / 2): expected is the element's own bits, so it always swaps, a NaN
+//     too) and hb (swapped for 1.0 exactly where it held +0.0, never -0.0).
+// Order-dependent, checked by invariants:
+//   - i32s[0]: each thread ORs its t before its cas(0 -> t + 1), so only a
+//     t == 0 thread can win and at most one does (after a win nothing returns
+//     it to 0); the winner sets out to 0. N = 1 must have its one winner;
+//     N = 100000 starts i32s[0] non-zero: no winner. The final word is the OR
+//     of the t (and the initial word), plus 1 after a win;
+//   - u64s[1], f32s[0], f64s[0]: the initial bits decide whether a swap
+//     happens at all (f32s expects -0.0, so +0.0 must stay; f64s expects
+//     +0.0, so -0.0 must stay); after one, the value is one of the candidates;
+//   - out = (old sum_h[i % 3]) + (old sum_b[1]) for non-winners: old sum_b[1]
+//     is an integer <= 256 and old sum_h in (0, 0.5), so out splits into
+//     both: the counter's old values must be 0..255 once each and 256 for the
+//     rest (a winner's, or one hidden by a NaN, missing), and each old sum_h
+//     a multiple of g within the reach of its slot's addends.
+uint32_t bitsOf(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return u;
+}
+uint64_t bitsOf(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  return u;
+}
+float f32OfBits(uint32_t u) {
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+double f64OfBits(uint64_t u) {
+  double v;
+  std::memcpy(&v, &u, 8);
+  return v;
+}
+std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+  return b;
+}
+
+// a > b in atomic_max's order: the float order with -0.0 below +0.0.
+template <class F>
+bool floatAbove(F a, F b) {
+  return a > b || (a == 0 && b == 0 && !std::signbit(a) && std::signbit(b));
+}
+// What atomic_max (`max`) or atomic_min leaves in `stored` after every
+// operand, in any order.
+template <class F>
+F refAtomicExtreme(F stored, const std::vector<F>& operands, bool max) {
+  for (F v : operands) {
+    if (std::isnan(v)) continue;
+    if (std::isnan(stored) || (max ? floatAbove(v, stored) : floatAbove(stored, v))) stored = v;
+  }
+  return stored;
+}
+
+double roundF16(double v) { return std::isnan(v) ? v : fromHalf(toHalf(float(v))); }
+double roundBf16(double v) { return std::isnan(v) ? v : fromBf16(toBf16(float(v))); }
+
+void checkAtomics(Ctx& c) {
+  const std::string path = c.samplesDir + "/../tests/golden/kernels/atomics_more.spn";
+  Kernel k = c.rt->loadModule(path).kernel("atomic_more");
+  constexpr int64_t B = 128;                          // the kernel's BLOCK
+  constexpr double g = 0x1p-12;                       // the granule of every non-zero f16/bf16 addend
+  constexpr int64_t kBudgetH = 1000, kBudgetB = 250;  // granules per sign: sum_h[k], sum_b[0]
+  const float nanA = f32OfBits(0x7fc0beefu);
+  const double nanB = f64OfBits(0x7ff80000deadbeefull);
+  enum class Kind { OneNan, Values, Zeros };
+  struct Case {
+    Kind kind;
+    int64_t n;
+    float scale[2];    // initial scale: atomic_max of |x|, atomic_min of x
+    double dscale[2];  // initial dscale: atomic_max of x, atomic_min of x / 2
+    bool casZero;      // i32s[0] and u64s[1] start at 0 (else random non-zero: no swap)
+    float casF32;      // initial f32s[0] (the cas expects -0.0)
+    double casF64;     // initial f64s[0] (the cas expects +0.0)
+  };
+  const Case cases[] = {
+      // A NaN operand leaves both finite and NaN stored values; the one
+      // thread wins every cas.
+      {Kind::OneNan, 1, {1.5f, nanA}, {nanB, -3.0}, true, -0.0f, 0.0},
+      // Stored NaN replaced; f32s swaps (-0.0), f64s must not (-0.0 is not 0.0).
+      {Kind::Values, 1000, {nanA, 0.0f}, {-INFINITY, INFINITY}, true, -0.0f, -0.0},
+      // f32s must not swap (+0.0 is not -0.0), f64s swaps; no i32s[0] winner.
+      {Kind::Values, 100000, {-0.0f, nanA}, {nanB, 0.0}, false, 0.0f, 0.0},
+      // Only +-0 and NaN: max(-0.0, +0.0) is +0.0, min is -0.0, NaNs ignored.
+      {Kind::Zeros, 50001, {-0.0f, nanA}, {nanB, 0.0}, true, -0.0f, 0.0},
+  };
+  for (const Case& cs : cases) {
+    const int64_t N = cs.n;
+    const size_t n = size_t(N);
+    const std::string shape = shapeText({N});
+    auto coin = [&](double p) { return c.rng.uniform(0, 1) < p; };
+    auto signedZero = [&] { return (c.rng.next() & 1) ? -0.0f : 0.0f; };
+    auto tiny = [&]() -> float {  // f16 rounds it to +-0; f32 keeps it distinct
+      return coin(0.1) ? signedZero() : float(c.rng.uniform(-1, 1) * 0x1p-26);
+    };
+    auto granules = [&] {
+      const int64_t q = 1 + int64_t(c.rng.next() % 3);
+      return (c.rng.next() & 1) ? -q : q;
+    };
+
+    // Inputs. posH/negH: granules that may reach sum_h[k] by sign; posB/negB: sum_b[0].
+    std::vector<float> x(n);
+    std::vector<uint16_t> h(n), hb(n);
+    int64_t posH[3] = {}, negH[3] = {}, posB = 0, negB = 0;
+    // Books q granules against sum_h[s] for each s of `slots` (a slot twice:
+    // twice) and against sum_b[0] if `intoB`, when all stay within budget.
+    auto take = [&](int64_t q, std::initializer_list<int> slots, bool intoB) {
+      int64_t* side = q > 0 ? posH : negH;
+      int64_t& sideB = q > 0 ? posB : negB;
+      const int64_t a = q > 0 ? q : -q;
+      int64_t need[3] = {};
+      for (int s : slots) need[s] += a;
+      for (int s = 0; s < 3; ++s)
+        if (side[s] + need[s] > kBudgetH) return false;
+      if (intoB && sideB + a > kBudgetB) return false;
+      for (int s = 0; s < 3; ++s) side[s] += need[s];
+      if (intoB) sideB += a;
+      return true;
+    };
+    // About 80 non-zero x, 60 hb and 360 h whatever N: some 60% of sum_b[0]'s
+    // budget per sign expected, so the cap seldom has to zero a value.
+    const double p = std::min(0.5, 120.0 / double(N));
+    for (size_t i = 0; i < n; ++i) {
+      const int t = int(int64_t(i) % B);
+      switch (cs.kind) {
+        case Kind::OneNan:
+          x[i] = f32OfBits(0xffc00123u);
+          h[i] = 0xfe00;  // a NaN: the cas expecting its own bits must swap
+          hb[i] = 0x0000;
+          break;
+        case Kind::Zeros:
+          // NaNs only where they reach neither sum_b[1] (the counter) nor
+          // sum_h[0] (directly or through part): the outs of i % 3 == 0 stay
+          // numbers, so the counter's old values show there.
+          x[i] =
+              t % 3 == 2 && i % 3 != 0 && coin(0.02) ? f32OfBits(uint32_t(c.rng.next() | 0x7fc00000u)) : signedZero();
+          h[i] = coin(0.01) ? uint16_t(coin(0.5) ? 0x7e00 : 0xfe00) : toHalf(signedZero());
+          hb[i] = toBf16(signedZero());
+          break;
+        case Kind::Values: {
+          int64_t q = t % 3 != 1 && coin(p) ? granules() : 0;  // t % 3 == 1 feeds partb[1]: f16 +-0 only
+          if (q && !take(q, {int(i % 3), t % 3}, true)) q = 0;
+          if (q) {
+            const float exact = float(double(q) * g);
+            x[i] = float(double(exact) + c.rng.uniform(-1, 1) * 0x1p-25);
+            if (toHalf(x[i]) != toHalf(exact)) x[i] = exact;
+          } else {
+            x[i] = tiny();
+          }
+          int64_t qh = coin(3 * p) ? granules() : 0;  // h reaches sum_h[2] only: more room
+          if (qh && !take(qh, {2}, false)) qh = 0;
+          h[i] = qh ? toHalf(float(double(qh) * g)) : toHalf(signedZero());
+          int64_t qb = i % 2 == 0 && coin(p) ? granules() : 0;  // hb at odd i reaches sum_b[1]: +-0 only
+          if (qb && !take(qb, {}, true)) qb = 0;
+          hb[i] = qb ? toBf16(float(double(qb) * g / 2)) : toBf16(signedZero());
+          break;
+        }
+      }
+    }
+    const std::vector<uint16_t> sumH0(3, toHalf(0.25f)), sumB0(2, toBf16(0.0f));
+    const std::vector<float> scale0 = {cs.scale[0], cs.scale[1]}, f32s0 = {cs.casF32};
+    const std::vector<double> dscale0 = {cs.dscale[0], cs.dscale[1]}, f64s0 = {cs.casF64};
+    std::vector<uint32_t> flags0(3);
+    std::vector<int64_t> masks0(3);
+    for (auto& w : flags0) w = uint32_t(c.rng.next());
+    for (auto& w : masks0) w = int64_t(c.rng.next());
+    const std::vector<int32_t> i32s0 = {cs.casZero ? 0 : int32_t(uint32_t(c.rng.next()) | 0x100u),
+                                        int32_t(c.rng.next()), int32_t(c.rng.next())};
+    const std::vector<uint64_t> u64s0 = {c.rng.next(), cs.casZero ? 0 : c.rng.next() | 1u};
+
+    auto dx = c.upload(x), dh = c.upload(h), dhb = c.upload(hb), dsumH = c.upload(sumH0), dsumB = c.upload(sumB0);
+    auto dscale = c.upload(scale0), ddscale = c.upload(dscale0), dflags = c.upload(flags0), dmasks = c.upload(masks0);
+    auto di32s = c.upload(i32s0), du64s = c.upload(u64s0), df32s = c.upload(f32s0), df64s = c.upload(f64s0);
+    auto dhSeen = c.poisoned(n * 2), dbSeen = c.poisoned(n * 2), dout = c.poisoned(n * 4);
+    using spindle::tensor;
+    k.launch(nullptr,
+             {t32(dx, {N}), t16(dh, {N}), tensor(dhb.data(), ScalarType::BF16, {N}), t16(dsumH, {3}),
+              tensor(dsumB.data(), ScalarType::BF16, {2}), t32(dscale, {2}),
+              tensor(ddscale.data(), ScalarType::F64, {2}), tensor(dflags.data(), ScalarType::U32, {3}),
+              tensor(dmasks.data(), ScalarType::I64, {3}), tensor(di32s.data(), ScalarType::I32, {3}),
+              tensor(du64s.data(), ScalarType::U64, {2}), t32(df32s, {1}), tensor(df64s.data(), ScalarType::F64, {1}),
+              t16(dhSeen, {N}), tensor(dbSeen.data(), ScalarType::BF16, {N}), t32(dout, {N})});
+    auto hAfter = c.download<uint16_t>(dh, n), hbAfter = c.download<uint16_t>(dhb, n);
+    auto sumH = c.download<uint16_t>(dsumH, 3), sumB = c.download<uint16_t>(dsumB, 2);
+    auto scale = c.download<float>(dscale, 2);
+    auto dscaleGot = c.download<double>(ddscale, 2);
+    auto flags = c.download<uint32_t>(dflags, 3);
+    auto masks = c.download<int64_t>(dmasks, 3);
+    auto i32s = c.download<int32_t>(di32s, 3);
+    auto u64s = c.download<uint64_t>(du64s, 2);
+    auto f32s = c.download<float>(df32s, 1);
+    auto f64s = c.download<double>(df64s, 1);
+    auto hSeen = c.download<uint16_t>(dhSeen, n), bSeen = c.download<uint16_t>(dbSeen, n);
+    auto out = c.download<float>(dout, n);
+
+    // Named words compared exactly; the first mismatch is reported in hex.
+    using Word = std::tuple<const char*, uint64_t, uint64_t>;  // name, got, want
+    auto words = [&](const std::string& what, const std::vector<Word>& items) {
+      std::string detail;
+      int bad = 0;
+      for (const auto& [name, got, want] : items)
+        if (got != want && bad++ == 0) detail = std::string(name) + ": got " + hex(got) + ", want " + hex(want);
+      if (bad > 1) detail += " (" + std::to_string(bad) + " of " + std::to_string(items.size()) + " words wrong)";
+      c.expect("atomics", what, shape, bad == 0, detail);
+    };
+
+    // and / or / xor.
+    uint32_t orBits = 0, xorBits = 0;
+    int64_t orMask = 0, andI = -1, xor3 = 0;
+    int32_t orT = 0, xorI = 0;
+    uint64_t xorU = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      const uint32_t bit = uint32_t(1) << uint32_t(i % 32);
+      orBits |= bit, xorBits ^= bit;
+      orMask |= int64_t(1) << (i % 63), andI &= i, xor3 ^= i * 3;
+      orT |= int32_t(i % B), xorI ^= int32_t(i), xorU ^= uint64_t(i);
+    }
+    words("and/or/xor",
+          {Word{"flags[0] or", flags[0], flags0[0] | orBits}, Word{"flags[1] and", flags[1], flags0[1] & ~orBits},
+           Word{"flags[2] xor", flags[2], flags0[2] ^ xorBits},
+           Word{"masks[0] or", uint64_t(masks[0]), uint64_t(masks0[0] | orMask)},
+           Word{"masks[1] and", uint64_t(masks[1]), uint64_t(masks0[1] & andI)},
+           Word{"masks[2] xor", uint64_t(masks[2]), uint64_t(masks0[2] ^ xor3)},
+           Word{"i32s[1] and", uint32_t(i32s[1]), uint32_t(i32s0[1] & -2)},
+           Word{"i32s[2] xor", uint32_t(i32s[2]), uint32_t(i32s0[2] ^ xorI)},
+           Word{"u64s[0] xor", u64s[0], u64s0[0] ^ xorU}});
+
+    // atomic_max / atomic_min on f32 and f64, as bits.
+    std::vector<float> absX, xs(x);
+    std::vector<double> dX, halfX;
+    for (float v : x) absX.push_back(std::fabs(v)), dX.push_back(double(v)), halfX.push_back(double(v) * 0.5);
+    words("max/min f32 f64",
+          {Word{"scale[0] max |x|", bitsOf(scale[0]), bitsOf(refAtomicExtreme(scale0[0], absX, true))},
+           Word{"scale[1] min x", bitsOf(scale[1]), bitsOf(refAtomicExtreme(scale0[1], xs, false))},
+           Word{"dscale[0] max x", bitsOf(dscaleGot[0]), bitsOf(refAtomicExtreme(dscale0[0], dX, true))},
+           Word{"dscale[1] min x/2", bitsOf(dscaleGot[1]), bitsOf(refAtomicExtreme(dscale0[1], halfX, false))}});
+
+    // The f16 / bf16 sums: exact by construction (above), so compared exactly
+    // (valueCode: -0.0 and NaN by code). The direct adds and the per-block
+    // partials reach the same sums; exact sums do not depend on the grouping.
+    double sh[3] = {0.25, 0.25, 0.25}, sb0 = 0, intoCounter = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      const int64_t t = i % B;
+      const double v16 = roundF16(x[size_t(i)]);  // f16(v)
+      sh[i % 3] += v16;                           // atomic_add(sum_h[i % 3], v)
+      sh[t % 3] += v16;                           // via part[t % 3]
+      sh[2] += fromHalf(h[size_t(i)]);            // atomic_add(sum_h[2], h[i])
+      const double hb2 = roundBf16(fromBf16(hb[size_t(i)]) * 2), vb = roundBf16(v16);
+      (i % 2 == 0 ? sb0 : intoCounter) += hb2;       // atomic_add(sum_b[i % 2], hb[i] * 2)
+      ((t % 3) % 2 == 0 ? sb0 : intoCounter) += vb;  // via partb[t % 3] into sum_b[(t % 3) % 2]
+    }
+    double counter = 0;  // sum_b[1]: N adds of 1 in bf16, any order
+    for (int64_t i = 0; i < N; ++i) counter = roundBf16(counter + 1);
+    bool exact = intoCounter == 0 && (std::isnan(sb0) || roundBf16(sb0) == sb0);
+    for (double s : sh) exact = exact && (std::isnan(s) || roundF16(s) == s);
+    if (!exact) c.fail("atomics " + shape, "the inputs broke their own budget: a reference sum is not exact");
+    c.check("atomics", "f16 atomic_add sums", shape,
+            {valueCode(fromHalf(sumH[0])), valueCode(fromHalf(sumH[1])), valueCode(fromHalf(sumH[2]))},
+            {valueCode(sh[0]), valueCode(sh[1]), valueCode(sh[2])}, 0, 0);
+    c.check("atomics", "bf16 atomic_add sum, count", shape, {valueCode(fromBf16(sumB[0])), fromBf16(sumB[1])},
+            {valueCode(sb0), counter}, 0, 0);
+
+    // cas on f16 / bf16 elements, per element.
+    Vec gotHSeen, wantHSeen, gotH, wantH, gotBSeen, wantBSeen, gotB, wantB;
+    for (size_t i = 0; i < n; ++i) {
+      gotHSeen.push_back(hSeen[i]), wantHSeen.push_back(h[i]);
+      gotH.push_back(valueCode(fromHalf(hAfter[i]))), wantH.push_back(valueCode(roundF16(x[i] * 0.5f)));
+      gotBSeen.push_back(bSeen[i]), wantBSeen.push_back(hb[i]);
+      gotB.push_back(hbAfter[i]), wantB.push_back(hb[i] == 0x0000 ? 0x3f80 : hb[i]);
+    }
+    c.check("atomics", "f16 cas old bits", shape, gotHSeen, wantHSeen, 0, 0);
+    c.check("atomics", "f16 cas swapped", shape, gotH, wantH, 0, 0);
+    c.check("atomics", "bf16 cas old bits", shape, gotBSeen, wantBSeen, 0, 0);
+    c.check("atomics", "bf16 cas +0.0 only", shape, gotB, wantB, 0, 0);
+
+    // The i32s[0] race: winners are the threads whose out is 0 (a
+    // non-winner's out is at least its old sum_h, > 0, or NaN).
+    int64_t winners = 0, winnerAt = -1;
+    for (int64_t i = 0; i < N; ++i)
+      if (out[size_t(i)] == 0.0f) ++winners, winnerAt = i;
+    {
+      std::string why;
+      const int32_t wantWord = i32s0[0] | orT | (winners ? 1 : 0);
+      if (winners > (cs.casZero ? 1 : 0)) why = std::to_string(winners) + " winners";
+      else if (N == 1 && cs.casZero && winners != 1) why = "the only thread did not win";
+      else if (winners && winnerAt % B != 0) why = "winner i = " + std::to_string(winnerAt) + " has t != 0";
+      else if (i32s[0] != wantWord) why = "i32s[0] " + hex(uint32_t(i32s[0])) + ", want " + hex(uint32_t(wantWord));
+      const bool ok = why.empty();
+      if (ok) why = winners ? "thread " + std::to_string(winnerAt) + " won" : "no winner";
+      c.expect("atomics", "i32 cas winner", shape, ok, why);
+    }
+    // u64s[1], f32s[0], f64s[0]: the initial bits decide whether one swaps.
+    {
+      std::string why;
+      const bool u64Swaps = u64s0[1] == 0, f32Swaps = bitsOf(f32s0[0]) == bitsOf(-0.0f),
+                 f64Swaps = bitsOf(f64s0[0]) == bitsOf(0.0);
+      if (!u64Swaps ? u64s[1] != u64s0[1] : N == 1 ? u64s[1] != 0 : u64s[1] < 1 || u64s[1] >= uint64_t(N))
+        why = "u64s[1] " + hex(u64s[1]) + " (initial " + hex(u64s0[1]) + ")";
+      bool f32Candidate = false, f64Candidate = false;
+      for (float v : x) {
+        f32Candidate = f32Candidate || bitsOf(v) == bitsOf(f32s[0]);
+        f64Candidate = f64Candidate || bitsOf(double(v)) == bitsOf(f64s[0]) || (std::isnan(v) && std::isnan(f64s[0]));
+      }
+      if (f32Swaps ? !f32Candidate : bitsOf(f32s[0]) != bitsOf(f32s0[0]))
+        why += (why.empty() ? "" : "; ") + std::string("f32s[0] ") + hex(bitsOf(f32s[0])) + " (initial " +
+               hex(bitsOf(f32s0[0])) + (f32Swaps ? ", not any x" : ", must stay") + ")";
+      if (f64Swaps ? !f64Candidate : bitsOf(f64s[0]) != bitsOf(f64s0[0]))
+        why += (why.empty() ? "" : "; ") + std::string("f64s[0] ") + hex(bitsOf(f64s[0])) + " (initial " +
+               hex(bitsOf(f64s0[0])) + (f64Swaps ? ", not any x" : ", must stay") + ")";
+      c.expect("atomics", "u64 f32 f64 cas", shape, why.empty(), why);
+    }
+    // out = old sum_h[i % 3] + old sum_b[1]: split it and check both parts.
+    {
+      std::vector<int64_t> counts(257, 0);
+      int64_t hidden = 0;  // outs whose old sum_h was NaN
+      std::string why;
+      for (int64_t i = 0; i < N && why.empty(); ++i) {
+        const float o = out[size_t(i)];
+        const int s = int(i % 3);
+        if (o == 0.0f) continue;  // the winner
+        if (std::isnan(o)) {
+          if (!std::isnan(sh[s])) why = "out[" + std::to_string(i) + "] is NaN";
+          ++hidden;
+          continue;
+        }
+        const double ob = std::floor(double(o)), oh = double(o) - ob;
+        const double lo = 0.25 - double(negH[s]) * g, hi = 0.25 + double(posH[s]) * g;
+        if (ob < 0 || ob > 256 || oh < lo || oh > hi || std::floor(oh / g) != oh / g) {
+          char b[160];
+          std::snprintf(b, sizeof b,
+                        "out[%" PRId64
+                        "] = %.9g is no old sum_b[1] in 0..256 plus an old sum_h[%d] in [%.9g, %.9g] on g",
+                        i, double(o), s, lo, hi);
+          why = b;
+        } else {
+          ++counts[size_t(ob)];
+        }
+      }
+      for (int64_t v = 0; v <= 256 && why.empty(); ++v) {
+        const int64_t most = v < 256 ? (v < N ? 1 : 0) : std::max<int64_t>(0, N - 256);
+        if (counts[size_t(v)] > most)
+          why = "old sum_b[1] " + std::to_string(v) + " handed out " + std::to_string(counts[size_t(v)]) +
+                " times, at most " + std::to_string(most);
+      }
+      const bool ok = why.empty();
+      if (ok && hidden) why = std::to_string(hidden) + " hidden by a NaN old sum_h";
+      c.expect("atomics", "old values in out", shape, ok, why);
+    }
+  }
+}
+
 // ---------------------------------------------------------------- runtime behaviour
 
 void checkCaching(Ctx& c) {
@@ -1822,7 +2227,8 @@ void coldVsDisk(Ctx& c, const std::string& jsonPath, const std::vector<std::stri
     int rc = std::system(cmd.c_str());
     if (rc != 0) c.fail(std::string("compile probe ") + phase, "child exited with " + std::to_string(rc));
   }
-  std::system(("rm -rf " + shellQuote(dir)).c_str());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // best effort: a leftover directory in /tmp is harmless
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -1974,6 +2380,11 @@ int main(int argc, char** argv) {
         checkArgReduce(c);
       } catch (const spindle::Error& e) {
         c.fail("argmax", std::string("spindle::Error: ") + e.what());
+      }
+      try {
+        checkAtomics(c);
+      } catch (const spindle::Error& e) {
+        c.fail("atomics", std::string("spindle::Error: ") + e.what());
       }
       checkCaching(c);
       launchOverhead(c);
