@@ -24,20 +24,26 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
 // A failed `assert` of a checked build (docs/language.md 5.12): says where
 // and in which thread, then stops the kernel, as CUDA's assert does (the
 // launch then fails; the device's printf buffer is flushed at that point).
+// The CPU target fails the launch with the same message instead.
 __device__ __noinline__ void __spn_assert_fail(const char* file, int line, int col, const char* cond, const char* message) {
-  printf("%s:%d:%d: assertion failed in block (%u, %u, %u), thread (%u, %u, %u): %s%s%s\n", file, line, col,
-         (unsigned)blockIdx.x, (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x,
-         (unsigned)threadIdx.y, (unsigned)threadIdx.z, cond, message[0] ? ": " : "", message);
+#if defined(__SPN_CPU)
+  __spn_cpu_fail(
+#else
+  printf(
+#endif
+      "%s:%d:%d: assertion failed in block (%u, %u, %u), thread (%u, %u, %u): %s%s%s\n", file, line, col,
+      (unsigned)blockIdx.x, (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x, (unsigned)threadIdx.y,
+      (unsigned)threadIdx.z, cond, message[0] ? ": " : "", message);
 #if defined(__SPN_CUDA)
   __trap();
-#else
+#elif !defined(__SPN_CPU)
   __builtin_trap();
 #endif
 }
@@ -46,7 +52,7 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void gather_scale(const float* __restrict__ x, float* __restrict__ y, const int32_t* __restrict__ idx, float scale, int64_t N);
 inline hipError_t launch_gather_scale(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, const int32_t* __restrict__ idx, float scale, int64_t N) {
