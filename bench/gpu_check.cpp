@@ -1319,10 +1319,12 @@ size_t refArg(const std::vector<double>& v, const std::vector<int64_t>& idx) {
   return best;
 }
 
-// A value as a number check() compares exactly: NaN and -0.0 get codes of
-// their own (neither occurs among the drawn values).
+// A value as a finite number check() compares exactly (inf - inf is NaN,
+// which never passes): NaN, -0.0 and the infinities get codes of their own
+// (none of the codes occurs among the drawn values).
 double valueCode(double v) {
   if (std::isnan(v)) return 1e300;
+  if (std::isinf(v)) return v > 0 ? 1e299 : -1e299;
   if (v == 0 && std::signbit(v)) return 7777;
   return v;
 }
