@@ -70,8 +70,9 @@ typedef struct __spn_cpu_api {
   /* The live lanes of the calling thread's warp meet: returns once each of
    * them has called it (as many times as this lane). */
   void (*sync_warp)(void);
-  /* Ends the launch with `message` (an assert, an out-of-bounds access):
-   * the launch throws spindle::Error with it. Does not return. */
+  /* Ends the launch with `message` (an assert, an out-of-bounds access),
+   * which names the block and thread itself: the launch throws
+   * spindle::Error with it. Does not return. */
   void (*fail)(const char* message);
 } __spn_cpu_api;
 

@@ -165,7 +165,7 @@ TEST(CpuScheduler, AFailureEndsTheLaunchWithItsMessage) {
     runGrid(shape(64, 64, 32), &Failing::entry, args, kStack);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("block (5, 0, 0): boom at 17"));
+    EXPECT_THAT(e.what(), HasSubstr("on the cpu target: boom at 17"));
   }
   // The runner is reusable after a failure.
   std::vector<int> out(64, 0);

@@ -64,17 +64,20 @@ class CpuBackend final : public Backend {
   std::string compilerIdentity() override {
     if (!hasCompiler(nullptr)) return "none";
     const std::string_view pre = cpu::kernelPreamble();
-    return fmt::format("{}; cpu preamble {}", compiler_->identity,
-                       toHex(sha256(pre.data(), pre.size())).substr(0, 16));
+    return fmt::format("{}; cpu preamble {}", compiler_->identity, toHex(sha256(pre.data(), pre.size())).substr(0, 16));
   }
 
   // -ffp-contract=off: no fused multiply-add unless the kernel asks for one
   // (fma), so results do not depend on the host's instruction set.
   std::vector<std::string> compileOptions(const std::string& target) override {
-    return {"-std=c++17",       "-O2",
-            "-fPIC",            "-shared",
-            "-ffp-contract=off", "-fvisibility=hidden",
-            "-w",               "-D__SPN_CPU=1",
+    return {"-std=c++17",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-ffp-contract=off",
+            "-fvisibility=hidden",
+            "-w",
+            "-D__SPN_CPU=1",
             fmt::format("-D__SPN_CPU_WARP_SIZE={}", cpuWarpSize(target))};
   }
 
@@ -135,8 +138,8 @@ class CpuBackend final : public Backend {
     if (!version || !bind || !f->entry || !warpSize || version() != __SPN_CPU_ABI_VERSION ||
         (warpSize() != 32 && warpSize() != 64)) {
       dlclose(handle);
-      throw Error(fmt::format("spindle: cpu target: the library of {} is not a kernel of this runtime (ABI {})",
-                              symbol, __SPN_CPU_ABI_VERSION));
+      throw Error(fmt::format("spindle: cpu target: the library of {} is not a kernel of this runtime (ABI {})", symbol,
+                              __SPN_CPU_ABI_VERSION));
     }
     f->warpSize = unsigned(warpSize());
     bind(&cpu::runtimeApi());

@@ -81,21 +81,21 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
     t.view.warp_live = reinterpret_cast<const unsigned long long*>(&warp.active);
     t.view.dynamic_shared = shape_.dynamicSharedBytes ? shared : nullptr;
     t.state = State::Runnable;
-    t.fiber = boost::context::fiber(std::allocator_arg, stacks_.allocator(),
-                                    [this, &t](boost::context::fiber&& scheduler) {
-                                      scheduler_ = std::move(scheduler);
-                                      try {
-                                        entry_(args_);
-                                      } catch (const boost::context::detail::forced_unwind&) {
-                                        throw;  // a failed block's fibers are being unwound
-                                      } catch (const std::exception& e) {
-                                        recordError(fmt::format("the kernel threw: {}", e.what()));
-                                      } catch (...) {
-                                        recordError("the kernel threw an exception");
-                                      }
-                                      finish(t);
-                                      return std::move(scheduler_);
-                                    });
+    t.fiber =
+        boost::context::fiber(std::allocator_arg, stacks_.allocator(), [this, &t](boost::context::fiber&& scheduler) {
+          scheduler_ = std::move(scheduler);
+          try {
+            entry_(args_);
+          } catch (const boost::context::detail::forced_unwind&) {
+            throw;  // a failed block's fibers are being unwound
+          } catch (const std::exception& e) {
+            recordError(fmt::format("the kernel threw: {}", e.what()));
+          } catch (...) {
+            recordError("the kernel threw an exception");
+          }
+          finish(t);
+          return std::move(scheduler_);
+        });
   }
   liveThreads_ = n;
   atBarrier_ = 0;
@@ -145,9 +145,10 @@ void BlockRunner::finish(Thread& t) {
   w.live &= ~(uint64_t(1) << t.view.lane);
   if (w.arrived && w.arrived == w.live) releaseWarp(w, w.arrived);
   if (atBarrier_ && atBarrier_ == liveThreads_ && error_.empty())
-    recordError("a barrier (sync(), a block collective) that some threads of the block reach and others leave the "
-                "kernel without reaching:\n" +
-                describeWaits());
+    recordError(
+        "a barrier (sync(), a block collective) that some threads of the block reach and others leave the "
+        "kernel without reaching:\n" +
+        describeWaits());
 }
 
 void BlockRunner::releaseWarp(Warp& w, uint64_t lanes) {
@@ -171,9 +172,10 @@ void BlockRunner::arriveAtBarrier() {
     return;
   }
   if (atBarrier_ == liveThreads_) {  // the others have returned
-    recordError("a barrier (sync(), a block collective) that some threads of the block reach and others leave the "
-                "kernel without reaching:\n" +
-                describeWaits() + fmt::format("\n  thread {} arrived last", current_ - threads_.data()));
+    recordError(
+        "a barrier (sync(), a block collective) that some threads of the block reach and others leave the "
+        "kernel without reaching:\n" +
+        describeWaits() + fmt::format("\n  thread {} arrived last", current_ - threads_.data()));
     current_->state = State::Done;
     suspend();
     std::abort();  // never resumed: the block is abandoned
@@ -197,7 +199,7 @@ void BlockRunner::arriveAtWarpMeeting() {
 
 void BlockRunner::fail(const char* message) {
   BlockRunner& r = *tlsRunner;
-  r.recordError(message);
+  r.recordError(message, /*namesTheThread=*/true);
   r.current_->state = State::Done;
   r.suspend();
   std::abort();  // never resumed: the block is abandoned
@@ -238,10 +240,10 @@ std::string BlockRunner::describeWaits() const {
   return out;
 }
 
-void BlockRunner::recordError(std::string message) {
+void BlockRunner::recordError(std::string message, bool namesTheThread) {
   if (!error_.empty()) return;
   const __spn_cpu_dim3 b = blockIndex_;
-  error_ = fmt::format("block ({}, {}, {}): {}", b.x, b.y, b.z, message);
+  error_ = namesTheThread ? std::move(message) : fmt::format("block ({}, {}, {}): {}", b.x, b.y, b.z, message);
 }
 
 }  // namespace spindle::rt::cpu

@@ -62,7 +62,9 @@ class BlockRunner {
   // fail with where the threads wait.
   bool resolveStall();
   std::string describeWaits() const;
-  void recordError(std::string message);
+  // The first failure of the block; `message` gets the block in front
+  // unless it names the block and thread itself (a kernel's own failure).
+  void recordError(std::string message, bool namesTheThread = false);
 
   BlockShape shape_;
   __spn_cpu_entry_fn entry_;

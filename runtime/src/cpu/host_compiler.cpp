@@ -115,8 +115,9 @@ std::optional<HostCompiler> findHostCompiler(std::string* why) {
   }
   if (why)
     *why = env && *env ? fmt::format("SPINDLE_HOST_CXX='{}' is not an executable (on PATH or as a path)", env)
-                       : std::string("no host C++ compiler: none of c++, g++, clang++ is on PATH "
-                                     "(install one, or set SPINDLE_HOST_CXX)");
+                       : std::string(
+                             "no host C++ compiler: none of c++, g++, clang++ is on PATH "
+                             "(install one, or set SPINDLE_HOST_CXX)");
   return std::nullopt;
 }
 
