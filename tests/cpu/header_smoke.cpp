@@ -631,6 +631,107 @@ void testShuffles(unsigned W) {
   }
 }
 
+// The rest of the emulated HIP API, by value, from one thread (a block of one fiber, one live lane).
+const char* kApi = R"(
+extern "C" __global__ void api(unsigned long long* out, long long* a, float* f, double* d, __half* h) {
+  int k = 0;
+  __builtin_assume(threadIdx.x == 0);
+  out[k++] = __popc(0xf0f0u) + 100 * __popcll(~0ull);
+  out[k++] = __clz(1) + 100 * __clz(0) + 10000 * __clzll(1) + 1000000 * __clzll(0);
+  out[k++] = __ffs(8) + 100 * __ffs(0) + 10000 * __ffsll(1ll << 40) + 1000000 * __ffsll(0ull);
+  out[k++] = __brev(1u) + __brevll(6ull);
+  out[k++] = unsigned(__mulhi(0x40000000, 8)) + 100ull * __umulhi(0xffffffffu, 2u);
+  out[k++] = (unsigned long long)__mul64hi(-1ll, 1ll);
+  out[k++] = __umul64hi(~0ull, 2ull);
+  out[k++] = unsigned(__mul24(0x1000003, 2)) + (unsigned long long)__umul24(0xff000002u, 3u) * 1000;
+  out[k++] = __byte_perm(0x33221100u, 0x77665544u, 0x7531u);
+  out[k++] = __funnelshift_l(0x80000000u, 1u, 1u) + 100ull * __funnelshift_r(1u, 1u, 1u);
+  out[k++] = __float_as_uint(1.0f) + 0ull * __float_as_int(__int_as_float(7)) + __float_as_int(__uint_as_float(5u));
+  out[k++] = (unsigned long long)__double_as_longlong(__hiloint2double(0x3ff00000, 0)) + __double2hiint(2.0) +
+             __double2loint(__longlong_as_double(9));
+  out[k++] = __float_as_uint(rsqrtf(4.0f) + __saturatef(-1.0f) + 2 * __saturatef(2.0f) + 4 * __saturatef(__int_as_float(0x7fc00000)) +
+                             8 * __saturatef(0.25f) + 16 * __fdividef(1.0f, 4.0f) + 32 * __expf(0.0f) + 64 * __logf(1.0f));
+  out[k++] = (unsigned long long)(min(3, -2) + 10 * max(2u, 5u) + 100 * min(-7ll, 4ll) +
+                                  (long long)(1000 * max(1.5f, 2.5f)) +
+                                  (long long)(10000 * min(1.5f, __int_as_float(0x7fc00000))) +
+                                  (long long)(100000 * max(2.0, -1.0)));
+  out[k++] = __ldg(&a[0]);
+  // Atomics on a[1..]: each returns the old value.
+  out[k++] = atomicAdd(&a[1], 5ll) + 100 * atomicAdd((unsigned*)&a[2], 7u) + 10000 * atomicSub((int*)&a[3], 3);
+  out[k++] = atomicExch(&a[4], 11ll) + 100 * atomicCAS(&a[5], 1ll, 12ll) + 10000 * atomicCAS(&a[6], 2ll, 13ll);
+  out[k++] = atomicMax(&a[7], 20ll) + 100 * atomicMin(&a[8], -20ll) + 10000 * atomicMax((unsigned*)&a[9], 3u);
+  out[k++] = atomicAnd(&a[10], 6ll) + 100 * atomicOr(&a[11], 6ll) + 10000 * atomicXor(&a[12], 6ll);
+  out[k++] = atomicInc((unsigned*)&a[13], 4u) + 100 * atomicInc((unsigned*)&a[14], 4u) + 10000 * atomicDec((unsigned*)&a[15], 9u);
+  out[k++] = __float_as_uint(atomicAdd(&f[0], 0.5f) + 10 * atomicExch(&f[1], 3.0f) + 100 * atomicMax(&f[2], 4.0f) +
+                             1000 * atomicMin(&f[3], -4.0f) + 10000 * atomicSub(&f[4], 1.0f));
+  out[k++] = (unsigned long long)__double_as_longlong(atomicAdd(&d[0], 0.25) + 10 * atomicMax(&d[1], 8.0) + 100 * atomicMin(&d[2], 8.0));
+  // f16.
+  out[k++] = __half_as_ushort(__float2half(1.5f)) + (unsigned long long)__half_as_ushort(__half(65520.0f)) * 100000;
+  out[k++] = __half_as_ushort(__hadd(__half(1.0f), __half(2))) + 100000ull * __half_as_ushort(__hneg(__habs(__half(-3.0))));
+  out[k++] = __float_as_uint(__half2float(__hmul(__ushort_as_half((unsigned short)0x3c00), __double2half(0.1))));
+  h[0] = __hdiv(h[0], __half(4.0f));
+  const dim3 g(gridDim), b = dim3(2, 3);
+  out[k++] = g.x + 10 * g.y + 100 * b.y + 1000 * b.z + 10000 * warpSize + 1000000 * __lane_id();
+  __threadfence();
+  __syncthreads();
+  __syncwarp();
+}
+)";
+
+void testApi(unsigned W) {
+  auto entry = buildText("api", kApi, W);
+  std::vector<unsigned long long> out(32, 0);
+  std::vector<long long> a = {42, 1, 2, 10, 4, 1, 5, 7, 8, 9, 12, 12, 12, 4, 1, 0};
+  std::vector<float> f = {1.0f, 2.0f, 5.0f, 3.0f, 1.0f};
+  std::vector<double> d = {1.0, 2.0, 9.0};
+  std::vector<uint16_t> h = {0x4400};  // 4.0
+  unsigned long long* po = out.data();
+  long long* pa = a.data();
+  float* pf = f.data();
+  double* pd = d.data();
+  uint16_t* ph = h.data();
+  context = "api, warp " + std::to_string(W);
+  expectLaunch(launch(entry, W, {1, 1, 1}, {1, 1, 1}, 0, {arg(po), arg(pa), arg(pf), arg(pd), arg(ph)}));
+  auto bits = [](float v) { return (unsigned long long)__builtin_bit_cast(uint32_t, v); };
+  auto dbits = [](double v) { return __builtin_bit_cast(unsigned long long, v); };
+  const unsigned long long expected[] = {
+      8 + 100 * 64,
+      31 + 100 * 32 + 10000 * 63 + 1000000ull * 64,
+      4 + 0 + 10000 * 41 + 0,
+      0x80000000ull + 0x6000000000000000ull,
+      2 + 100 * 1,
+      ~0ull,
+      1,
+      6 + 6ull * 1000,
+      0x77553311,
+      3 + 100ull * 0x80000000u,
+      0x3f800000ull + 5,
+      0x3ff0000000000000ull + 0x40000000 + 9,
+      bits(0.5f + 0 + 2 + 0 + 8 * 0.25f + 16 * 0.25f + 32 + 0),
+      -2 + 50 - 700 + 2500 + 15000 + 200000,
+      42,
+      1 + 100 * 2 + 10000 * 10,
+      4 + 100 * 1 + 10000 * 5,
+      7 + 100 * 8 + 10000 * 9,
+      12 + 100 * 12 + 10000 * 12,
+      4 + 100 * 1 + 10000 * 0,
+      bits(1.0f + 10 * 2.0f + 100 * 5.0f + 1000 * 3.0f + 10000 * 1.0f),
+      dbits(1.0 + 10 * 2.0 + 100 * 9.0),
+      0x3e00 + 0x7c00ull * 100000,
+      0x4200 + 100000ull * 0xc200,
+      bits(0.0999755859375f),  // 0.1 in f16, times 1
+      1 + 10 * 1 + 100 * 3 + 1000 * 1 + 10000 * W + 0,
+  };
+  for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i) expectEq(out[i], expected[i], "out", i);
+  const std::vector<long long> after = {42, 6, 9, 7, 11, 12, 5, 20, -20, 9, 4, 14, 10, 0, 2, 9};
+  for (size_t i = 0; i < a.size(); ++i) expectEq(a[i], after[i], "a", i);
+  const std::vector<float> fAfter = {1.5f, 3.0f, 5.0f, -4.0f, 0.0f};
+  for (size_t i = 0; i < f.size(); ++i) expectEq(f[i], fAfter[i], "f", i);
+  const std::vector<double> dAfter = {1.25, 8.0, 8.0};
+  for (size_t i = 0; i < d.size(); ++i) expectEq(d[i], dAfter[i], "d", i);
+  expectEq(h[0], 0x3c00, "h", 0);  // 4 / 4
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -643,7 +744,10 @@ int main(int argc, char** argv) {
                {"softmax N=1024", testSoftmax},         {"rowwise_softmax_cached", testDynamicShared},
                {"atomic_stats", testAtomics},           {"gather_scale --checked", testAssert}};
   for (unsigned w : {32u, 64u}) {
-    const int before = failures;
+    int before = failures;
+    testApi(w);
+    std::printf("%s api, warp %u\n", failures == before ? "ok  " : "FAIL", w);
+    before = failures;
     testShuffles(w);
     std::printf("%s shuffles, warp %u\n", failures == before ? "ok  " : "FAIL", w);
   }
