@@ -261,7 +261,7 @@ inline T __spn_cpu_atomic_update(T* p, Update update) {
   U* word = reinterpret_cast<U*>(p);
   U old = __atomic_load_n(word, __ATOMIC_RELAXED);
   for (;;) {
-    const U updated = __builtin_bit_cast(U, update(__builtin_bit_cast(T, old)));
+    const U updated = __builtin_bit_cast(U, T(update(__builtin_bit_cast(T, old))));
     if (__atomic_compare_exchange_n(word, &old, updated, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       return __builtin_bit_cast(T, old);
   }
@@ -294,6 +294,10 @@ inline T atomicExch(T* p, __spn_cpu_operand<T> v) {
   else return __spn_cpu_atomic_update(p, [v](T) { return v; });
 }
 // Floats: fmax/fmin's rule (HIP's float atomicMax/atomicMin).
+inline float __spn_cpu_fmax(float a, float b) { return fmaxf(a, b); }
+inline double __spn_cpu_fmax(double a, double b) { return fmax(a, b); }
+inline float __spn_cpu_fmin(float a, float b) { return fminf(a, b); }
+inline double __spn_cpu_fmin(double a, double b) { return fmin(a, b); }
 template <typename T>
 inline T atomicMax(T* p, __spn_cpu_operand<T> v) {
   if constexpr (std::is_integral<T>::value) {
@@ -302,7 +306,7 @@ inline T atomicMax(T* p, __spn_cpu_operand<T> v) {
     }
     return old;
   } else {
-    return __spn_cpu_atomic_update(p, [v](T old) { return sizeof(T) == 4 ? fmaxf(old, v) : fmax(old, v); });
+    return __spn_cpu_atomic_update(p, [v](T old) { return __spn_cpu_fmax(old, v); });
   }
 }
 template <typename T>
@@ -313,7 +317,7 @@ inline T atomicMin(T* p, __spn_cpu_operand<T> v) {
     }
     return old;
   } else {
-    return __spn_cpu_atomic_update(p, [v](T old) { return sizeof(T) == 4 ? fminf(old, v) : fmin(old, v); });
+    return __spn_cpu_atomic_update(p, [v](T old) { return __spn_cpu_fmin(old, v); });
   }
 }
 template <typename T>
@@ -362,9 +366,13 @@ inline unsigned long long __brevll(unsigned long long v) {
 }
 inline int __mulhi(int a, int b) { return int((static_cast<long long>(a) * b) >> 32); }
 inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((static_cast<unsigned long long>(a) * b) >> 32); }
-inline long long __mul64hi(long long a, long long b) { return static_cast<long long>((__int128(a) * b) >> 64); }
+__extension__ typedef __int128 __spn_cpu_int128;
+__extension__ typedef unsigned __int128 __spn_cpu_uint128;
+inline long long __mul64hi(long long a, long long b) {
+  return static_cast<long long>((static_cast<__spn_cpu_int128>(a) * b) >> 64);
+}
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
-  return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64);
+  return static_cast<unsigned long long>((static_cast<__spn_cpu_uint128>(a) * b) >> 64);
 }
 inline int __mul24(int a, int b) { return int(unsigned(a << 8 >> 8) * unsigned(b << 8 >> 8)); }
 inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
