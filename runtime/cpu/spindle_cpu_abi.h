@@ -28,7 +28,12 @@ typedef struct __spn_cpu_dim3 {
   unsigned x, y, z;
 } __spn_cpu_dim3;
 
-/* One GPU thread. The runtime owns it; the library reads it through
+/* Guarantees the library may rely on: a fiber never moves to another OS
+ * thread (thread-local addresses, hence __shared__, stay valid across
+ * calls); self() returns the same pointer for a fiber's whole life; a block
+ * has at most 1024 threads; fail() copies its message before switching.
+ *
+ * One GPU thread. The runtime owns it; the library reads it through
  * __spn_cpu_api::self and writes only its lane's slots of
  * `warp_exchange`. */
 typedef struct __spn_cpu_thread {
@@ -68,7 +73,10 @@ typedef struct __spn_cpu_api {
    * wait at a warp meeting forever) fails the launch; never hangs. */
   void (*sync_block)(void);
   /* The live lanes of the calling thread's warp meet: returns once each of
-   * them has called it (as many times as this lane). */
+   * them has called it (as many times as this lane); or, where some of them
+   * wait at sync_block instead (a divergent stage, as in the prelude's
+   * block reduction) and nothing else can run, with the lanes that came,
+   * as a GPU runs a divergent branch with its lanes. */
   void (*sync_warp)(void);
   /* Ends the launch with `message` (an assert, an out-of-bounds access),
    * which names the block and thread itself: the launch throws

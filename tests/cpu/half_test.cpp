@@ -5,7 +5,7 @@
 // NaNs: both sides must give a NaN; payloads are not compared (the header
 // keeps the top payload bits, quiet).
 //
-// Not wired into cmake. From the repository root:
+// Built and run by ctest (tests/cpu/CMakeLists.txt, cpu_half_exhaustive); by hand:
 //   g++ -std=c++17 -O2 -mf16c -D__SPN_CPU=1 -D__SPN_CPU_WARP_SIZE=32 tests/cpu/half_test.cpp -o /tmp/half_test -pthread
 //   /tmp/half_test
 #include "../../runtime/cpu/spindle_cpu_abi.h"
