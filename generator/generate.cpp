@@ -545,8 +545,8 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
 
   checkNoAbsentUses(sema, kernel, plan.functions);
   checkNoUnavailableConsts(sema, kernel, plan.functions);
-  analyzeModuleDefs(sema);
-  analyzeCaptures(sema, kernel, staticDims);
+  analyzeModuleDefs(sema, spec.checked);
+  analyzeCaptures(sema, kernel, staticDims, spec.checked);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);
   // Per function: where locals are declared (after capture analysis: a
   // closure's captures are uses at its calls), where comments go.

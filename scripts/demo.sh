@@ -36,3 +36,7 @@ echo "== spindle compile (runtime, hiprtc) --target gfx90a"
 "$build/bin/spindle" compile "$sample" --kernel "$kernel" "${flags[@]}" --target gfx90a || true
 echo "== spindle run --dims $dims"
 "$build/bin/spindle" run "$sample" --kernel "$kernel" --dims "$dims"
+echo "== spindle run --target cpu (the host, GPU semantics, bounds-checked)"
+# A smaller default size: the host runs every GPU thread as a fiber.
+cpu_dims=${3:-M=256,N=4096}
+"$build/bin/spindle" run "$sample" --kernel "$kernel" --dims "$cpu_dims" --target cpu --reps 3

@@ -11,6 +11,7 @@ PACKAGES=(
   libclang-cpp15-dev llvm-15-dev libclang-15-dev  # spindle-verify (LibTooling)
   clang libclang-rt-14-dev                         # libFuzzer and sanitizers
   clang-format-14                                  # the pinned formatter (scripts/check_format.sh)
+  libboost-context-dev  # the cpu target: one fiber per GPU thread (runtime/src/cpu/)
 )
 
 missing=()

@@ -38,7 +38,7 @@ int cmdCompile(const Args& args) {
   RuntimeOptions options;
   options.target = target;
   options.lineDirectives = sel.spec.lineDirectives;
-  options.checked = sel.spec.checked;
+  if (sel.spec.checked) options.checked = true;  // else the target's default (docs/runtime.md)
   Runtime runtime(options);
   Module module = runtime.loadModule(path);
   std::string name;

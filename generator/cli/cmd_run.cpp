@@ -1,8 +1,10 @@
 // `spindle run FILE [--kernel K] --dims M=4096,N=4096 [--static N=V]...
-//              [--dtype T=TY]... [--scalar NAME=VALUE]... [--reps R] [--target T]`:
+//              [--dtype T=TY]... [--scalar NAME=VALUE]... [--reps R] [--target T] [--unchecked]`:
 // on a GPU, fill every tensor with random values, launch, and print the
 // median time and achieved bandwidth over R runs. Without a GPU, compile
 // for the target (or the backend's default) and say that nothing launched.
+// `--target cpu` runs on the host (the cpu target), checked unless
+// --unchecked: an out-of-bounds access fails the run with its .spn line.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -52,6 +54,7 @@ void fillRandom(std::vector<char>& bytes, ScalarType type, int64_t count, std::m
 
 int cmdRun(const Args& args) {
   std::string path, target;
+  bool unchecked = false;  // the cpu target runs checked builds unless told not to
   KernelSelection sel;
   std::map<std::string, int64_t> dims;
   std::map<std::string, double> scalars;
@@ -68,6 +71,8 @@ int cmdRun(const Args& args) {
         parseDims(value(), dims);
       } else if (a == "--target") {
         target = value();
+      } else if (a == "--unchecked") {
+        unchecked = true;
       } else if (a == "--reps") {
         reps = int(parseIntegerFlag("--reps", "", value()));
         if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
@@ -97,7 +102,9 @@ int cmdRun(const Args& args) {
   RuntimeOptions options;
   options.target = target;
   options.lineDirectives = sel.spec.lineDirectives;
-  options.checked = sel.spec.checked;
+  if (sel.spec.checked && unchecked) return usageError("run: --checked and --unchecked contradict each other");
+  if (sel.spec.checked) options.checked = true;
+  if (unchecked) options.checked = false;
   auto runtime = std::make_unique<Runtime>(options);
   if (!runtime->hasDevice() && target.empty()) {
     // Compile for the backend's flagship target so the kernel is still checked.

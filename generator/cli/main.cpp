@@ -25,7 +25,7 @@ const Command kCommands[] = {
     {"inspect", cmdInspect, "inspect FILE --stage S   show a stage: ast, scopes, key"},
     {"gen", cmdGen, "gen FILE [options]       print readable HIP for a kernel"},
     {"compile", cmdCompile, "compile FILE --kernel K --target T   compile through the runtime's backend"},
-    {"run", cmdRun, "run FILE --kernel K --dims M=..,N=..   launch on a GPU and time it"},
+    {"run", cmdRun, "run FILE --kernel K --dims M=..,N=..   launch on a GPU (or the host: --target cpu) and time it"},
 };
 
 void printHelp() {
@@ -48,7 +48,9 @@ void printHelp() {
       "                         x.dim1 (repeatable)\n"
       "  --absent X             optional tensor X (declared T[...] | None) is not passed (repeatable)\n"
       "  --no-line-directives   omit #line directives pointing at the .spn\n"
-      "  --checked              compile `assert` statements in (a failure names the .spn line, block, thread)\n"
+      "  --checked              compile `assert` statements in and bounds-check every element access (a failure\n"
+      "                         names the .spn line, block, thread); the default on the cpu target\n"
+      "  --unchecked            (run) a cpu-target run without the checks\n"
       "  --verify               check the output with spindle-verify (when built)\n"
       "\nExit status: 0 success, 1 errors in the input or usage, 2 internal error.\n");
 }

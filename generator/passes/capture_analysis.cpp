@@ -50,8 +50,8 @@ struct CaptureSet {
 
 class CaptureAnalysis {
  public:
-  CaptureAnalysis(FunctionScope& root, const std::set<std::string>& staticDims)
-      : root_(root), staticDims_(staticDims) {}
+  CaptureAnalysis(FunctionScope& root, const std::set<std::string>& staticDims, bool checked)
+      : root_(root), staticDims_(staticDims), checked_(checked) {}
 
   void run() {
     std::vector<FunctionScope*> all;
@@ -88,7 +88,8 @@ class CaptureAnalysis {
     bool changed = sets_[&f].add(s, mode, implied);
     if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::SharedBuffer ||
         s->kind == SymbolKind::LocalBuffer) {
-      for (Symbol* d : addressingDimSymbols(*s)) changed |= capture(f, d, CaptureMode::Dim, s);
+      for (Symbol* d : checked_ ? shapeDimSymbols(*s) : addressingDimSymbols(*s))
+        changed |= capture(f, d, CaptureMode::Dim, s);
     }
     return changed;
   }
@@ -121,6 +122,11 @@ class CaptureAnalysis {
     // A def's own dims that its code reads (sema_resolve: named, dim(x, k),
     // or addressing the rows of its tensor parameters).
     for (Symbol* d : f.dimsRead) capture(f, d, CaptureMode::Dim);
+    // A checked build compares every index with its extent: a def's own
+    // tensor parameters need all their dims, the first one too.
+    if (checked_)
+      for (Symbol* p : f.params)
+        for (Symbol* d : shapeDimSymbols(*p)) capture(f, d, CaptureMode::Dim);
   }
 
   // The dims a callee takes are read, at the call, from the shapes of the
@@ -232,6 +238,7 @@ class CaptureAnalysis {
 
   FunctionScope& root_;
   const std::set<std::string>& staticDims_;
+  bool checked_;
   std::map<FunctionScope*, CaptureSet> sets_;
   std::map<const FunctionScope*, std::set<Symbol*>> moduleDefDims_;
 };
@@ -294,17 +301,17 @@ std::vector<std::string> divisibilityCandidates(const FunctionScope& kernel, con
   return out;
 }
 
-void analyzeCaptures(SemaModule&, FunctionScope& root, const std::set<std::string>& staticDims) {
-  CaptureAnalysis(root, staticDims).run();
+void analyzeCaptures(SemaModule&, FunctionScope& root, const std::set<std::string>& staticDims, bool checked) {
+  CaptureAnalysis(root, staticDims, checked).run();
 }
 
-void analyzeModuleDefs(SemaModule& sema) {
+void analyzeModuleDefs(SemaModule& sema, bool checked) {
   std::set<FunctionScope*> done;
   std::function<void(FunctionScope*)> visit = [&](FunctionScope* f) {
     if (!done.insert(f).second) return;
     for (auto* callee : f->callees)
       if (callee->kind == FunctionScope::Kind::Function) visit(callee);
-    analyzeCaptures(sema, *f, {});
+    analyzeCaptures(sema, *f, {}, checked);
   };
   for (auto* f : sema.functions) visit(f);
 }

@@ -20,13 +20,16 @@ namespace spindle {
 
 // Fills FunctionScope::captures and capturesBlockScratch for every closure
 // nested in `root` (a kernel or a module def). Dim symbols named in
-// `staticDims` are compile-time constants and are never captured.
-void analyzeCaptures(SemaModule& sema, FunctionScope& root, const std::set<std::string>& staticDims);
+// `staticDims` are compile-time constants and are never captured. A
+// `checked` build bounds-checks every access against every extent, so a
+// tensor or buffer implies all the dims of its shape (shapeDimSymbols).
+void analyzeCaptures(SemaModule& sema, FunctionScope& root, const std::set<std::string>& staticDims,
+                     bool checked = false);
 
 // Analyzes every module-level def (and its closures), callees before
 // callers, so that a kernel analyzed afterwards sees which defs need the
 // block-collective scratch.
-void analyzeModuleDefs(SemaModule& sema);
+void analyzeModuleDefs(SemaModule& sema, bool checked = false);
 
 // Dim symbols that the shape of a tensor or scratch buffer refers to.
 std::vector<Symbol*> shapeDimSymbols(const Symbol& tensorOrBuffer);

@@ -510,7 +510,31 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
 
 CppExpr FunctionPrinter::index(const IndexExpr& idx) const {
   const Symbol& base = *idx.base->as<NameExpr>()->symbol;
+  if (ctx_.checked) return {name(&base) + "[" + checkedFlatIndex(base, idx) + "]", kPostfix};
   return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
+}
+
+// A checked build's address (docs/language.md 5.12): the prelude's
+// __spn_checked_offset takes the .spn location, the tensor's name and, per
+// axis, the index, the extent and the stride; it stops the kernel with all
+// of them when an index is out of range, else returns sum(index * stride).
+// Each index is evaluated once, as in the unchecked address.
+std::string FunctionPrinter::checkedFlatIndex(const Symbol& base, const IndexExpr& idx) const {
+  std::string args =
+      fmt::format("\"{}\", {}, {}, \"{}\"", ctx_.sourcePath, idx.range.begin.line, idx.range.begin.col, base.name);
+  const size_t rank = idx.indices.size();
+  for (size_t axis = 0; axis < rank; ++axis) {
+    std::string stride;
+    if (base.strided) {
+      stride = base.unitInnerStride && axis + 1 == rank ? "1" : strideName(&base, static_cast<int>(axis));
+    } else {
+      for (size_t k = axis + 1; k < rank; ++k)
+        stride += (stride.empty() ? "" : " * ") + paren(dimExpr(base, k), kMultiplicative + 1);
+      if (stride.empty()) stride = "1";
+    }
+    args += fmt::format(", {}, {}, {}", value(*idx.indices[axis]), dimExpr(base, axis).text, stride);
+  }
+  return "__spn_checked_offset(" + args + ")";
 }
 
 }  // namespace spindle

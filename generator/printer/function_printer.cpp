@@ -332,7 +332,7 @@ std::string FunctionPrinter::dynamicSharedLayout(std::map<const Symbol*, std::st
 
 void FunctionPrinter::printDynamicSharedDecls() {
   if (dynamicSharedBuffers().empty()) return;
-  out_.line("extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];");
+  out_.line("__SPN_DYNAMIC_SHARED(__spn_dynamic_shared);");
   dynamicSharedLayout(&dynamicSharedOffsets_);
 }
 

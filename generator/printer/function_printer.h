@@ -39,6 +39,7 @@ struct PrintContext {
   std::map<const FunctionScope*, std::string> functionNames;  // emitted names of defs and closures
   const KernelPrintPlan& plan;                                // the driver's decisions
   std::map<const FunctionScope*, TupleResult> tupleResults;   // tuple-returning defs and closures
+  bool checked = false;                                       // a checked build: every element access is bounds-checked
 
   bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims.count(s->name) > 0; }
 };
@@ -151,6 +152,7 @@ class FunctionPrinter {
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   CppExpr index(const IndexExpr& idx) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
+  std::string checkedFlatIndex(const Symbol& base, const IndexExpr& idx) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
   std::string loadValue(const CppExpr& e, ScalarType t, int minPrec) const;
 

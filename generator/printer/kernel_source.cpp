@@ -91,7 +91,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    NameSupply(),
                    {},
                    plan,
-                   {}};
+                   {},
+                   spec.checked};
   // clang-format on
 
   // File-scope names: consts, static dims, functions. Static dims come

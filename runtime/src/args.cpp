@@ -118,6 +118,7 @@ const char* backendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::Hip: return "hip";
     case BackendKind::Cuda: return "cuda";
+    case BackendKind::Cpu: return "cpu";
     case BackendKind::Auto: break;
   }
   return "auto";

@@ -37,7 +37,8 @@ class Backend {
   virtual std::vector<std::string> unsafeFpAtomicsOptions() const = 0;
   // Whether `target` names something this backend compiles for.
   virtual bool acceptsTarget(const std::string& target) const = 0;
-  virtual CompileOutput compile(const std::string& source, const std::string& fileName,
+  // `symbol`: the kernel's (extern "C") name in `source`.
+  virtual CompileOutput compile(const std::string& source, const std::string& fileName, const std::string& symbol,
                                 const std::vector<std::string>& options) = 0;
 
   // --- device ----------------------------------------------------------------
@@ -65,5 +66,9 @@ class Backend {
 
 std::unique_ptr<Backend> makeHipBackend();
 std::unique_ptr<Backend> makeCudaBackend();
+std::unique_ptr<Backend> makeCpuBackend();
+// The warp width of a cpu target: "cpu", "cpu:warp32" 32, "cpu:warp64" 64;
+// 0 for anything else.
+int cpuWarpSize(const std::string& target);
 
 }  // namespace spindle::rt

@@ -117,7 +117,7 @@ class CudaBackend final : public Backend {
   // atomicAdd on f32, f16 and bf16 is native and safe on every memory kind.
   std::vector<std::string> unsafeFpAtomicsOptions() const override { return {}; }
 
-  CompileOutput compile(const std::string& source, const std::string& fileName,
+  CompileOutput compile(const std::string& source, const std::string& fileName, const std::string& /*symbol*/,
                         const std::vector<std::string>& options) override {
     requireNvrtc();
     CompileOutput out;

@@ -109,7 +109,7 @@ class HipBackend final : public Backend {
 
   std::vector<std::string> unsafeFpAtomicsOptions() const override { return {"-munsafe-fp-atomics"}; }
 
-  CompileOutput compile(const std::string& source, const std::string& fileName,
+  CompileOutput compile(const std::string& source, const std::string& fileName, const std::string& /*symbol*/,
                         const std::vector<std::string>& options) override {
     requireHiprtc();
     for (const auto& o : options)

@@ -63,7 +63,7 @@ CompiledBinary BinaryCompiler::get(const std::string& source, const std::string&
   ++counters_.misses;
   ++counters_.compiles;
   auto start = std::chrono::steady_clock::now();
-  CompileOutput result = backend_.compile(source, fileName, options);
+  CompileOutput result = backend_.compile(source, fileName, symbol, options);
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   counters_.compileNanos += uint64_t(nanos);
   if (!result.ok) {

@@ -58,12 +58,17 @@ namespace {
 BackendKind parseBackend(const std::string& s, const char* where) {
   if (s == "hip") return BackendKind::Hip;
   if (s == "cuda") return BackendKind::Cuda;
+  if (s == "cpu") return BackendKind::Cpu;
   if (s == "auto" || s.empty()) return BackendKind::Auto;
-  throw Error(fmt::format("spindle: {}='{}': expected hip, cuda or auto", where, s));
+  throw Error(fmt::format("spindle: {}='{}': expected hip, cuda, cpu or auto", where, s));
 }
 
 std::unique_ptr<rt::Backend> makeBackend(BackendKind k) {
-  return k == BackendKind::Hip ? rt::makeHipBackend() : rt::makeCudaBackend();
+  switch (k) {
+    case BackendKind::Hip: return rt::makeHipBackend();
+    case BackendKind::Cpu: return rt::makeCpuBackend();
+    default: return rt::makeCudaBackend();
+  }
 }
 
 // The architecture without target features: "gfx90a:xnack-" -> "gfx90a".
@@ -73,6 +78,7 @@ std::string baseArch(const std::string& t) { return t.substr(0, t.find(':')); }
 // 32 on NVIDIA and on AMD's RDNA (gfx10 and later compile wave32 by
 // default), 64 on AMD's CDNA and GCN (gfx9 and earlier). 0 without a target.
 int64_t warpSizeOf(const std::string& target) {
+  if (int w = rt::cpuWarpSize(target)) return w;
   if (target.rfind("sm_", 0) == 0) return 32;
   // gfx9xx (three characters after "gfx") is GCN or CDNA; gfx10xx and up, RDNA.
   if (target.rfind("gfx", 0) == 0) return baseArch(target).size() > 6 ? 32 : 64;
@@ -97,9 +103,12 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   if (kind == BackendKind::Auto && !im.opts.target.empty()) {
     for (BackendKind k : {BackendKind::Cuda, BackendKind::Hip})
       if (makeBackend(k)->acceptsTarget(im.opts.target)) kind = k;
+    if (rt::cpuWarpSize(im.opts.target)) kind = BackendKind::Cpu;
     if (kind == BackendKind::Auto)
       throw Error(
-          fmt::format("spindle: unknown target '{}' (expected sm_XX for NVIDIA or gfxNNN for AMD)", im.opts.target));
+          fmt::format("spindle: unknown target '{}' (expected sm_XX for NVIDIA, gfxNNN for AMD, or cpu, "
+                      "cpu:warp32, cpu:warp64)",
+                      im.opts.target));
   }
   std::string why;
   if (kind == BackendKind::Auto) {
@@ -128,6 +137,11 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
       throw Error(fmt::format("spindle: target '{}' is not a {} target", im.opts.target, backendName(kind)));
   }
   rt::Backend& be = *im.backend;
+  if (!im.opts.checked) {
+    if (envIs("SPINDLE_CHECKED", "1")) im.opts.checked = true;
+    else if (envIs("SPINDLE_CHECKED", "0")) im.opts.checked = false;
+    else im.opts.checked = be.kind() == BackendKind::Cpu;
+  }
 
   // 2. Device and target.
   int count = be.deviceCount(&why);
@@ -135,8 +149,10 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
     be.useDevice(im.opts.device);
     std::string devTarget = be.deviceTarget(im.opts.device);
     im.deviceName = be.deviceName(im.opts.device);
+    // The host runs every cpu target (either warp width).
     if (im.opts.target.empty() || im.opts.target == devTarget ||
-        (im.opts.target.find(':') == std::string::npos && im.opts.target == baseArch(devTarget))) {
+        (im.opts.target.find(':') == std::string::npos && im.opts.target == baseArch(devTarget)) ||
+        (be.kind() == BackendKind::Cpu && be.acceptsTarget(im.opts.target))) {
       im.hasDevice = true;
       im.deviceStatus = fmt::format("device {}: {} ({})", im.opts.device, im.deviceName, devTarget);
       if (im.opts.target.empty()) im.opts.target = devTarget;
@@ -149,7 +165,6 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
                                 : fmt::format("no {} device: {}", backendName(be.kind()), why);
   }
   im.target = im.opts.target;
-  if (envIs("SPINDLE_CHECKED", "1")) im.opts.checked = true;
   if (envIs("SPINDLE_UNSAFE_FP_ATOMICS", "1")) im.opts.unsafeFpAtomics = true;
 
   // 3. Caches.
@@ -366,7 +381,7 @@ struct Kernel::State {
     for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
       if (b.absentTensors & (uint64_t(1) << p)) spec.absentTensors.insert(plan.params[p].name);
     spec.lineDirectives = rt().opts.lineDirectives;
-    spec.checked = rt().opts.checked;
+    spec.checked = *rt().opts.checked;
     return spec;
   }
 

@@ -33,6 +33,25 @@ std::string errorFrom(Action&& action) {
   return "(no error)";
 }
 
+// Sets an environment variable for a scope, restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, hadOld_ = true;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (hadOld_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool hadOld_ = false;
+};
+
 // A fresh directory under the system temp dir, removed afterwards.
 class TempDir {
  public:

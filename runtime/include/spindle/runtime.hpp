@@ -38,8 +38,10 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class BackendKind { Auto, Hip, Cuda };
-const char* backendName(BackendKind kind);  // "auto", "hip", "cuda"
+// Cpu: the cpu target (docs/runtime.md): kernels run on the host with GPU
+// semantics, compiled by a host C++ compiler; only when asked for.
+enum class BackendKind { Auto, Hip, Cuda, Cpu };
+const char* backendName(BackendKind kind);  // "auto", "hip", "cuda", "cpu"
 
 // The language's rank limit (docs/language.md, 4.3).
 inline constexpr int kMaxRank = 8;
@@ -83,10 +85,12 @@ Arg scalar(uint64_t v);
 Arg scalar(ScalarType type, double v);
 
 struct RuntimeOptions {
-  // Auto: SPINDLE_BACKEND (hip|cuda) if set, else from `target`, else the
-  // first backend with a device, else the first with a compiler.
+  // Auto: SPINDLE_BACKEND (hip|cuda|cpu) if set, else from `target`, else
+  // the first GPU backend with a device, else the first with a compiler
+  // (never the cpu target: it is used only when asked for).
   BackendKind backend = BackendKind::Auto;
-  // Compile for this target ("sm_90", "gfx90a", "gfx942:sramecc+:xnack-").
+  // Compile for this target ("sm_90", "gfx90a", "gfx942:sramecc+:xnack-";
+  // "cpu" or "cpu:warp32", "cpu:warp64" for the cpu target's warp width).
   // Empty: the device's own. With a target and no device the runtime is
   // compile-only: compile() works, launch() throws.
   std::string target;
@@ -99,10 +103,12 @@ struct RuntimeOptions {
   uint64_t cacheMaxBytes = uint64_t(1) << 30;
   // #line directives to the .spn in generated sources (compile errors point there).
   bool lineDirectives = true;
-  // Compile `assert` statements in (SPINDLE_CHECKED=1 too): a failure prints
-  // the .spn location, block and thread, and the launch fails. Checked
+  // Checked builds (docs/language.md 5.12): `assert` statements compiled in
+  // and every element access bounds-checked; a failure names the .spn
+  // location, block and thread, and the launch fails. Unset: SPINDLE_CHECKED
+  // (1 or 0) if set, else on for the cpu target and off on GPUs. Checked
   // binaries have keys of their own.
-  bool checked = false;
+  std::optional<bool> checked;
   // AMD: compile with -munsafe-fp-atomics (SPINDLE_UNSAFE_FP_ATOMICS=1 too),
   // so f32 atomic_add and f16 (gfx90a, gfx94x) / bf16 (gfx94x) atomic_add on
   // global memory use the hardware's float atomics instead of a

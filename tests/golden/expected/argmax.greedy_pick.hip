@@ -26,7 +26,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -40,7 +40,7 @@ __device__ __forceinline__ bool __spn_isnan(F v) { return v != v; }
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
@@ -160,7 +160,7 @@ __device__ __spn_arg_pair<T, I> __spn_block_argmax(T v, I i, uint64_t* s) {
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void greedy_pick(const float* __restrict__ logits, int32_t* __restrict__ token, float* __restrict__ score, int32_t* __restrict__ per_warp, float* __restrict__ warp_best, int64_t M, int64_t N);
 inline hipError_t launch_greedy_pick(hipStream_t stream, const float* __restrict__ logits, int32_t* __restrict__ token, float* __restrict__ score, int32_t* __restrict__ per_warp, float* __restrict__ warp_best, int64_t M, int64_t N) {

@@ -25,7 +25,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -35,7 +35,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 __device__ __forceinline__ int __spn_lane_id() {
@@ -177,7 +177,7 @@ __device__ __spn_arg_pair<T, I> __spn_block_argmin(T v, I i, uint64_t* s) {
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void ragged_min(double* __restrict__ x, int64_t* __restrict__ where, uint32_t* __restrict__ first, double* __restrict__ lowest, int32_t* __restrict__ top, int64_t M);
 inline hipError_t launch_ragged_min(hipStream_t stream, double* __restrict__ x, int64_t* __restrict__ where, uint32_t* __restrict__ first, double* __restrict__ lowest, int32_t* __restrict__ top, int64_t M) {

@@ -24,29 +24,103 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
 // A failed `assert` of a checked build (docs/language.md 5.12): says where
 // and in which thread, then stops the kernel, as CUDA's assert does (the
 // launch then fails; the device's printf buffer is flushed at that point).
+// The CPU target fails the launch with the same message instead.
 __device__ __noinline__ void __spn_assert_fail(const char* file, int line, int col, const char* cond, const char* message) {
-  printf("%s:%d:%d: assertion failed in block (%u, %u, %u), thread (%u, %u, %u): %s%s%s\n", file, line, col,
-         (unsigned)blockIdx.x, (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x,
-         (unsigned)threadIdx.y, (unsigned)threadIdx.z, cond, message[0] ? ": " : "", message);
+#if defined(__SPN_CPU)
+  __spn_cpu_fail(
+#else
+  printf(
+#endif
+      "%s:%d:%d: assertion failed in block (%u, %u, %u), thread (%u, %u, %u): %s%s%s\n", file, line, col,
+      (unsigned)blockIdx.x, (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x, (unsigned)threadIdx.y,
+      (unsigned)threadIdx.z, cond, message[0] ? ": " : "", message);
 #if defined(__SPN_CUDA)
   __trap();
-#else
+#elif !defined(__SPN_CPU)
   __builtin_trap();
 #endif
 }
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
+// A checked build's out-of-bounds access (docs/language.md 5.12): says
+// where (the .spn location), what (the tensor, every index, the shape and
+// the first axis out of range) and in which thread, then stops the kernel
+// as a failed assert does. `v` holds index, extent, stride per axis. The
+// text is built here (devices have no snprintf), then printed at once.
+__device__ __noinline__ void __spn_bounds_fail(const char* file, int line, int col, const char* tensor, int rank,
+                                               const int64_t* v) {
+  char text[320];
+  int n = 0;
+  auto put = [&](const char* s) {
+    while (*s && n < int(sizeof text) - 1) text[n++] = *s++;
+  };
+  auto num = [&](int64_t x) {
+    char digits[24];
+    int k = 0;
+    unsigned long long u = x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x;
+    do digits[k++] = char('0' + u % 10); while (u /= 10);
+    if (x < 0) put("-");
+    while (k > 0 && n < int(sizeof text) - 1) text[n++] = digits[--k];
+  };
+  int bad = 0;
+  while (bad < rank - 1 && v[3 * bad] >= 0 && v[3 * bad] < v[3 * bad + 1]) ++bad;
+  put(tensor);
+  put("[");
+  for (int k = 0; k < rank; ++k) {
+    if (k) put(", ");
+    num(v[3 * k]);
+  }
+  put("] is out of bounds: shape [");
+  for (int k = 0; k < rank; ++k) {
+    if (k) put(", ");
+    num(v[3 * k + 1]);
+  }
+  put("], axis ");
+  num(bad);
+  text[n] = '\0';
+#if defined(__SPN_CPU)
+  __spn_cpu_fail("%s:%d:%d: %s, in block (%u, %u, %u), thread (%u, %u, %u)", file, line, col, text,
+                 (unsigned)blockIdx.x, (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x,
+                 (unsigned)threadIdx.y, (unsigned)threadIdx.z);
+#else
+  printf("%s:%d:%d: %s, in block (%u, %u, %u), thread (%u, %u, %u)\n", file, line, col, text, (unsigned)blockIdx.x,
+         (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x, (unsigned)threadIdx.y,
+         (unsigned)threadIdx.z);
+#if defined(__SPN_CUDA)
+  __trap();
+#else
+  __builtin_trap();
+#endif
+#endif
+}
+// A checked build's element address: after `tensor`, index, extent and
+// stride for each axis; every index against its extent (each evaluated
+// once, by the call), then sum(index * stride).
+template <typename... A>
+__device__ __forceinline__ int64_t __spn_checked_offset(const char* file, int line, int col, const char* tensor,
+                                                         A... axes) {
+  static_assert(sizeof...(A) % 3 == 0, "index, extent, stride per axis");
+  const int64_t v[] = {int64_t(axes)...};
+  int64_t offset = 0;
+  bool inside = true;
+  for (int k = 0; k < int(sizeof...(A)) / 3; ++k) {
+    inside = inside && v[3 * k] >= 0 && v[3 * k] < v[3 * k + 1];
+    offset += v[3 * k] * v[3 * k + 2];
+  }
+  if (!inside) __spn_bounds_fail(file, line, col, tensor, int(sizeof...(A)) / 3, v);
+  return offset;
+}
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void gather_scale(const float* __restrict__ x, float* __restrict__ y, const int32_t* __restrict__ idx, float scale, int64_t N);
 inline hipError_t launch_gather_scale(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, const int32_t* __restrict__ idx, float scale, int64_t N) {
@@ -61,7 +135,7 @@ inline hipError_t launch_gather_scale(hipStream_t stream, const float* __restric
 __device__ __forceinline__ float gather_scale_fetch(int32_t k, const float* __restrict__ x, int64_t N) {
   // every index a caller passes must be in range
   if (!(k >= 0 && k < N)) __spn_assert_fail("tests/golden/kernels/asserts.spn", 20, 9, "k >= 0 and k < N", "index out of range: check idx");
-  return x[k];
+  return x[__spn_checked_offset("tests/golden/kernels/asserts.spn", 21, 16, "x", k, N, 1)];
 }
 
 #line 8 "tests/golden/kernels/asserts.spn"
@@ -79,7 +153,7 @@ extern "C" __global__ __launch_bounds__(256) void gather_scale(
     return;
   }
 #line 22 "tests/golden/kernels/asserts.spn"
-  int32_t j = idx[i];
+  int32_t j = idx[__spn_checked_offset("tests/golden/kernels/asserts.spn", 22, 9, "idx", i, N, 1)];
   if (!(scale > 0.0f)) __spn_assert_fail("tests/golden/kernels/asserts.spn", 23, 5, "scale > 0.0", "");
-  y[i] = safe_div(gather_scale_fetch(j, x, N), scale);
+  y[__spn_checked_offset("tests/golden/kernels/asserts.spn", 24, 5, "y", i, N, 1)] = safe_div(gather_scale_fetch(j, x, N), scale);
 }

@@ -29,7 +29,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -107,7 +107,7 @@ __device__ __forceinline__ float __spn_atomic_exch(float* p, float v) { return a
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, BINS = 16
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void atomic_stats(const float* __restrict__ x, int32_t* __restrict__ ticket, float* __restrict__ sum_f32, double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64, uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N);
 inline hipError_t launch_atomic_stats(hipStream_t stream, const float* __restrict__ x, int32_t* __restrict__ ticket, float* __restrict__ sum_f32, double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64, uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N) {

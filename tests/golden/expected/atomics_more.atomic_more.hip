@@ -36,14 +36,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
-// f16: the vendor's __half (hiprtc has it built in).
+// f16: the vendor's __half (hiprtc has it built in, the CPU target's header its own).
 #if defined(__SPN_CUDA)
 #include <cuda_fp16.h>
-#elif !defined(__HIPCC_RTC__)
+#elif !defined(__HIPCC_RTC__) && !defined(__SPN_CPU)
 #include <hip/hip_fp16.h>
 #endif
 
@@ -347,7 +347,7 @@ __device__ __forceinline__ uint64_t __spn_atomic_xor(uint64_t* p, uint64_t v) {
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 128
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void atomic_more(const float* __restrict__ x, __half* __restrict__ h, __spn_bf16* __restrict__ hb, __half* __restrict__ sum_h, __spn_bf16* __restrict__ sum_b, float* __restrict__ scale, double* __restrict__ dscale, uint32_t* __restrict__ flags, int64_t* __restrict__ masks, int32_t* __restrict__ i32s, uint64_t* __restrict__ u64s, float* __restrict__ f32s, double* __restrict__ f64s, __half* __restrict__ h_seen, __spn_bf16* __restrict__ b_seen, float* __restrict__ out, int64_t N);
 inline hipError_t launch_atomic_more(hipStream_t stream, const float* __restrict__ x, __half* __restrict__ h, __spn_bf16* __restrict__ hb, __half* __restrict__ sum_h, __spn_bf16* __restrict__ sum_b, float* __restrict__ scale, double* __restrict__ dscale, uint32_t* __restrict__ flags, int64_t* __restrict__ masks, int32_t* __restrict__ i32s, uint64_t* __restrict__ u64s, float* __restrict__ f32s, double* __restrict__ f64s, __half* __restrict__ h_seen, __spn_bf16* __restrict__ b_seen, float* __restrict__ out, int64_t N) {

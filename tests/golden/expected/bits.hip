@@ -25,7 +25,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -33,7 +33,7 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void bit_counts(const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c, const int64_t* __restrict__ d, int32_t* __restrict__ counts, int64_t N);
 inline hipError_t launch_bit_counts(hipStream_t stream, const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c, const int64_t* __restrict__ d, int32_t* __restrict__ counts, int64_t N) {

@@ -22,7 +22,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -58,7 +58,7 @@ __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
 
 constexpr int64_t N = 4096;  // static dim
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void scale_rows(const __spn_bf16* __restrict__ x, __spn_bf16* __restrict__ y, int64_t M);
 inline hipError_t launch_scale_rows(hipStream_t stream, const __spn_bf16* __restrict__ x, __spn_bf16* __restrict__ y, int64_t M) {

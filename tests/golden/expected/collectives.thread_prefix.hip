@@ -24,7 +24,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -34,7 +34,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 __device__ __forceinline__ int __spn_lane_id() {
@@ -101,7 +101,7 @@ __device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, MAXW = 8
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void thread_prefix(const int32_t* __restrict__ x, int32_t* __restrict__ within_warp, int64_t* __restrict__ within_block, double* __restrict__ f, int64_t M);
 inline hipError_t launch_thread_prefix(hipStream_t stream, const int32_t* __restrict__ x, int32_t* __restrict__ within_warp, int64_t* __restrict__ within_block, double* __restrict__ f, int64_t M) {

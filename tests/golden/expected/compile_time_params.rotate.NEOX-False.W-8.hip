@@ -23,7 +23,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -36,7 +36,7 @@ __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
 }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void rotate(float* __restrict__ x, const float* __restrict__ c, const float* __restrict__ s, int64_t N);
 inline hipError_t launch_rotate(hipStream_t stream, float* __restrict__ x, const float* __restrict__ c, const float* __restrict__ s, int64_t N) {

@@ -26,7 +26,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -52,7 +52,7 @@ __device__ __forceinline__ double __spn_nan() { return __longlong_as_double(0x7f
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, C2 = 0.134145
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void gelu_poly(const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ y, double* __restrict__ z, int32_t* __restrict__ k, double shift, int64_t N);
 inline hipError_t launch_gelu_poly(hipStream_t stream, const float* __restrict__ x, const double* __restrict__ d, float* __restrict__ y, double* __restrict__ z, int32_t* __restrict__ k, double shift, int64_t N) {

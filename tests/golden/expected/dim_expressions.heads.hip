@@ -24,7 +24,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -34,7 +34,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
@@ -76,7 +76,7 @@ template <typename T>
 __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_sum_op<T>()); }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void heads(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, int64_t C, int64_t NH);
 inline hipError_t launch_heads(hipStream_t stream, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, int64_t C, int64_t NH) {

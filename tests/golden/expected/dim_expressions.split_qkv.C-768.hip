@@ -25,14 +25,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 // ==== Spindle prelude end ====
 
 constexpr int64_t C = 768;  // static dim
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void split_qkv(const float* __restrict__ qkv, float* __restrict__ q, float* __restrict__ k, float* __restrict__ v, int64_t B, int64_t T);
 inline hipError_t launch_split_qkv(hipStream_t stream, const float* __restrict__ qkv, float* __restrict__ q, float* __restrict__ k, float* __restrict__ v, int64_t B, int64_t T) {

@@ -26,14 +26,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
-// f16: the vendor's __half (hiprtc has it built in).
+// f16: the vendor's __half (hiprtc has it built in, the CPU target's header its own).
 #if defined(__SPN_CUDA)
 #include <cuda_fp16.h>
-#elif !defined(__HIPCC_RTC__)
+#elif !defined(__HIPCC_RTC__) && !defined(__SPN_CPU)
 #include <hip/hip_fp16.h>
 #endif
 
@@ -64,7 +64,7 @@ struct __spn_bf16 {
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
@@ -108,7 +108,7 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 128
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void rms_scale(const __half* __restrict__ x, const __spn_bf16* __restrict__ g, __spn_bf16* __restrict__ y, __spn_bf16 bias, __half* __restrict__ clipped, int64_t M, int64_t N);
 inline hipError_t launch_rms_scale(hipStream_t stream, const __half* __restrict__ x, const __spn_bf16* __restrict__ g, __spn_bf16* __restrict__ y, __spn_bf16 bias, __half* __restrict__ clipped, int64_t M, int64_t N) {

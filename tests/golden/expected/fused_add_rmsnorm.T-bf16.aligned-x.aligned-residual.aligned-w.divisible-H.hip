@@ -25,7 +25,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -56,7 +56,7 @@ struct __spn_bf16 {
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 template <typename A, typename B>
@@ -113,7 +113,7 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 
 // Unannotated consts, written at each use as a literal of the type it takes there: MAX_BLOCK = 1024, VEC = 8
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void fused_add_rmsnorm(__spn_bf16* __restrict__ x, __spn_bf16* __restrict__ residual, const __spn_bf16* __restrict__ w, float eps, int64_t M, int64_t H);
 inline hipError_t launch_fused_add_rmsnorm(hipStream_t stream, __spn_bf16* __restrict__ x, __spn_bf16* __restrict__ residual, const __spn_bf16* __restrict__ w, float eps, int64_t M, int64_t H) {

@@ -24,14 +24,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
-// f16: the vendor's __half (hiprtc has it built in).
+// f16: the vendor's __half (hiprtc has it built in, the CPU target's header its own).
 #if defined(__SPN_CUDA)
 #include <cuda_fp16.h>
-#elif !defined(__HIPCC_RTC__)
+#elif !defined(__HIPCC_RTC__) && !defined(__SPN_CPU)
 #include <hip/hip_fp16.h>
 #endif
 
@@ -41,7 +41,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 template <typename T, typename V>
@@ -92,7 +92,7 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 
 constexpr int64_t H = 1000;  // static dim
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void fused_add_rmsnorm(__half* __restrict__ x, __half* __restrict__ residual, const __half* __restrict__ w, float eps, int64_t M);
 inline hipError_t launch_fused_add_rmsnorm(hipStream_t stream, __half* __restrict__ x, __half* __restrict__ residual, const __half* __restrict__ w, float eps, int64_t M) {

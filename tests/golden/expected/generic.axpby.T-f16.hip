@@ -24,14 +24,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
-// f16: the vendor's __half (hiprtc has it built in).
+// f16: the vendor's __half (hiprtc has it built in, the CPU target's header its own).
 #if defined(__SPN_CUDA)
 #include <cuda_fp16.h>
-#elif !defined(__HIPCC_RTC__)
+#elif !defined(__HIPCC_RTC__) && !defined(__SPN_CPU)
 #include <hip/hip_fp16.h>
 #endif
 
@@ -41,7 +41,7 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void axpby(const __half* __restrict__ x, __half* __restrict__ y, __half a, __half b, int64_t N);
 inline hipError_t launch_axpby(hipStream_t stream, const __half* __restrict__ x, __half* __restrict__ y, __half a, __half b, int64_t N) {

@@ -24,7 +24,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -48,7 +48,7 @@ __device__ __forceinline__ double __spn_atomic_add(double* p, double v) { return
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void clamp_count(const int32_t* __restrict__ x, int32_t* __restrict__ out, int32_t lo, int32_t* __restrict__ count, int64_t N);
 inline hipError_t launch_clamp_count(hipStream_t stream, const int32_t* __restrict__ x, int32_t* __restrict__ out, int32_t lo, int32_t* __restrict__ count, int64_t N) {

@@ -24,7 +24,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -34,7 +34,7 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 
 // Unannotated consts, written at each use as a literal of the type it takes there: TX = 32, TY = 4
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void add_2d(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int64_t M, int64_t N);
 inline hipError_t launch_add_2d(hipStream_t stream, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int64_t M, int64_t N) {

@@ -25,7 +25,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -33,6 +33,13 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// Declares `unsigned char name[]`, the launch's dynamic shared memory (16-aligned). On the CPU target it is the block's
+// buffer from the runtime: an extern __shared__ array cannot be thread_local there.
+#if defined(__SPN_CPU)
+#define __SPN_DYNAMIC_SHARED(name) unsigned char* const name = __spn_cpu_dynamic_shared()
+#else
+#define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+#endif
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 template <typename T, typename V>
@@ -57,7 +64,7 @@ __device__ __forceinline__ double __spn_atomic_add(double* p, double v) { return
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, VEC = 4, RUNS = 8,
 //   TILE = 8192
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void histogram(const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B);
 
@@ -94,7 +101,7 @@ inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__
 #line 49 "samples/histogram.spn"
 extern "C" __global__ __launch_bounds__(256) void histogram(
     const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B) {
-  extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
+  __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
 #line 50 "samples/histogram.spn"
   int32_t* counts = reinterpret_cast<int32_t*>(__spn_dynamic_shared);
   int32_t t = int(threadIdx.x);

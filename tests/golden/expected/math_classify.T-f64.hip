@@ -24,7 +24,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -66,7 +66,7 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 
 // Unannotated consts, written at each use as a literal of the type it takes there: TWO_PI = 6.283185307179586
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void classify(const double* __restrict__ x, const __spn_bf16* __restrict__ h, int32_t* __restrict__ flags, double* __restrict__ y, int64_t N);
 inline hipError_t launch_classify(hipStream_t stream, const double* __restrict__ x, const __spn_bf16* __restrict__ h, int32_t* __restrict__ flags, double* __restrict__ y, int64_t N) {

@@ -25,12 +25,12 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void bias_act(const float* __restrict__ x, const float* __restrict__ bias, const float* __restrict__ scale, float* __restrict__ y, int64_t M, int64_t N);
 inline hipError_t launch_bias_act(hipStream_t stream, const float* __restrict__ x, const float* __restrict__ bias, const float* __restrict__ scale, float* __restrict__ y, int64_t M, int64_t N) {

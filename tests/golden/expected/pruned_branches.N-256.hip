@@ -22,7 +22,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 // ==== Spindle prelude end ====
@@ -31,7 +31,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 constexpr int64_t N = 256;  // static dim
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void row_scale(const float* __restrict__ x, float* __restrict__ y, int64_t M);
 inline hipError_t launch_row_scale(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M) {

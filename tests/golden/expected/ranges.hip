@@ -28,7 +28,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -54,7 +54,7 @@ __device__ __forceinline__ float __spn_atomic_add(float* p, float v) { return at
 __device__ __forceinline__ double __spn_atomic_add(double* p, double v) { return atomicAdd(p, v); }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void ranges(const float* __restrict__ x, float* __restrict__ y, int32_t* __restrict__ hist, uint32_t n, int32_t first, int32_t last, int32_t stride, int64_t N, int64_t B);
 inline hipError_t launch_ranges(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int32_t* __restrict__ hist, uint32_t n, int32_t first, int32_t last, int32_t stride, int64_t N, int64_t B) {

@@ -24,7 +24,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -33,7 +33,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 template <typename A, typename B>
@@ -72,7 +72,7 @@ __device__ __forceinline__ T __spn_warp_sum(T v) { return __spn_warp_reduce(v, _
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, UNROLL = 4
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void row_norms(const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N);
 inline hipError_t launch_row_norms(hipStream_t stream, const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N) {

@@ -26,7 +26,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -36,7 +36,7 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BX = 32, BY = 8, RPT = 4, VEC = 4
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void scale_strided(const float* __restrict__ x, int64_t x_stride0, int64_t x_stride1, float* __restrict__ y, float alpha, int64_t M, int64_t N);
 inline hipError_t launch_scale_strided(hipStream_t stream, const float* __restrict__ x, int64_t x_stride0, int64_t x_stride1, float* __restrict__ y, float alpha, int64_t M, int64_t N) {

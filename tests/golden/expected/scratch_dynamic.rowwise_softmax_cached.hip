@@ -23,7 +23,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -33,13 +33,20 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// Declares `unsigned char name[]`, the launch's dynamic shared memory (16-aligned). On the CPU target it is the block's
+// buffer from the runtime: an extern __shared__ array cannot be thread_local there.
+#if defined(__SPN_CPU)
+#define __SPN_DYNAMIC_SHARED(name) unsigned char* const name = __spn_cpu_dynamic_shared()
+#else
+#define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+#endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
 template <typename T, typename V>
 __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
@@ -100,7 +107,7 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, WARPS = 32
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void rowwise_softmax_cached(const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N);
 inline hipError_t launch_rowwise_softmax_cached(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
@@ -126,7 +133,7 @@ __device__ __forceinline__ float rowwise_softmax_cached_local_max(float* row_buf
 extern "C" __global__ __launch_bounds__(256) void rowwise_softmax_cached(
     const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-  extern __shared__ __attribute__((aligned(16))) unsigned char __spn_dynamic_shared[];
+  __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
 #line 23 "tests/golden/kernels/scratch_dynamic.spn"
   float* row_buf = reinterpret_cast<float*>(__spn_dynamic_shared);
   double* ex = reinterpret_cast<double*>(__spn_dynamic_shared + __spn_align16(N * sizeof(float)));

@@ -23,7 +23,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -36,7 +36,7 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 constexpr int64_t K = 128;  // static dim
 constexpr int64_t N = 512;  // static dim
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void tiled_matmul(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M);
 inline hipError_t launch_tiled_matmul(hipStream_t stream, const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M) {

@@ -35,14 +35,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
-// f16: the vendor's __half (hiprtc has it built in).
+// f16: the vendor's __half (hiprtc has it built in, the CPU target's header its own).
 #if defined(__SPN_CUDA)
 #include <cuda_fp16.h>
-#elif !defined(__HIPCC_RTC__)
+#elif !defined(__HIPCC_RTC__) && !defined(__SPN_CPU)
 #include <hip/hip_fp16.h>
 #endif
 
@@ -58,7 +58,7 @@ __device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
 }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void rope(const int64_t* __restrict__ positions, __half* __restrict__ q, int64_t q_stride0, int64_t q_stride1, int64_t q_stride2, __half* __restrict__ k, int64_t k_stride0, int64_t k_stride1, int64_t k_stride2, const __half* __restrict__ cache, int64_t NT, int64_t NH, int64_t HS, int64_t NKV, int64_t MAXPOS, int64_t ROT);
 inline hipError_t launch_rope(hipStream_t stream, const int64_t* __restrict__ positions, __half* __restrict__ q, int64_t q_stride0, int64_t q_stride1, int64_t q_stride2, __half* __restrict__ k, int64_t k_stride0, int64_t k_stride1, int64_t k_stride2, const __half* __restrict__ cache, int64_t NT, int64_t NH, int64_t HS, int64_t NKV, int64_t MAXPOS, int64_t ROT) {

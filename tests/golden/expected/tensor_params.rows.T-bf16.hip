@@ -28,7 +28,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -54,7 +54,7 @@ struct __spn_bf16 {
 #endif
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void rows(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, float* __restrict__ wide, int64_t wide_stride0, int64_t wide_stride1, __spn_bf16* __restrict__ h, int64_t R, int64_t C);
 inline hipError_t launch_rows(hipStream_t stream, const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, float* __restrict__ wide, int64_t wide_stride0, int64_t wide_stride1, __spn_bf16* __restrict__ h, int64_t R, int64_t C) {

@@ -31,14 +31,14 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
-// f16: the vendor's __half (hiprtc has it built in).
+// f16: the vendor's __half (hiprtc has it built in, the CPU target's header its own).
 #if defined(__SPN_CUDA)
 #include <cuda_fp16.h>
-#elif !defined(__HIPCC_RTC__)
+#elif !defined(__HIPCC_RTC__) && !defined(__SPN_CPU)
 #include <hip/hip_fp16.h>
 #endif
 
@@ -174,7 +174,7 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void convert(__spn_bf16* __restrict__ x, __spn_f8e4m3* __restrict__ e4, __spn_f8e5m2* __restrict__ e5, __half* __restrict__ h, __spn_bf16* __restrict__ b, int8_t* __restrict__ q, uint16_t* __restrict__ w, int64_t* __restrict__ big, uint8_t* __restrict__ small, uint32_t* __restrict__ bits, double* __restrict__ limits, int64_t N);
 inline hipError_t launch_convert(hipStream_t stream, __spn_bf16* __restrict__ x, __spn_f8e4m3* __restrict__ e4, __spn_f8e5m2* __restrict__ e5, __half* __restrict__ h, __spn_bf16* __restrict__ b, int8_t* __restrict__ q, uint16_t* __restrict__ w, int64_t* __restrict__ big, uint8_t* __restrict__ small, uint32_t* __restrict__ bits, double* __restrict__ limits, int64_t N) {

@@ -25,7 +25,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
-#else
+#elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
 
@@ -34,7 +34,7 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
-#else
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
 template <typename A, typename B>
@@ -78,9 +78,10 @@ __device__ __forceinline__ T __spn_shfl_up_by(T v, int d) {
 #endif
 }
 // The warp's lanes meet; a wavefront runs in lockstep, so on AMD only the
-// compiler must not move memory accesses across it.
+// compiler must not move memory accesses across it (the CPU target's lanes
+// are fibers, which do meet).
 __device__ __forceinline__ void __spn_sync_warp() {
-#if defined(__SPN_CUDA)
+#if defined(__SPN_CUDA) || defined(__SPN_CPU)
   __syncwarp();
 #else
   __builtin_amdgcn_wave_barrier();
@@ -112,7 +113,7 @@ __device__ __forceinline__ uint64_t __spn_ballot(bool c) {
 }
 // ==== Spindle prelude end ====
 
-#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__)
+#if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void warp_ops(const float* __restrict__ x, float* __restrict__ y, float* __restrict__ scan, int32_t* __restrict__ counts, uint64_t* __restrict__ votes, int64_t N);
 inline hipError_t launch_warp_ops(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, float* __restrict__ scan, int32_t* __restrict__ counts, uint64_t* __restrict__ votes, int64_t N) {

@@ -1,0 +1,249 @@
+#include "cpu/block_runner.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <utility>
+
+namespace spindle::rt::cpu {
+namespace {
+
+// The runner of the block this OS thread is running (one at a time).
+thread_local BlockRunner* tlsRunner = nullptr;
+
+__spn_cpu_thread* apiSelf() { return BlockRunner::self(); }
+void apiSyncBlock() { BlockRunner::syncBlock(); }
+void apiSyncWarp() { BlockRunner::syncWarp(); }
+void apiFail(const char* message) { BlockRunner::fail(message); }
+
+unsigned volume(__spn_cpu_dim3 d) { return d.x * d.y * d.z; }
+
+// "0-127, 200" for a sorted list of thread indices.
+std::string ranges(const std::vector<unsigned>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? fmt::format("{}", ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const __spn_cpu_api& runtimeApi() {
+  static const __spn_cpu_api api{__SPN_CPU_ABI_VERSION, apiSelf, apiSyncBlock, apiSyncWarp, apiFail};
+  return api;
+}
+
+BlockRunner::BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes)
+    : shape_(shape), entry_(entry), args_(args), stacks_(stackBytes) {
+  const unsigned n = volume(shape.block);
+  const unsigned warps = (n + shape.warpSize - 1) / shape.warpSize;
+  threads_.resize(n);
+  warps_.resize(warps);
+  for (auto& w : warps_) w.exchange.assign(2 * shape.warpSize * __SPN_CPU_EXCHANGE_BYTES, 0);
+  dynamicShared_.resize(shape.dynamicSharedBytes + 16);
+}
+
+__spn_cpu_thread* BlockRunner::self() { return &tlsRunner->current_->view; }
+
+void BlockRunner::startFibers(__spn_cpu_dim3 index) {
+  const unsigned n = unsigned(threads_.size()), ws = shape_.warpSize;
+  for (size_t w = 0; w < warps_.size(); ++w) {
+    const unsigned lanes = std::min(ws, n - unsigned(w) * ws);
+    Warp& warp = warps_[w];
+    warp.live = lanes == 64 ? ~uint64_t(0) : (uint64_t(1) << lanes) - 1;
+    warp.arrived = 0;
+    warp.active = warp.live;
+  }
+  // 16-aligned inside the vector, as a GPU's dynamic shared memory is.
+  auto base = reinterpret_cast<uintptr_t>(dynamicShared_.data());
+  auto* shared = reinterpret_cast<unsigned char*>((base + 15) & ~uintptr_t(15));
+  for (unsigned i = 0; i < n; ++i) {
+    Thread& t = threads_[i];
+    t.warp = i / ws;
+    Warp& warp = warps_[t.warp];
+    t.view = __spn_cpu_thread{};
+    t.view.thread_idx = {i % shape_.block.x, i / shape_.block.x % shape_.block.y,
+                         i / (shape_.block.x * shape_.block.y)};
+    t.view.block_idx = index;
+    t.view.block_dim = shape_.block;
+    t.view.grid_dim = shape_.grid;
+    t.view.warp_size = ws;
+    t.view.lane = i % ws;
+    t.view.warp_exchange = warp.exchange.data();
+    t.view.exchanges = warp.generation;
+    t.view.warp_live = reinterpret_cast<const unsigned long long*>(&warp.active);
+    t.view.dynamic_shared = shape_.dynamicSharedBytes ? shared : nullptr;
+    t.state = State::Runnable;
+    t.fiber =
+        boost::context::fiber(std::allocator_arg, stacks_.allocator(), [this, &t](boost::context::fiber&& scheduler) {
+          scheduler_ = std::move(scheduler);
+          try {
+            entry_(args_);
+          } catch (const boost::context::detail::forced_unwind&) {
+            throw;  // a failed block's fibers are being unwound
+          } catch (const std::exception& e) {
+            recordError(fmt::format("the kernel threw: {}", e.what()));
+          } catch (...) {
+            recordError("the kernel threw an exception");
+          }
+          finish(t);
+          return std::move(scheduler_);
+        });
+  }
+  liveThreads_ = n;
+  atBarrier_ = 0;
+}
+
+bool BlockRunner::run(__spn_cpu_dim3 index) {
+  blockIndex_ = index;
+  error_.clear();
+  startFibers(index);
+  BlockRunner* outer = std::exchange(tlsRunner, this);
+  while (liveThreads_ > 0 && error_.empty()) {
+    bool ran = false;
+    for (Thread& t : threads_) {
+      if (!runnable(t)) continue;
+      t.state = State::Runnable;
+      current_ = &t;
+      t.fiber = std::move(t.fiber).resume();
+      ran = true;
+      if (!error_.empty()) break;
+    }
+    if (!ran && error_.empty() && liveThreads_ > 0 && !resolveStall()) break;
+  }
+  current_ = nullptr;
+  // A failed block leaves fibers suspended mid-kernel: destroying them
+  // unwinds their stacks.
+  for (Thread& t : threads_) t.fiber = boost::context::fiber();
+  tlsRunner = outer;
+  return error_.empty();
+}
+
+bool BlockRunner::runnable(const Thread& t) const {
+  switch (t.state) {
+    case State::Runnable: return true;
+    case State::AtBarrier: return t.waitFor != barrierGeneration_;
+    case State::AtWarpMeeting: return t.waitFor != warps_[t.warp].generation;
+    case State::Done: return false;
+  }
+  return false;
+}
+
+void BlockRunner::suspend() { scheduler_ = std::move(scheduler_).resume(); }
+
+void BlockRunner::finish(Thread& t) {
+  t.state = State::Done;
+  --liveThreads_;
+  Warp& w = warps_[t.warp];
+  w.live &= ~(uint64_t(1) << t.view.lane);
+  if (w.arrived && w.arrived == w.live) releaseWarp(w, w.arrived);
+  if (atBarrier_ && atBarrier_ == liveThreads_ && error_.empty())
+    recordError(
+        "a barrier (sync(), a block collective) that some threads of the block reach and others leave the "
+        "kernel without reaching:\n" +
+        describeWaits());
+}
+
+void BlockRunner::releaseWarp(Warp& w, uint64_t lanes) {
+  w.active = lanes;
+  w.arrived = 0;
+  ++w.generation;
+  // Every lane's count of meetings, which picks the exchange half.
+  const size_t first = size_t(&w - warps_.data()) * shape_.warpSize;
+  for (size_t i = first; i < std::min(threads_.size(), first + shape_.warpSize); ++i)
+    threads_[i].view.exchanges = w.generation;
+}
+
+void BlockRunner::syncBlock() { tlsRunner->arriveAtBarrier(); }
+void BlockRunner::syncWarp() { tlsRunner->arriveAtWarpMeeting(); }
+
+void BlockRunner::arriveAtBarrier() {
+  ++atBarrier_;
+  if (atBarrier_ == threads_.size()) {  // the last of all: everyone goes on
+    atBarrier_ = 0;
+    ++barrierGeneration_;
+    return;
+  }
+  if (atBarrier_ == liveThreads_) {  // the others have returned
+    recordError(
+        "a barrier (sync(), a block collective) that some threads of the block reach and others leave the "
+        "kernel without reaching:\n" +
+        describeWaits() + fmt::format("\n  thread {} arrived last", current_ - threads_.data()));
+    current_->state = State::Done;
+    suspend();
+    std::abort();  // never resumed: the block is abandoned
+  }
+  current_->state = State::AtBarrier;
+  current_->waitFor = barrierGeneration_;
+  suspend();
+}
+
+void BlockRunner::arriveAtWarpMeeting() {
+  Warp& w = warps_[current_->warp];
+  w.arrived |= uint64_t(1) << current_->view.lane;
+  if (w.arrived == w.live) {
+    releaseWarp(w, w.arrived);
+    return;
+  }
+  current_->state = State::AtWarpMeeting;
+  current_->waitFor = w.generation;
+  suspend();
+}
+
+void BlockRunner::fail(const char* message) {
+  BlockRunner& r = *tlsRunner;
+  r.recordError(message, /*namesTheThread=*/true);
+  r.current_->state = State::Done;
+  r.suspend();
+  std::abort();  // never resumed: the block is abandoned
+}
+
+bool BlockRunner::resolveStall() {
+  // Lanes of a warp that diverged around a vote: the lanes that reached it
+  // meet without the others, as a GPU runs a divergent branch with the
+  // lanes that took it (docs/runtime.md).
+  bool released = false;
+  for (Warp& w : warps_)
+    if (w.arrived) {
+      releaseWarp(w, w.arrived);
+      released = true;
+    }
+  if (released) return true;
+  recordError("the block cannot go on (a barrier some threads never reach):\n" + describeWaits());
+  return false;
+}
+
+std::string BlockRunner::describeWaits() const {
+  std::vector<unsigned> atBarrier, atMeeting, returned;
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    const Thread& t = threads_[i];
+    if (t.state == State::AtBarrier) atBarrier.push_back(unsigned(i));
+    else if (t.state == State::AtWarpMeeting) atMeeting.push_back(unsigned(i));
+    else if (t.state == State::Done) returned.push_back(unsigned(i));
+  }
+  std::string out;
+  auto line = [&](const char* what, const std::vector<unsigned>& ids) {
+    if (ids.empty()) return;
+    if (!out.empty()) out += '\n';
+    out += fmt::format("  threads {} {}", ranges(ids), what);
+  };
+  line("wait at the barrier", atBarrier);
+  line("wait at a warp shuffle or vote", atMeeting);
+  line("have returned", returned);
+  return out;
+}
+
+void BlockRunner::recordError(std::string message, bool namesTheThread) {
+  if (!error_.empty()) return;
+  const __spn_cpu_dim3 b = blockIndex_;
+  error_ = namesTheThread ? std::move(message) : fmt::format("block ({}, {}, {}): {}", b.x, b.y, b.z, message);
+}
+
+}  // namespace spindle::rt::cpu

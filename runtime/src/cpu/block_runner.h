@@ -1,0 +1,85 @@
+// Runs the blocks of a CPU-target launch on the calling OS thread: every GPU
+// thread of a block is a fiber, switched at barriers (__syncthreads) and
+// warp meetings (the exchanges behind shuffles and votes), so a block
+// behaves as on a GPU: shared memory is one per block, a barrier waits for
+// every thread, and warp collectives see their lanes in lockstep. A block
+// that cannot go on (some threads wait at a barrier that the others left
+// by returning) fails with a message that says which threads wait where.
+#pragma once
+
+#include <boost/context/fiber.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cpu/fiber_stacks.h"
+#include "cpu/grid_runner.h"
+
+namespace spindle::rt::cpu {
+
+class BlockRunner {
+ public:
+  BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes);
+
+  // Runs block `index` to its end. False when the kernel failed (an
+  // assert, an out-of-bounds access, a barrier some threads never reach):
+  // error() says why.
+  bool run(__spn_cpu_dim3 index);
+  const std::string& error() const { return error_; }
+
+  // The API's implementations (runtimeApi()), for the thread running now.
+  static __spn_cpu_thread* self();
+  static void syncBlock();
+  static void syncWarp();
+  [[noreturn]] static void fail(const char* message);
+
+ private:
+  enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, Done };
+  struct Thread {
+    __spn_cpu_thread view;  // what the kernel reads
+    boost::context::fiber fiber;
+    State state = State::Runnable;
+    uint32_t waitFor = 0;  // the generation of the barrier or meeting it waits at
+    unsigned warp = 0;
+  };
+  struct Warp {
+    uint64_t live = 0;     // lanes that exist and have not returned
+    uint64_t arrived = 0;  // lanes waiting at the current meeting
+    uint64_t active = 0;   // lanes of the last meeting (view.warp_live)
+    uint32_t generation = 0;
+    std::vector<unsigned char> exchange;
+  };
+
+  void startFibers(__spn_cpu_dim3 index);
+  bool runnable(const Thread& t) const;
+  void suspend();
+  void finish(Thread& t);
+  void releaseWarp(Warp& w, uint64_t lanes);
+  void arriveAtBarrier();
+  void arriveAtWarpMeeting();
+  // Nothing can run: release warps whose lanes diverged around a vote, else
+  // fail with where the threads wait.
+  bool resolveStall();
+  std::string describeWaits() const;
+  // The first failure of the block; `message` gets the block in front
+  // unless it names the block and thread itself (a kernel's own failure).
+  void recordError(std::string message, bool namesTheThread = false);
+
+  BlockShape shape_;
+  __spn_cpu_entry_fn entry_;
+  void** args_;
+  FiberStacks stacks_;
+  std::vector<Thread> threads_;
+  std::vector<Warp> warps_;
+  std::vector<unsigned char> dynamicShared_;
+  __spn_cpu_dim3 blockIndex_{};
+  unsigned liveThreads_ = 0;
+  unsigned atBarrier_ = 0;
+  uint32_t barrierGeneration_ = 0;
+  boost::context::fiber scheduler_;  // where a suspending fiber returns to
+  Thread* current_ = nullptr;
+  std::string error_;
+};
+
+}  // namespace spindle::rt::cpu

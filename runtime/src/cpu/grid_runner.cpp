@@ -1,0 +1,68 @@
+#include "cpu/grid_runner.h"
+
+#include "cpu/block_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spindle/runtime.hpp>
+
+namespace spindle::rt::cpu {
+
+unsigned workerThreads() {
+  if (const char* env = std::getenv("SPINDLE_CPU_THREADS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || n < 1 || n > 4096)
+      throw Error(fmt::format("spindle: SPINDLE_CPU_THREADS='{}': expected a number of threads from 1 to 4096", env));
+    return unsigned(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes) {
+  const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
+  if (blocks == 0) return;
+  const unsigned workers = unsigned(std::min<uint64_t>(workerThreads(), blocks));
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::string error;
+
+  auto work = [&] {
+    try {
+      BlockRunner runner(shape, entry, args, stackBytes);
+      for (uint64_t b; !failed.load(std::memory_order_relaxed) && (b = next.fetch_add(1)) < blocks;) {
+        const __spn_cpu_dim3 index{unsigned(b % shape.grid.x), unsigned(b / shape.grid.x % shape.grid.y),
+                                   unsigned(b / (uint64_t(shape.grid.x) * shape.grid.y))};
+        if (!runner.run(index)) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failed.exchange(true)) error = runner.error();
+        }
+      }
+    } catch (const std::exception& e) {  // no memory for stacks, ...
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failed.exchange(true)) error = e.what();
+    }
+  };
+  // The calling thread is one of the workers.
+  std::vector<std::thread> pool;
+  try {
+    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // Fewer threads than asked: the ones started share the blocks.
+  }
+  work();
+  for (auto& t : pool) t.join();
+  if (failed) throw Error("spindle: the kernel failed on the cpu target: " + error);
+}
+
+}  // namespace spindle::rt::cpu

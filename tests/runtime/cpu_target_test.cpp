@@ -1,0 +1,156 @@
+// The cpu target end to end: .spn kernels compiled by the host compiler and
+// run with GPU semantics through the public Runtime API, checked by value
+// against references computed here in double precision.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spindle/runtime.hpp"
+#include "test_util.h"
+
+#if SPINDLE_HAVE_CPU_TARGET
+namespace spindle::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+RuntimeOptions cpuOptions(const std::string& target, bool checked = false) {
+  RuntimeOptions o;
+  o.backend = BackendKind::Cpu;
+  o.target = target;
+  o.diskCache = false;
+  o.checked = checked;
+  return o;
+}
+
+std::vector<float> randomFloats(size_t n, std::mt19937& rng, float lo = -4, float hi = 4) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+class CpuTarget : public ::testing::TestWithParam<const char*> {};
+
+// samples/softmax.spn: block_max and block_sum (warp shuffles and the block
+// barrier), a static row length that is not a multiple of the block.
+TEST_P(CpuTarget, SoftmaxMatchesADoublePrecisionReference) {
+  Runtime rt(cpuOptions(GetParam()));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  EXPECT_EQ(rt.backend(), BackendKind::Cpu);
+  Module m = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/samples/softmax.spn");
+  KernelOptions ko;
+  ko.staticDims = {"N"};
+  Kernel k = m.kernel("softmax", ko);
+  std::mt19937 rng(std::random_device{}());
+  const int64_t M = 5, N = 1000;
+  std::vector<float> x = randomFloats(size_t(M * N), rng), y(x.size(), -1.0f);
+  DeviceBuffer dx = rt.allocate(x.size() * 4), dy = rt.allocate(y.size() * 4);
+  rt.copyToDevice(dx, x.data(), x.size() * 4);
+  k.launch(nullptr, {tensor(dx.data(), ScalarType::F32, {M, N}), tensor(dy.data(), ScalarType::F32, {M, N})});
+  rt.copyToHost(y.data(), dy, y.size() * 4);
+  for (int64_t r = 0; r < M; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < N; ++j) mx = std::max(mx, double(x[size_t(r * N + j)]));
+    for (int64_t j = 0; j < N; ++j) sum += std::exp(double(x[size_t(r * N + j)]) - mx);
+    for (int64_t j = 0; j < N; ++j) {
+      double want = std::exp(double(x[size_t(r * N + j)]) - mx) / sum;
+      // f32 arithmetic, libm's expf: a few ulp of the value.
+      ASSERT_NEAR(y[size_t(r * N + j)], want, 1e-6 * want + 1e-9) << "row " << r << " column " << j;
+    }
+  }
+}
+
+// A failed assert in a checked build stops the launch with the .spn
+// location, the block and the thread, and the message.
+TEST_P(CpuTarget, AFailedAssertReportsItsLocation) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  Module m = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/tests/golden/kernels/asserts.spn");
+  Kernel k = m.kernel("gather_scale");
+  const int64_t N = 300;
+  std::vector<float> x(N, 1.0f);
+  std::vector<int32_t> idx(N);
+  for (int64_t i = 0; i < N; ++i) idx[size_t(i)] = int32_t(i);
+  idx[261] = int32_t(N);  // out of range: block 1, thread 5
+  DeviceBuffer dx = rt.allocate(N * 4), dy = rt.allocate(N * 4), di = rt.allocate(N * 4);
+  rt.copyToDevice(dx, x.data(), N * 4);
+  rt.copyToDevice(di, idx.data(), N * 4);
+  std::string error = errorFrom([&] {
+    k.launch(nullptr, {tensor(dx.data(), ScalarType::F32, {N}), tensor(dy.data(), ScalarType::F32, {N}),
+                       tensor(di.data(), ScalarType::I32, {N}), scalar(2.0f)});
+  });
+  EXPECT_THAT(error, HasSubstr("asserts.spn:20:"));
+  EXPECT_THAT(error, HasSubstr("index out of range: check idx"));
+  EXPECT_THAT(error, HasSubstr("block (1, 0, 0), thread (5, 0, 0)"));
+  // The same launch with every index in range runs and divides by 2.
+  idx[261] = 0;
+  rt.copyToDevice(di, idx.data(), N * 4);
+  k.launch(nullptr, {tensor(dx.data(), ScalarType::F32, {N}), tensor(dy.data(), ScalarType::F32, {N}),
+                     tensor(di.data(), ScalarType::I32, {N}), scalar(2.0f)});
+  std::vector<float> y(N);
+  rt.copyToHost(y.data(), dy, N * 4);
+  for (float v : y) ASSERT_EQ(v, 0.5f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
+                         [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
+
+TEST(CpuTargetSetup, UsedOnlyWhenAskedFor) {
+  // SPINDLE_BACKEND=cpu and the target name choose it; "auto" never does.
+  EXPECT_EQ(Runtime(cpuOptions("cpu:warp64")).backend(), BackendKind::Cpu);
+  RuntimeOptions byTarget;
+  byTarget.target = "cpu";
+  byTarget.diskCache = false;
+  EXPECT_EQ(Runtime(byTarget).backend(), BackendKind::Cpu);
+  EXPECT_THAT(errorFrom([] {
+                RuntimeOptions o = cpuOptions("sm_90");
+                Runtime rt(o);
+              }),
+              HasSubstr("target 'sm_90' is not a cpu target"));
+}
+
+TEST(CpuTargetSetup, NoHostCompilerIsAClearError) {
+  ScopedEnv env("SPINDLE_HOST_CXX", "/nonexistent/c++");
+  Runtime rt(cpuOptions("cpu"));
+  EXPECT_FALSE(rt.hasDevice());
+  EXPECT_THAT(rt.deviceStatus(), HasSubstr("SPINDLE_HOST_CXX='/nonexistent/c++' is not an executable"));
+}
+
+// The host compiler is part of the key: another compiler, another binary.
+TEST(CpuTargetSetup, TheHostCompilerIsInTheKey) {
+  const char* kKernel = R"(
+@grid(cdiv(N, 64))
+@block(64)
+kernel twice(x: f32[N]):
+    i = block_id() * 64 + thread_id()
+    if i < N:
+        x[i] = 2.0 * x[i]
+)";
+  std::string keys[2];
+  const char* compilers[2] = {"g++", "clang++"};
+  for (int c = 0; c < 2; ++c) {
+    ScopedEnv env("SPINDLE_HOST_CXX", compilers[c]);
+    Runtime rt(cpuOptions("cpu"));
+    if (!rt.hasDevice()) GTEST_SKIP() << compilers[c] << " is not installed";
+    Kernel k = rt.loadModuleFromString("twice.spn", kKernel).kernel("twice");
+    const int64_t N = 100;
+    std::vector<float> x(N);
+    for (int64_t i = 0; i < N; ++i) x[size_t(i)] = float(i);
+    DeviceBuffer d = rt.allocate(N * 4);
+    rt.copyToDevice(d, x.data(), N * 4);
+    k.launch(nullptr, {tensor(d.data(), ScalarType::F32, {N})});
+    rt.copyToHost(x.data(), d, N * 4);
+    for (int64_t i = 0; i < N; ++i) ASSERT_EQ(x[size_t(i)], 2.0f * float(i));
+    keys[c] = k.compile({}, {}).keyHex;
+  }
+  EXPECT_NE(keys[0], keys[1]);
+}
+
+}  // namespace
+}  // namespace spindle::test
+#endif  // SPINDLE_HAVE_CPU_TARGET
