@@ -83,10 +83,12 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
     t.state = State::Runnable;
     t.fiber =
         boost::context::fiber(std::allocator_arg, stacks_.allocator(), [this, &t](boost::context::fiber&& scheduler) {
+          asanFinishSwitch(nullptr, &schedulerStack_);
           scheduler_ = std::move(scheduler);
           try {
             entry_(args_);
           } catch (const boost::context::detail::forced_unwind&) {
+            asanStartSwitch(nullptr, schedulerStack_);
             throw;  // a failed block's fibers are being unwound
           } catch (const std::exception& e) {
             recordError(fmt::format("the kernel threw: {}", e.what()));
@@ -94,8 +96,11 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
             recordError("the kernel threw an exception");
           }
           finish(t);
+          asanStartSwitch(nullptr, schedulerStack_);
           return std::move(scheduler_);
         });
+    const boost::context::stack_context& sc = stacks_.lastTaken();
+    t.stack = {static_cast<const char*>(sc.sp) - sc.size, sc.size};
   }
   liveThreads_ = n;
   atBarrier_ = 0;
@@ -112,7 +117,7 @@ bool BlockRunner::run(__spn_cpu_dim3 index) {
       if (!runnable(t)) continue;
       t.state = State::Runnable;
       current_ = &t;
-      t.fiber = std::move(t.fiber).resume();
+      switchTo(t);
       ran = true;
       if (!error_.empty()) break;
     }
@@ -121,7 +126,8 @@ bool BlockRunner::run(__spn_cpu_dim3 index) {
   current_ = nullptr;
   // A failed block leaves fibers suspended mid-kernel: destroying them
   // unwinds their stacks.
-  for (Thread& t : threads_) t.fiber = boost::context::fiber();
+  for (Thread& t : threads_)
+    if (t.fiber) switchTo(t, /*destroy=*/true);
   tlsRunner = outer;
   return error_.empty();
 }
@@ -136,7 +142,25 @@ bool BlockRunner::runnable(const Thread& t) const {
   return false;
 }
 
-void BlockRunner::suspend() { scheduler_ = std::move(scheduler_).resume(); }
+void BlockRunner::switchTo(Thread& t, bool destroy) {
+  void* fakeStack = nullptr;
+  asanStartSwitch(&fakeStack, t.stack);
+  if (destroy) t.fiber = boost::context::fiber();
+  else t.fiber = std::move(t.fiber).resume();
+  asanFinishSwitch(fakeStack, nullptr);
+}
+
+void BlockRunner::suspend() {
+  void* fakeStack = nullptr;
+  asanStartSwitch(&fakeStack, schedulerStack_);
+  try {
+    scheduler_ = std::move(scheduler_).resume();
+  } catch (const boost::context::detail::forced_unwind&) {
+    asanFinishSwitch(fakeStack, &schedulerStack_);  // back on this fiber, to unwind it
+    throw;
+  }
+  asanFinishSwitch(fakeStack, &schedulerStack_);
+}
 
 void BlockRunner::finish(Thread& t) {
   t.state = State::Done;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/asan_fibers.h"
 #include "cpu/fiber_stacks.h"
 #include "cpu/grid_runner.h"
 
@@ -42,6 +43,7 @@ class BlockRunner {
     State state = State::Runnable;
     uint32_t waitFor = 0;  // the generation of the barrier or meeting it waits at
     unsigned warp = 0;
+    StackBounds stack;  // its fiber's stack
   };
   struct Warp {
     uint64_t live = 0;     // lanes that exist and have not returned
@@ -54,6 +56,9 @@ class BlockRunner {
   void startFibers(__spn_cpu_dim3 index);
   bool runnable(const Thread& t) const;
   void suspend();
+  // Runs t's fiber until it suspends or ends; or, with `destroy`, unwinds
+  // the suspended fiber and drops it.
+  void switchTo(Thread& t, bool destroy = false);
   void finish(Thread& t);
   void releaseWarp(Warp& w, uint64_t lanes);
   void arriveAtBarrier();
@@ -78,6 +83,7 @@ class BlockRunner {
   unsigned atBarrier_ = 0;
   uint32_t barrierGeneration_ = 0;
   boost::context::fiber scheduler_;  // where a suspending fiber returns to
+  StackBounds schedulerStack_;       // the OS thread's stack, where run() is
   Thread* current_ = nullptr;
   std::string error_;
 };

@@ -18,11 +18,11 @@ boost::context::stack_context FiberStacks::take() {
     boost::context::protected_fixedsize_stack maker(bytes_);
     all_.push_back(maker.allocate());
     free_.reserve(all_.size());  // so that give() never allocates
-    return all_.back();
+    return lastTaken_ = all_.back();
   }
-  boost::context::stack_context sc = free_.back();
+  lastTaken_ = free_.back();
   free_.pop_back();
-  return sc;
+  return lastTaken_;
 }
 
 void FiberStacks::give(const boost::context::stack_context& sc) noexcept { free_.push_back(sc); }

@@ -33,6 +33,8 @@ class FiberStacks {
   Allocator allocator() { return Allocator(*this); }
 
   size_t bytesPerStack() const { return bytes_; }
+  // The stack handed out last (AddressSanitizer is told its bounds).
+  const boost::context::stack_context& lastTaken() const { return lastTaken_; }
 
  private:
   boost::context::stack_context take();
@@ -41,6 +43,7 @@ class FiberStacks {
   size_t bytes_;
   std::vector<boost::context::stack_context> free_;
   std::vector<boost::context::stack_context> all_;
+  boost::context::stack_context lastTaken_{};
 };
 
 }  // namespace spindle::rt::cpu
