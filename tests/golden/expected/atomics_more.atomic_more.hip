@@ -250,8 +250,8 @@ __device__ __forceinline__ unsigned short __spn_amd_packed_add_bf16(void* p, uns
 #endif
 // atomic_add on f16: old + v (v already rounded to f16) rounded once to
 // nearest even, returning the old element. The sum of two f16 values in f32
-// rounds to f16 exactly as one correctly rounded f16 addition (f32 has more
-// than 2 * 11 + 2 bits), so NVIDIA's native atomicAdd (sm_70 and later, safe
+// rounds to f16 exactly as one correctly rounded f16 addition (f32 has at
+// least 2 * 11 + 2 = 24 bits), so NVIDIA's native atomicAdd (sm_70 and later, safe
 // on every memory kind), AMD's packed add and the compare-and-swap loop give
 // the same bits. AMD takes the loop unless the user opted in
 // (__spn_amd_packed_add), and always on shared memory.
@@ -267,7 +267,7 @@ __device__ __forceinline__ __half __spn_atomic_add_f16(__half* p, __half v) {
       p, [add](unsigned short old) { return __spn_f16_bits(__half(float(__spn_f16_of_bits(old)) + add)); }));
 #endif
 }
-// atomic_add on bf16: as __spn_atomic_add_f16 (f32 has more than 2 * 8 + 2
+// atomic_add on bf16: as __spn_atomic_add_f16 (f32 has at least 2 * 8 + 2
 // bits); NVIDIA's native atomicAdd from sm_80, AMD's packed add on gfx94x
 // when opted in (__spn_amd_packed_add).
 __device__ __forceinline__ __spn_bf16 __spn_atomic_add_bf16(__spn_bf16* p, __spn_bf16 v) {
