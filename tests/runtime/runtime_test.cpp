@@ -402,7 +402,7 @@ TEST(Runtime, BackendSelectionErrors) {
   EXPECT_CONTAINS(errorFrom([&] { Runtime rt(o); }), "target 'gfx90a' is not a cuda target");
   ::setenv("SPINDLE_BACKEND", "metal", 1);
   EXPECT_CONTAINS(errorFrom([&] { Runtime rt(compileOnly("", "")); }),
-                  "SPINDLE_BACKEND='metal': expected hip, cuda or auto");
+                  "SPINDLE_BACKEND='metal': expected hip, cuda, cpu or auto");
   ::unsetenv("SPINDLE_BACKEND");
 }
 
