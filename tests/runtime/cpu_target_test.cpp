@@ -125,7 +125,7 @@ TEST(CpuTargetSetup, NoHostCompilerIsAClearError) {
 // launch once the time limit is up, naming the loop; it never hangs.
 TEST(CpuTargetSetup, ALoopPastTheTimeLimitIsNamed) {
   ScopedEnv env("SPINDLE_CPU_TIMEOUT_S", "1");
-  Runtime rt(cpuOptions("cpu"));
+  Runtime rt(cpuOptions("cpu", /*checked=*/true));
   Kernel k = rt.loadModuleFromString("spin.spn", R"(
 @grid(2)
 @block(64)
