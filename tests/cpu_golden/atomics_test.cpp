@@ -23,9 +23,10 @@ class Atomics : public GoldenTest {};
 TEST_F(Atomics, AtomicStats) {
   atBothWidths([&] {
     Kernel k = kernel("atomics.spn", "atomic_stats");
-    const int64_t N = 1000, BINS = 16;  // blocks of 256
-    // Multiples of 2^-7 in [-4, 4]: every partial sum of up to 1000 of them is
-    // exact in f32, and x * 100 is exact too.
+    // 79 blocks of 256 (the last one partial), run by every worker at once.
+    const int64_t N = 20100, BINS = 16;
+    // Multiples of 2^-7 in [-4, 4]: every partial sum of up to 2^15 of them
+    // is exact in f32 (below 2^17 in steps of 2^-7), and x * 100 is exact too.
     std::vector<float> x(static_cast<size_t>(N));
     for (auto& v : x) v = float(integer(-512, 512)) / 128;
     const int32_t c0 = int32_t(integer(-1000, 1000));
@@ -247,7 +248,7 @@ TEST_F(Atomics, AtomicMoreExactSums) {
 TEST_F(Atomics, AtomicMoreRandom) {
   atBothWidths([&] {
     Kernel k = kernel("atomics_more.spn", "atomic_more");
-    const int64_t N = 300;
+    const int64_t N = 5000;  // 40 blocks of 128
     MoreState in;
     in.x = random<float>(size_t(N), -3, 3);
     in.x[5] = -0.0f, in.x[6] = 0.0f, in.x[200] = NAN;

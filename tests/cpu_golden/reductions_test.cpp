@@ -183,7 +183,8 @@ TEST_F(Reductions, LaunchShapesRowStats) {
   atBothWidths([&] {
     Kernel k = kernel("launch_shapes.spn", "row_stats");
     const int64_t R = 3;
-    for (int64_t N : {100, 37, 1500}) checkLaunchShapesRowStats(k, R, N, random<float>(size_t(R * N), -2, 2), warp());
+    for (int64_t N : {100, 37, 1500, 1, 33, 65})
+      checkLaunchShapesRowStats(k, R, N, random<float>(size_t(R * N), -2, 2), warp());
   });
 }
 
