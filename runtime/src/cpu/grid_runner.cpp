@@ -100,14 +100,17 @@ void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, siz
       if (!failed.exchange(true)) error = e.what();
     }
   };
-  // The calling thread is one of the workers.
+  // Fibers run on workers of their own, never on the calling thread: its
+  // stack then never switches (the app's, and what AddressSanitizer knows
+  // of it, stay as they were), and a worker's thread_local `shared` arrays
+  // go with it.
   std::vector<std::thread> pool;
   try {
-    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+    for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
   } catch (const std::system_error&) {
     // Fewer threads than asked: the ones started share the blocks.
   }
-  work();
+  if (pool.empty()) work();
   for (auto& t : pool) t.join();
   if (failed) throw Error("spindle: the kernel failed on the cpu target: " + error);
 }
