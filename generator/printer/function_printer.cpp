@@ -449,6 +449,11 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::While: {
       const auto& w = *s.as<WhileStmt>();
       out_.openScope("while (" + value(*w.cond) + ")");
+      // A checked build's watchdog: the cpu target stops a loop that runs
+      // past the launch's time limit, naming it.
+      if (ctx_.checked)
+        out_.line(
+            fmt::format("__spn_loop_tick(\"{}\", {}, {});", ctx_.sourcePath, s.range.begin.line, s.range.begin.col));
       printBlock(w.body);
       out_.closeScope();
       return;

@@ -110,6 +110,25 @@ struct dim3 {
   __builtin_unreachable();
 }
 
+// A checked build's `while` loop, once per iteration (the prelude's
+// __spn_loop_tick): every 65536 iterations of this OS thread, whether the
+// launch has run past its time limit; then the loop is named and the launch
+// fails instead of running forever. Fibers switch only at barriers and warp
+// meetings, so a loop that waits for another thread of its block without
+// one never ends here (on a GPU it might).
+inline void __spn_cpu_loop_tick(const char* file, int line, int col) {
+  static thread_local unsigned ticks = 0;
+  if ((++ticks & 0xffffu) != 0) return;
+  __spn_cpu_thread* t = __spn_cpu_self();
+  if (__atomic_load_n(t->launch_expired, __ATOMIC_RELAXED))
+    __spn_cpu_fail(
+        "%s:%d:%d: this loop is still running when the launch's time limit (SPINDLE_CPU_TIMEOUT_S) is up, "
+        "in block (%u, %u, %u), thread (%u, %u, %u); on the cpu target threads switch only at "
+        "barriers, so a loop waiting for another thread of its block without one never ends",
+        file, line, col, t->block_idx.x, t->block_idx.y, t->block_idx.z, t->thread_idx.x, t->thread_idx.y,
+        t->thread_idx.z);
+}
+
 // The block's dynamic shared memory (the prelude's __SPN_DYNAMIC_SHARED).
 inline unsigned char* __spn_cpu_dynamic_shared() { return __spn_cpu_self()->dynamic_shared; }
 

@@ -15,7 +15,7 @@
 #ifndef SPINDLE_CPU_ABI_H
 #define SPINDLE_CPU_ABI_H
 
-#define __SPN_CPU_ABI_VERSION 1
+#define __SPN_CPU_ABI_VERSION 2
 
 /* Bytes one lane may put into a warp exchange (shuffles, votes). */
 #define __SPN_CPU_EXCHANGE_BYTES 16
@@ -62,6 +62,10 @@ typedef struct __spn_cpu_thread {
   const unsigned long long* warp_live;
   /* The block's dynamic shared memory (16-aligned), null without any. */
   unsigned char* dynamic_shared;
+  /* Non-zero once the launch has run past its time limit
+   * (SPINDLE_CPU_TIMEOUT_S): a checked build's `while` loops look at it
+   * now and then and fail the launch (read it with a relaxed atomic load). */
+  const int* launch_expired;
 } __spn_cpu_thread;
 
 typedef struct __spn_cpu_api {

@@ -121,6 +121,28 @@ TEST(CpuTargetSetup, NoHostCompilerIsAClearError) {
   EXPECT_THAT(rt.deviceStatus(), HasSubstr("SPINDLE_HOST_CXX='/nonexistent/c++' is not an executable"));
 }
 
+// A loop that never ends (here: waiting for a flag nobody sets) fails the
+// launch once the time limit is up, naming the loop; it never hangs.
+TEST(CpuTargetSetup, ALoopPastTheTimeLimitIsNamed) {
+  ScopedEnv env("SPINDLE_CPU_TIMEOUT_S", "1");
+  Runtime rt(cpuOptions("cpu", /*checked=*/true));
+  Kernel k = rt.loadModuleFromString("spin.spn", R"(
+@grid(2)
+@block(64)
+kernel spin(x: i32[N]):
+    i = thread_id()
+    while x[0] == 0:
+        i += 1
+    x[1] = i
+)")
+                 .kernel("spin");
+  DeviceBuffer d = rt.allocate(8);
+  const int32_t zeros[2] = {0, 0};
+  rt.copyToDevice(d, zeros, 8);
+  std::string error = errorFrom([&] { k.launch(nullptr, {tensor(d.data(), ScalarType::I32, {2})}); });
+  EXPECT_THAT(error, HasSubstr("spin.spn:6:5: this loop is still running when the launch's time limit"));
+}
+
 // The host compiler is part of the key: another compiler, another binary.
 TEST(CpuTargetSetup, TheHostCompilerIsInTheKey) {
   const char* kKernel = R"(

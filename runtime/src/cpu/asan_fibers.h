@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define SPINDLE_ASAN_FIBERS 1
 #endif
@@ -39,6 +40,17 @@ inline void asanFinishSwitch(void* fakeStack, StackBounds* from) {
   __sanitizer_finish_switch_fiber(fakeStack, from ? &from->bottom : nullptr, from ? &from->size : nullptr);
 #else
   (void)fakeStack, (void)from;
+#endif
+}
+
+// Before a fiber stack is unmapped: the redzones its frames left stay in
+// ASan's shadow otherwise, and memory mapped there later (by anyone) would
+// read as a stack overflow.
+inline void asanForgetStack(const void* bottom, size_t size) {
+#if SPINDLE_ASAN_FIBERS
+  ASAN_UNPOISON_MEMORY_REGION(bottom, size);
+#else
+  (void)bottom, (void)size;
 #endif
 }
 

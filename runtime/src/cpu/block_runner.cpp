@@ -40,8 +40,9 @@ const __spn_cpu_api& runtimeApi() {
   return api;
 }
 
-BlockRunner::BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes)
-    : shape_(shape), entry_(entry), args_(args), stacks_(stackBytes) {
+BlockRunner::BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes,
+                         const int* expired)
+    : shape_(shape), entry_(entry), args_(args), expired_(expired), stacks_(stackBytes) {
   const unsigned n = volume(shape.block);
   const unsigned warps = (n + shape.warpSize - 1) / shape.warpSize;
   threads_.resize(n);
@@ -80,6 +81,7 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
     t.view.exchanges = warp.generation;
     t.view.warp_live = reinterpret_cast<const unsigned long long*>(&warp.active);
     t.view.dynamic_shared = shape_.dynamicSharedBytes ? shared : nullptr;
+    t.view.launch_expired = expired_;
     t.state = State::Runnable;
     t.fiber =
         boost::context::fiber(std::allocator_arg, stacks_.allocator(), [this, &t](boost::context::fiber&& scheduler) {

@@ -21,7 +21,8 @@ namespace spindle::rt::cpu {
 
 class BlockRunner {
  public:
-  BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes);
+  // `expired`: the launch's time-limit flag (__spn_cpu_thread::launch_expired).
+  BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes, const int* expired);
 
   // Runs block `index` to its end. False when the kernel failed (an
   // assert, an out-of-bounds access, a barrier some threads never reach):
@@ -74,6 +75,7 @@ class BlockRunner {
   BlockShape shape_;
   __spn_cpu_entry_fn entry_;
   void** args_;
+  const int* expired_;
   FiberStacks stacks_;
   std::vector<Thread> threads_;
   std::vector<Warp> warps_;

@@ -2,13 +2,18 @@
 
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#include "cpu/asan_fibers.h"
+
 namespace spindle::rt::cpu {
 
 FiberStacks::FiberStacks(size_t bytesPerStack) : bytes_(bytesPerStack) {}
 
 FiberStacks::~FiberStacks() {
   boost::context::protected_fixedsize_stack maker(bytes_);
-  for (auto& sc : all_) maker.deallocate(sc);
+  for (auto& sc : all_) {
+    asanForgetStack(static_cast<char*>(sc.sp) - sc.size, sc.size);
+    maker.deallocate(sc);
+  }
 }
 
 boost::context::stack_context FiberStacks::take() {

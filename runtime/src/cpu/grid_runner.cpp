@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -28,9 +30,54 @@ unsigned workerThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+unsigned launchTimeoutSeconds() {
+  if (const char* env = std::getenv("SPINDLE_CPU_TIMEOUT_S")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || n < 0 || n > 1000000)
+      throw Error(fmt::format("spindle: SPINDLE_CPU_TIMEOUT_S='{}': expected a number of seconds (0: no limit)", env));
+    return unsigned(n);
+  }
+  return 60;
+}
+
+namespace {
+
+// Sets `expired` once `seconds` have passed, unless stopped first.
+class Watchdog {
+ public:
+  Watchdog(unsigned seconds, int* expired) {
+    if (seconds == 0) return;
+    thread_ = std::thread([this, seconds, expired] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return stopped_; }))
+        __atomic_store_n(expired, 1, __ATOMIC_RELAXED);
+    });
+  }
+  ~Watchdog() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
 void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes) {
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
   if (blocks == 0) return;
+  int expired = 0;
+  Watchdog watchdog(launchTimeoutSeconds(), &expired);
   const unsigned workers = unsigned(std::min<uint64_t>(workerThreads(), blocks));
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
@@ -39,7 +86,7 @@ void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, siz
 
   auto work = [&] {
     try {
-      BlockRunner runner(shape, entry, args, stackBytes);
+      BlockRunner runner(shape, entry, args, stackBytes, &expired);
       for (uint64_t b; !failed.load(std::memory_order_relaxed) && (b = next.fetch_add(1)) < blocks;) {
         const __spn_cpu_dim3 index{unsigned(b % shape.grid.x), unsigned(b / shape.grid.x % shape.grid.y),
                                    unsigned(b / (uint64_t(shape.grid.x) * shape.grid.y))};
@@ -53,14 +100,17 @@ void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, siz
       if (!failed.exchange(true)) error = e.what();
     }
   };
-  // The calling thread is one of the workers.
+  // Fibers run on workers of their own, never on the calling thread: its
+  // stack then never switches (the app's, and what AddressSanitizer knows
+  // of it, stay as they were), and a worker's thread_local `shared` arrays
+  // go with it.
   std::vector<std::thread> pool;
   try {
-    for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+    for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work);
   } catch (const std::system_error&) {
     // Fewer threads than asked: the ones started share the blocks.
   }
-  work();
+  if (pool.empty()) work();
   for (auto& t : pool) t.join();
   if (failed) throw Error("spindle: the kernel failed on the cpu target: " + error);
 }

@@ -24,6 +24,10 @@ struct BlockShape {
 // Worker threads a launch uses: SPINDLE_CPU_THREADS, else the host's cores.
 unsigned workerThreads();
 
+// A launch's time limit in seconds: SPINDLE_CPU_TIMEOUT_S, else 60; 0: none.
+// Past it, checked builds' `while` loops fail the launch (spindle_cpu.h).
+unsigned launchTimeoutSeconds();
+
 void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes);
 
 }  // namespace spindle::rt::cpu

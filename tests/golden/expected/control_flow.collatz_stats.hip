@@ -50,19 +50,19 @@ inline hipError_t launch_collatz_stats(hipStream_t stream, const int64_t* __rest
 }
 #endif
 
-#line 25 "tests/golden/kernels/control_flow.spn"
+#line 26 "tests/golden/kernels/control_flow.spn"
 extern "C" __global__ __launch_bounds__(128) void collatz_stats(
     const int64_t* __restrict__ seeds, int32_t* __restrict__ steps, int32_t* __restrict__ kind,
     int64_t* __restrict__ tail, int64_t N) {
-#line 26 "tests/golden/kernels/control_flow.spn"
+#line 27 "tests/golden/kernels/control_flow.spn"
   int64_t i = int64_t(int(blockIdx.x)) * 128 + int(threadIdx.x);
   if (!(i < N)) {
     return;
   }
-#line 29 "tests/golden/kernels/control_flow.spn"
+#line 30 "tests/golden/kernels/control_flow.spn"
   int64_t last[4];
   __spn_fill(last, 4, 0);
-#line 30 "tests/golden/kernels/control_flow.spn"
+#line 31 "tests/golden/kernels/control_flow.spn"
   int64_t n = seeds[i];
   int32_t count = 0;
   bool capped = false;
@@ -70,28 +70,28 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
     if (n <= 1) {
       break;
     }
-#line 36 "tests/golden/kernels/control_flow.spn"
+#line 37 "tests/golden/kernels/control_flow.spn"
     count += 1;
     #pragma unroll
-#line 37 "tests/golden/kernels/control_flow.spn"
+#line 38 "tests/golden/kernels/control_flow.spn"
     for (int32_t w = 0; w < 4 - 1; ++w) {
       last[w] = last[w + 1];
     }
-#line 39 "tests/golden/kernels/control_flow.spn"
+#line 40 "tests/golden/kernels/control_flow.spn"
     last[4 - 1] = n;
     if (count >= 1000) {
       capped = true;
       break;
     }
-#line 43 "tests/golden/kernels/control_flow.spn"
+#line 44 "tests/golden/kernels/control_flow.spn"
     if (n % 2 == 0) {
       n = n / 2;
       continue;
     }
-#line 46 "tests/golden/kernels/control_flow.spn"
+#line 47 "tests/golden/kernels/control_flow.spn"
     n = 3 * n + 1;
   }
-#line 47 "tests/golden/kernels/control_flow.spn"
+#line 48 "tests/golden/kernels/control_flow.spn"
   steps[i] = count;
   if (seeds[i] == 1) {
     kind[i] = 0;
@@ -104,25 +104,25 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
   } else {
     kind[i] = 3;
   }
-#line 58 "tests/golden/kernels/control_flow.spn"
+#line 59 "tests/golden/kernels/control_flow.spn"
   int64_t acc = 0;
   #pragma unroll
-#line 59 "tests/golden/kernels/control_flow.spn"
+#line 60 "tests/golden/kernels/control_flow.spn"
   for (int32_t w = 0; w < 4; ++w) {
     acc += last[w] * (w + 1);
   }
-#line 61 "tests/golden/kernels/control_flow.spn"
+#line 62 "tests/golden/kernels/control_flow.spn"
   for (int32_t w = 4 - 1; w > -1; --w) {
     if (last[w] != 0 || w == 0) {
     } else {
-#line 65 "tests/golden/kernels/control_flow.spn"
+#line 66 "tests/golden/kernels/control_flow.spn"
       acc -= 1;
     }
   }
-#line 66 "tests/golden/kernels/control_flow.spn"
+#line 67 "tests/golden/kernels/control_flow.spn"
   for (int32_t w = 1; w < 4; ++w) {
     acc += last[w] >= last[w - 1] ? 1 : 0;
   }
-#line 68 "tests/golden/kernels/control_flow.spn"
+#line 69 "tests/golden/kernels/control_flow.spn"
   tail[i] = count > 0 || capped ? acc : -1;
 }
