@@ -150,35 +150,13 @@ inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 // ---- Warp meetings and exchanges.
-// Which half of the exchange buffer a meeting uses goes by the count of the
-// warp's meetings, kept here per warp of the running block (one block per
-// OS thread at a time), not by each lane's own count: lanes may meet a
-// different number of times. In __spn_block_reduce only warp 0's first lanes
-// shuffle while the others already wait at __syncthreads, and after that
-// their own counts differ for good; a warp-wide count still agrees. The
-// first lane out of a meeting advances the count, before any lane can start
-// the next one.
-static thread_local unsigned __spn_cpu_warp_meetings[1024 / __SPN_CPU_WARP_SIZE];
-
-inline unsigned* __spn_cpu_meetings(const __spn_cpu_thread* t) {
-  const unsigned linear = t->thread_idx.x + t->block_dim.x * (t->thread_idx.y + t->block_dim.y * t->thread_idx.z);
-  const unsigned warp = linear / __SPN_CPU_WARP_SIZE;
-  if (warp >= 1024 / __SPN_CPU_WARP_SIZE) __spn_cpu_fail("block of more than 1024 threads");
-  return &__spn_cpu_warp_meetings[warp];
-}
-
-// The live lanes of the warp meet (`exchanges`: the ABI's count of this
-// lane's meetings, kept up to date though the halves go by the warp's).
-inline void __spn_cpu_meet(__spn_cpu_thread* t, unsigned* meetings) {
-  const unsigned n = *meetings;
-  ++t->exchanges;
-  __spn_cpu_api_ptr->sync_warp();
-  if (*meetings == n) *meetings = n + 1;
-}
-
-// The exchange buffer's slots for meeting n.
-inline unsigned char* __spn_cpu_slots(const __spn_cpu_thread* t, unsigned n) {
-  return t->warp_exchange + (n & 1u) * (__SPN_CPU_WARP_SIZE * __SPN_CPU_EXCHANGE_BYTES);
+// The half of the exchange buffer a meeting uses goes by the warp's count of
+// meetings, which the runtime keeps in every lane's `exchanges` (the ABI):
+// lanes may meet a different number of times (in __spn_block_reduce only
+// warp 0's first lanes shuffle while the others already wait at
+// __syncthreads), so no count of a lane's own would agree across the warp.
+inline unsigned char* __spn_cpu_slots(const __spn_cpu_thread* t) {
+  return t->warp_exchange + (t->exchanges & 1u) * (__SPN_CPU_WARP_SIZE * __SPN_CPU_EXCHANGE_BYTES);
 }
 
 // Every live lane publishes v; each gets lane source(lane)'s value.
@@ -187,20 +165,16 @@ inline T __spn_cpu_exchange(T v, Source source) {
   static_assert(sizeof(T) <= __SPN_CPU_EXCHANGE_BYTES, "a warp exchange carries at most 16 bytes");
   static_assert(std::is_trivially_copyable<T>::value, "a warp exchange copies bytes");
   __spn_cpu_thread* t = __spn_cpu_self();
-  unsigned* meetings = __spn_cpu_meetings(t);
-  unsigned char* slots = __spn_cpu_slots(t, *meetings);
+  unsigned char* slots = __spn_cpu_slots(t);
   memcpy(slots + t->lane * __SPN_CPU_EXCHANGE_BYTES, &v, sizeof(T));
-  __spn_cpu_meet(t, meetings);
+  __spn_cpu_api_ptr->sync_warp();
   T out;
   const unsigned from = unsigned(source(int(t->lane))) & (__SPN_CPU_WARP_SIZE - 1);  // in the warp whatever the width
   memcpy(&out, slots + from * __SPN_CPU_EXCHANGE_BYTES, sizeof(T));
   return out;
 }
 
-inline void __syncwarp(unsigned long long = ~0ull) {
-  __spn_cpu_thread* t = __spn_cpu_self();
-  __spn_cpu_meet(t, __spn_cpu_meetings(t));
-}
+inline void __syncwarp(unsigned long long = ~0ull) { __spn_cpu_api_ptr->sync_warp(); }
 
 inline unsigned __lane_id() { return __spn_cpu_self()->lane; }
 
@@ -236,10 +210,9 @@ inline T __shfl_xor(T v, int laneMask, int width = __SPN_CPU_WARP_SIZE) {
 // k's; `live` gets the live lanes.
 inline unsigned long long __spn_cpu_vote(int predicate, unsigned long long* live) {
   __spn_cpu_thread* t = __spn_cpu_self();
-  unsigned* meetings = __spn_cpu_meetings(t);
-  unsigned char* slots = __spn_cpu_slots(t, *meetings);
+  unsigned char* slots = __spn_cpu_slots(t);
   slots[t->lane * __SPN_CPU_EXCHANGE_BYTES] = predicate != 0;
-  __spn_cpu_meet(t, meetings);
+  __spn_cpu_api_ptr->sync_warp();
   *live = *t->warp_live;  // up to date after the meeting
   unsigned long long votes = 0;
   for (unsigned lane = 0; lane < __SPN_CPU_WARP_SIZE; ++lane)

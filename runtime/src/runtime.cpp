@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "compilation.h"
 #include "disk_cache.h"
+#include "env_number.h"
 #include "launch_binding.h"
 #include "memory_cache.h"
 
@@ -171,12 +172,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   if (im.opts.diskCache && !envIs("SPINDLE_DISABLE_DISK_CACHE", "1")) {
     std::string dir = im.opts.cacheDir.empty() ? rt::defaultCacheDir() : im.opts.cacheDir;
     uint64_t maxBytes = im.opts.cacheMaxBytes;
-    if (const char* m = std::getenv("SPINDLE_CACHE_MAX_BYTES")) {
-      char* end = nullptr;
-      unsigned long long v = std::strtoull(m, &end, 10);
-      if (!*m || *end) throw Error(fmt::format("spindle: SPINDLE_CACHE_MAX_BYTES='{}' is not a byte count", m));
-      maxBytes = v;
-    }
+    if (auto m = rt::envNumber("SPINDLE_CACHE_MAX_BYTES", 0, UINT64_MAX, "a byte count")) maxBytes = *m;
     Impl* self = &im;
     im.disk = std::make_unique<rt::DiskCache>(dir, maxBytes, [self](const std::string& m) { self->warn(m); });
     if (dir.empty()) im.warn("spindle: warning: no cache directory (set SPINDLE_CACHE_DIR or HOME); memory cache only");

@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 #include <spindle/runtime.hpp>
 
+#include "../runtime/test_util.h"
 #include "number_formats.h"
 
 #include <algorithm>
@@ -224,16 +225,8 @@ inline std::string at(int64_t i, int64_t j, int64_t k) {
   return std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k);
 }
 
-// The message of the spindle::Error `action` throws, or "(no error)".
-template <class Action>
-std::string errorFrom(Action&& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+// The message of the spindle::Error an action throws (tests/runtime's).
+using spindle::test::errorFrom;
 
 // ---------------------------------------------------------------- the fixture
 

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,6 +143,91 @@ kernel spin(x: i32[N]):
   rt.copyToDevice(d, zeros, 8);
   std::string error = errorFrom([&] { k.launch(nullptr, {tensor(d.data(), ScalarType::I32, {2})}); });
   EXPECT_THAT(error, HasSubstr("spin.spn:6:5: this loop is still running when the launch's time limit"));
+}
+
+// Numbers set through the environment: a bad one is named, with what was
+// expected, where it is read (at construction or at launch).
+TEST(CpuTargetSetup, BadEnvironmentNumbersAreNamed) {
+  {
+    ScopedEnv env("SPINDLE_CPU_THREADS", "0");
+    EXPECT_THAT(errorFrom([] { Runtime rt(cpuOptions("cpu")); }),
+                HasSubstr("SPINDLE_CPU_THREADS='0': expected a number of threads from 1 to 4096"));
+  }
+  {
+    ScopedEnv env("SPINDLE_CACHE_MAX_BYTES", "-1");
+    RuntimeOptions o = cpuOptions("cpu");
+    o.diskCache = true;
+    EXPECT_THAT(errorFrom([&] { Runtime rt(o); }), HasSubstr("SPINDLE_CACHE_MAX_BYTES='-1': expected a byte count"));
+  }
+  Runtime rt(cpuOptions("cpu"));
+  Kernel k = rt.loadModuleFromString("one.spn", R"(
+@grid(1)
+@block(32)
+kernel one(x: f32[N]):
+    x[0] = 1.0
+)")
+                 .kernel("one");
+  DeviceBuffer d = rt.allocate(4);
+  auto launch = [&] { k.launch(nullptr, {tensor(d.data(), ScalarType::F32, {1})}); };
+  {
+    ScopedEnv env("SPINDLE_CPU_STACK_BYTES", "4096");
+    EXPECT_THAT(errorFrom(launch), HasSubstr("SPINDLE_CPU_STACK_BYTES='4096': expected a byte count from 16384"));
+  }
+  {
+    ScopedEnv env("SPINDLE_CPU_TIMEOUT_S", "soon");
+    EXPECT_THAT(errorFrom(launch), HasSubstr("SPINDLE_CPU_TIMEOUT_S='soon': expected a number of seconds"));
+  }
+  EXPECT_EQ(errorFrom(launch), "(no error)");
+}
+
+// A stand-in host compiler: a shell script that answers --version and
+// otherwise runs `body` (its arguments end with -o LIBRARY SOURCE).
+std::string fakeCompiler(const TempDir& dir, const std::string& body) {
+  const std::string path = dir.path() + "/fake-cxx";
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "if [ \"$1\" = --version ]; then echo 'fake-cxx 1.0'; exit 0; fi\n"
+                      << body << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+// The host compiler's failures: one that does not answer --version has no
+// device; one that fails to compile gives its log; one whose library is no
+// kernel of this runtime is refused when it is loaded.
+TEST(CpuTargetSetup, HostCompilerFailuresSayWhy) {
+  const char* kKernel = R"(
+@grid(1)
+@block(32)
+kernel one(x: f32[N]):
+    x[0] = 1.0
+)";
+  TempDir dir;
+  {
+    ScopedEnv env("SPINDLE_HOST_CXX", "false");
+    Runtime rt(cpuOptions("cpu"));
+    EXPECT_FALSE(rt.hasDevice());
+    EXPECT_THAT(rt.deviceStatus(), HasSubstr("--version failed"));
+  }
+  {
+    ScopedEnv env("SPINDLE_HOST_CXX", fakeCompiler(dir, "echo 'fake-cxx: error: boom' >&2; exit 1").c_str());
+    Runtime rt(cpuOptions("cpu"));
+    Kernel k = rt.loadModuleFromString("one.spn", kKernel).kernel("one");
+    std::string error = errorFrom([&] { k.compile({}, {}); });
+    EXPECT_THAT(error, HasSubstr("compiling for cpu with fake-cxx 1.0"));
+    EXPECT_THAT(error, HasSubstr("fake-cxx: error: boom"));
+  }
+  {
+    // A real library without the cpu target's entry points.
+    ScopedEnv env("SPINDLE_HOST_CXX", fakeCompiler(dir,
+                                                   "while [ \"$1\" != -o ]; do shift; done; "
+                                                   "exec c++ -shared -fPIC -x c++ /dev/null -o \"$2\"")
+                                          .c_str());
+    Runtime rt(cpuOptions("cpu"));
+    Kernel k = rt.loadModuleFromString("one.spn", kKernel).kernel("one");
+    DeviceBuffer d = rt.allocate(4);
+    EXPECT_THAT(errorFrom([&] { k.launch(nullptr, {tensor(d.data(), ScalarType::F32, {1})}); }),
+                HasSubstr("the library of one is not a kernel of this runtime"));
+  }
 }
 
 // The host compiler is part of the key: another compiler, another binary.

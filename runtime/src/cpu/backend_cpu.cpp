@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +18,7 @@
 #include "cpu/grid_runner.h"
 #include "cpu/host_compiler.h"
 #include "cpu/kernel_preamble.h"
+#include "env_number.h"
 #include "sha256.h"
 
 namespace spindle::rt {
@@ -27,14 +27,8 @@ namespace {
 // Bytes of stack per GPU thread: generous for a kernel's `local` arrays and
 // call frames; only the pages a thread touches are ever backed by memory.
 size_t stackBytes() {
-  if (const char* env = std::getenv("SPINDLE_CPU_STACK_BYTES")) {
-    char* end = nullptr;
-    unsigned long long n = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0' || n < 16384)
-      throw Error(fmt::format("spindle: SPINDLE_CPU_STACK_BYTES='{}': expected a byte count of at least 16384", env));
-    return size_t(n);
-  }
-  return size_t(256) << 10;
+  return size_t(envNumber("SPINDLE_CPU_STACK_BYTES", 16384, uint64_t(1) << 32, "a byte count from 16384 to 4294967296")
+                    .value_or(256 << 10));
 }
 
 // One loaded kernel library.

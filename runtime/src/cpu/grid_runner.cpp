@@ -1,14 +1,12 @@
 #include "cpu/grid_runner.h"
 
 #include "cpu/block_runner.h"
-
-#include <fmt/format.h>
+#include "env_number.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -20,25 +18,13 @@
 namespace spindle::rt::cpu {
 
 unsigned workerThreads() {
-  if (const char* env = std::getenv("SPINDLE_CPU_THREADS")) {
-    char* end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (end == env || *end != '\0' || n < 1 || n > 4096)
-      throw Error(fmt::format("spindle: SPINDLE_CPU_THREADS='{}': expected a number of threads from 1 to 4096", env));
-    return unsigned(n);
-  }
+  if (auto n = envNumber("SPINDLE_CPU_THREADS", 1, 4096, "a number of threads from 1 to 4096")) return unsigned(*n);
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
 unsigned launchTimeoutSeconds() {
-  if (const char* env = std::getenv("SPINDLE_CPU_TIMEOUT_S")) {
-    char* end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (end == env || *end != '\0' || n < 0 || n > 1000000)
-      throw Error(fmt::format("spindle: SPINDLE_CPU_TIMEOUT_S='{}': expected a number of seconds (0: no limit)", env));
-    return unsigned(n);
-  }
-  return 60;
+  return unsigned(
+      envNumber("SPINDLE_CPU_TIMEOUT_S", 0, 1000000, "a number of seconds up to 1000000 (0: no limit)").value_or(60));
 }
 
 namespace {
