@@ -389,7 +389,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       std::string fn = "__spn_" + std::string(b.name);
       bool floatMinMax = isFloat(element) && (b.id == BuiltinId::AtomicMax || b.id == BuiltinId::AtomicMin);
       if (isStorageOnly(element) || floatMinMax) fn += "_" + std::string(scalarName(element));
-      std::string text = fn + "(&" + expr(*c.args[0]).text;
+      std::string text = fn + "(&" + target(*c.args[0], Access::Update).text;
       for (size_t i = 1; i < c.args.size(); ++i) {
         const Expr& v = *c.args[i];
         if (!isStorageOnly(element)) text += ", " + value(v);
@@ -508,18 +508,34 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
   return acc.text;
 }
 
-CppExpr FunctionPrinter::index(const IndexExpr& idx) const {
-  const Symbol& base = *idx.base->as<NameExpr>()->symbol;
-  if (ctx_.checked) return {name(&base) + "[" + checkedFlatIndex(base, idx) + "]", kPostfix};
-  return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
-}
-
-// A checked build's address (docs/language.md 5.12): the prelude's
+// A checked build's element (docs/language.md 5.12). The prelude's
 // __spn_checked_offset takes the .spn location, the tensor's name and, per
 // axis, the index, the extent and the stride; it stops the kernel with all
 // of them when an index is out of range, else returns sum(index * stride).
-// Each index is evaluated once, as in the unchecked address.
-std::string FunctionPrinter::checkedFlatIndex(const Symbol& base, const IndexExpr& idx) const {
+// Each index is evaluated once, as in the unchecked address. Memory that
+// may be shared (a shared buffer; a def's tensor parameter, which may be
+// given one) goes through __spn_checked_read, _write or _update instead,
+// which also let the cpu target report reads of shared memory the block
+// never wrote. A kernel's own tensor parameters are global memory.
+CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
+  const Symbol& base = *idx.base->as<NameExpr>()->symbol;
+  if (!ctx_.checked) return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
+  const bool mayBeShared =
+      base.kind == SymbolKind::SharedBuffer ||
+      (base.kind == SymbolKind::TensorParam && base.owner && base.owner->kind != FunctionScope::Kind::Kernel);
+  if (!mayBeShared) return {name(&base) + "[__spn_checked_offset(" + checkedArgs(base, idx) + ")]", kPostfix};
+  const char* helper = access == Access::Read    ? "__spn_checked_read"
+                       : access == Access::Write ? "__spn_checked_write"
+                                                 : "__spn_checked_update";
+  return {fmt::format("{}({}, {})", helper, name(&base), checkedArgs(base, idx)), kPostfix};
+}
+
+CppExpr FunctionPrinter::target(const Expr& e, Access access) const {
+  if (const auto* idx = e.as<IndexExpr>(); idx && !hoisted_.count(&e)) return element(*idx, access);
+  return expr(e);
+}
+
+std::string FunctionPrinter::checkedArgs(const Symbol& base, const IndexExpr& idx) const {
   std::string args =
       fmt::format("\"{}\", {}, {}, \"{}\"", ctx_.sourcePath, idx.range.begin.line, idx.range.begin.col, base.name);
   const size_t rank = idx.indices.size();
@@ -534,7 +550,7 @@ std::string FunctionPrinter::checkedFlatIndex(const Symbol& base, const IndexExp
     }
     args += fmt::format(", {}, {}, {}", value(*idx.indices[axis]), dimExpr(base, axis).text, stride);
   }
-  return "__spn_checked_offset(" + args + ")";
+  return args;
 }
 
 }  // namespace spindle

@@ -582,7 +582,7 @@ void FunctionPrinter::printUnpack(const AssignStmt& a) {
     const auto* n = targets[i]->as<NameExpr>();
     if (n && plan_.declaringUnpackTargets.count({&a, n->symbol}) && declared.insert(n->symbol).second)
       out_.linef("{} {} = {};", cppType(n->symbol->type), name(n->symbol), stored[i]);
-    else out_.linef("{} = {};", expr(*targets[i]).text, stored[i]);
+    else out_.linef("{} = {};", target(*targets[i], Access::Write).text, stored[i]);
   }
   hoisted_.clear();
 }
@@ -619,7 +619,7 @@ void FunctionPrinter::printAssign(const AssignStmt& a) {
     else out_.linef("{} = {};", name(sym), rhs);
     return;
   }
-  out_.linef("{} = {};", expr(*a.target).text, storeValue(*a.value, a.target->type));
+  out_.linef("{} = {};", target(*a.target, Access::Write).text, storeValue(*a.value, a.target->type));
 }
 
 void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) {
@@ -634,6 +634,7 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
       out_.linef("{}* {} = reinterpret_cast<{}*>({});", cppType(buf.type), name(&buf), cppType(buf.type), at);
     } else {
       out_.linef("__shared__ {} {}[{}];", cppType(buf.type), name(&buf), count);
+      if (ctx_.checked) out_.linef("__spn_track_shared({}, sizeof {});", name(&buf), name(&buf));
     }
     return;
   }
@@ -643,16 +644,14 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
 }
 
 void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
-  std::string target = expr(*a.target).text;
+  const char* op = a.op == BinaryOp::FloorDiv ? "/" : binaryOpSpelling(a.op);
   if (isStorageOnly(a.target->type)) {
     // f16/bf16 have no compound assignment of their own: widen, operate, narrow.
-    const char* op = a.op == BinaryOp::FloorDiv ? "/" : binaryOpSpelling(a.op);
-    out_.linef("{} = {}(float({}) {} {});", target, cppType(a.target->type), target, op,
-               value(*a.value, kMultiplicative + 1));
+    out_.linef("{} = {}(float({}) {} {});", target(*a.target, Access::Write).text, cppType(a.target->type),
+               target(*a.target, Access::Read).text, op, value(*a.value, kMultiplicative + 1));
     return;
   }
-  const char* op = a.op == BinaryOp::FloorDiv ? "/" : binaryOpSpelling(a.op);
-  out_.linef("{} {}= {};", target, op, value(*a.value));
+  out_.linef("{} {}= {};", target(*a.target, Access::Update).text, op, value(*a.value));
 }
 
 void FunctionPrinter::printIf(const IfStmt& s) {

@@ -150,9 +150,15 @@ class FunctionPrinter {
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
-  CppExpr index(const IndexExpr& idx) const;
+  // What a statement does to the element it names: a checked build tracks
+  // the reads and writes of shared memory (docs/language.md 5.12).
+  enum class Access { Read, Write, Update };
+  CppExpr index(const IndexExpr& idx) const { return element(idx, Access::Read); }
+  CppExpr element(const IndexExpr& idx, Access access) const;
+  // expr(), except that an element is printed for `access`.
+  CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
-  std::string checkedFlatIndex(const Symbol& base, const IndexExpr& idx) const;
+  std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
   std::string loadValue(const CppExpr& e, ScalarType t, int minPrec) const;
 

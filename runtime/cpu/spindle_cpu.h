@@ -129,6 +129,27 @@ inline void __spn_cpu_loop_tick(const char* file, int line, int col) {
         t->thread_idx.z);
 }
 
+// A checked build's access to memory that may be shared (the prelude's
+// __spn_checked_read, _write, _update; `axes` as __spn_checked_offset's):
+// the runtime keeps which shared bytes the block has written, and a read
+// of one it has not fails the launch, naming the element.
+template <typename... A>
+inline void __spn_cpu_shared_access(int access, const void* p, size_t bytes, const char* file, int line, int col,
+                                    const char* name, A... axes) {
+  if (__spn_cpu_api_ptr->shared_access(access, p, bytes)) return;
+  const long long v[] = {(long long)axes...};
+  char index[160] = "";
+  size_t n = 0;
+  for (size_t k = 0; k < sizeof...(A) / 3 && n < sizeof index; ++k)
+    n += (size_t)snprintf(index + n, sizeof index - n, "%s%lld", k ? ", " : "", v[3 * k]);
+  __spn_cpu_thread* t = __spn_cpu_self();
+  __spn_cpu_fail(
+      "%s:%d:%d: %s[%s] is read before any thread of its block wrote it (shared memory starts undefined in "
+      "every block), in block (%u, %u, %u), thread (%u, %u, %u)",
+      file, line, col, name, index, t->block_idx.x, t->block_idx.y, t->block_idx.z, t->thread_idx.x, t->thread_idx.y,
+      t->thread_idx.z);
+}
+
 // The block's dynamic shared memory (the prelude's __SPN_DYNAMIC_SHARED).
 inline unsigned char* __spn_cpu_dynamic_shared() { return __spn_cpu_self()->dynamic_shared; }
 

@@ -15,10 +15,12 @@
 #ifndef SPINDLE_CPU_ABI_H
 #define SPINDLE_CPU_ABI_H
 
-#define __SPN_CPU_ABI_VERSION 2
+#define __SPN_CPU_ABI_VERSION 3
 
 /* Bytes one lane may put into a warp exchange (shuffles, votes). */
 #define __SPN_CPU_EXCHANGE_BYTES 16
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +88,16 @@ typedef struct __spn_cpu_api {
    * which names the block and thread itself: the launch throws
    * spindle::Error with it. Does not return. */
   void (*fail)(const char* message);
+  /* A checked build's shared memory: the block's static shared buffer at
+   * [base, base + bytes), declared by each thread that reaches its
+   * declaration (the block's dynamic shared memory is declared already). */
+  void (*shared_declare)(const void* base, size_t bytes);
+  /* A checked build's access to the `bytes` at p, which may be shared
+   * memory: `access` 0 reads, 1 writes, 2 does both (an atomic, +=).
+   * Returns 0 for a read of shared bytes that no thread of the block has
+   * written since the block began, else 1 (and then a write marks them
+   * written). Memory not declared shared always returns 1. */
+  int (*shared_access)(int access, const void* p, size_t bytes);
 } __spn_cpu_api;
 
 /* What the library exports (default visibility, C names):

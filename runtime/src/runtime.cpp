@@ -131,7 +131,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
       if (c->hasCompiler(&w)) im.backend = std::move(c);
       else reasons += fmt::format("\n  {}: {}", backendName(c->kind()), w);
     }
-    if (!im.backend) throw Error("spindle: no usable GPU backend:" + reasons);
+    if (!im.backend) throw Error("no usable GPU backend:" + reasons);
   } else {
     im.backend = makeBackend(kind);
     if (!im.opts.target.empty() && !im.backend->acceptsTarget(im.opts.target))

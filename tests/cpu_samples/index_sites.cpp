@@ -16,6 +16,7 @@ namespace {
 struct Buffer {
   std::vector<std::string> extents;
   bool tensorParam = false;
+  bool shared = false;
 };
 using Scope = std::map<std::string, Buffer>;
 
@@ -28,7 +29,7 @@ class Finder {
     for (const Param& p : params) {
       scope.erase(p.name);
       if (!p.type.isTensor) continue;
-      Buffer b{{}, true};
+      Buffer b{{}, true, false};
       for (const auto& d : p.type.dims) b.extents.push_back(slice(d->range));
       scope[p.name] = b;
     }
@@ -53,6 +54,7 @@ class Finder {
       if (name && call && (call->callee == "shared" || call->callee == "local") && call->args.size() >= 2) {
         if (const auto* list = call->args[1]->as<ListExpr>()) {
           Buffer b;
+          b.shared = call->callee == "shared";
           for (const auto& e : list->elements) b.extents.push_back(slice(e->range));
           scope[name->name] = b;
         }
@@ -112,6 +114,7 @@ class Finder {
       if (buffer && axis < buffer->extents.size()) site.extent = buffer->extents[axis];
       site.store = store;
       site.tensorParam = buffer && buffer->tensorParam;
+      site.sharedBuffer = buffer && buffer->shared;
       sites.push_back(std::move(site));
     }
     for (const auto& index : ix.indices) expr(*index, scope, false);

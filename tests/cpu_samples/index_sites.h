@@ -18,9 +18,10 @@ struct IndexSite {
   std::string index;            // the index as written: "j + k"
   std::string base;             // the tensor or buffer: "x"
   size_t axis = 0;
-  std::string extent;        // the axis's extent as written where `base` is declared ("N", "2 * D", "VEC")
-  bool store = false;        // the access is written: an assignment's target, an atomic's first argument
-  bool tensorParam = false;  // `base` is a tensor parameter (global memory), not a shared/local buffer
+  std::string extent;         // the axis's extent as written where `base` is declared ("N", "2 * D", "VEC")
+  bool store = false;         // the access is written: an assignment's target, an atomic's first argument
+  bool tensorParam = false;   // `base` is a tensor parameter (global memory), not a shared/local buffer
+  bool sharedBuffer = false;  // `base` is a `shared` buffer
 };
 
 // Every index of every element access in `text`, in source order (`path`

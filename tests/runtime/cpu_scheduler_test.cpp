@@ -121,7 +121,9 @@ TEST(CpuScheduler, WarpExchangesAtBothWidthsAndInPartialWarps) {
         for (unsigned b = 0; b < 2; ++b)
           for (unsigned l = 0; l < lanes; ++l) {
             ASSERT_EQ(out[b * block + first + l], v[l]) << "warp " << warp << " block " << block << " lane " << l;
-            if (lanes == warp) ASSERT_EQ(v[l], total);
+            if (lanes == warp) {
+              ASSERT_EQ(v[l], total);
+            }
           }
       }
     }

@@ -17,6 +17,8 @@ __spn_cpu_thread* apiSelf() { return BlockRunner::self(); }
 void apiSyncBlock() { BlockRunner::syncBlock(); }
 void apiSyncWarp() { BlockRunner::syncWarp(); }
 void apiFail(const char* message) { BlockRunner::fail(message); }
+void apiSharedDeclare(const void* base, size_t bytes) { BlockRunner::sharedDeclare(base, bytes); }
+int apiSharedAccess(int access, const void* p, size_t bytes) { return BlockRunner::sharedAccess(access, p, bytes); }
 
 unsigned volume(__spn_cpu_dim3 d) { return d.x * d.y * d.z; }
 
@@ -36,7 +38,8 @@ std::string ranges(const std::vector<unsigned>& ids) {
 }  // namespace
 
 const __spn_cpu_api& runtimeApi() {
-  static const __spn_cpu_api api{__SPN_CPU_ABI_VERSION, apiSelf, apiSyncBlock, apiSyncWarp, apiFail};
+  static const __spn_cpu_api api{__SPN_CPU_ABI_VERSION, apiSelf,        apiSyncBlock, apiSyncWarp, apiFail,
+                                 apiSharedDeclare,      apiSharedAccess};
   return api;
 }
 
@@ -106,6 +109,8 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
   }
   liveThreads_ = n;
   atBarrier_ = 0;
+  sharedShadow_.beginBlock();
+  if (shape_.dynamicSharedBytes) sharedShadow_.declare(shared, shape_.dynamicSharedBytes);
 }
 
 bool BlockRunner::run(__spn_cpu_dim3 index) {
@@ -229,6 +234,12 @@ void BlockRunner::fail(const char* message) {
   r.current_->state = State::Done;
   r.suspend();
   std::abort();  // never resumed: the block is abandoned
+}
+
+void BlockRunner::sharedDeclare(const void* base, size_t bytes) { tlsRunner->sharedShadow_.declare(base, bytes); }
+
+int BlockRunner::sharedAccess(int access, const void* p, size_t bytes) {
+  return tlsRunner->sharedShadow_.access(access, p, bytes) ? 1 : 0;
 }
 
 bool BlockRunner::resolveStall() {

@@ -16,6 +16,7 @@
 #include "cpu/asan_fibers.h"
 #include "cpu/fiber_stacks.h"
 #include "cpu/grid_runner.h"
+#include "cpu/shared_shadow.h"
 
 namespace spindle::rt::cpu {
 
@@ -35,6 +36,8 @@ class BlockRunner {
   static void syncBlock();
   static void syncWarp();
   [[noreturn]] static void fail(const char* message);
+  static void sharedDeclare(const void* base, size_t bytes);
+  static int sharedAccess(int access, const void* p, size_t bytes);
 
  private:
   enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, Done };
@@ -80,6 +83,7 @@ class BlockRunner {
   std::vector<Thread> threads_;
   std::vector<Warp> warps_;
   std::vector<unsigned char> dynamicShared_;
+  SharedShadow sharedShadow_;  // a checked build's record of which shared bytes the block wrote
   __spn_cpu_dim3 blockIndex_{};
   unsigned liveThreads_ = 0;
   unsigned atBarrier_ = 0;

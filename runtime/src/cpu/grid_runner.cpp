@@ -98,7 +98,7 @@ void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, siz
   }
   if (pool.empty()) work();
   for (auto& t : pool) t.join();
-  if (failed) throw Error("spindle: the kernel failed on the cpu target: " + error);
+  if (failed) throw Error("the kernel failed on the cpu target: " + error);
 }
 
 }  // namespace spindle::rt::cpu

@@ -118,12 +118,12 @@ inline hipError_t launch_atomic_stats(hipStream_t stream, const float* __restric
 }
 #endif
 
-#line 21 "tests/golden/kernels/atomics.spn"
+#line 22 "tests/golden/kernels/atomics.spn"
 extern "C" __global__ __launch_bounds__(256) void atomic_stats(
     const float* __restrict__ x, int32_t* __restrict__ ticket, float* __restrict__ sum_f32,
     double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64,
     uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N) {
-#line 24 "tests/golden/kernels/atomics.spn"
+#line 25 "tests/golden/kernels/atomics.spn"
   __shared__ uint32_t bins[16];
   __shared__ int32_t block_top[1];
   int32_t t = int(threadIdx.x);
@@ -131,11 +131,11 @@ extern "C" __global__ __launch_bounds__(256) void atomic_stats(
   if (t < 16) {
     bins[t] = uint32_t(0);
   }
-#line 30 "tests/golden/kernels/atomics.spn"
+#line 31 "tests/golden/kernels/atomics.spn"
   if (t == 0) {
     block_top[0] = -2147483647;
   }
-#line 32 "tests/golden/kernels/atomics.spn"
+#line 33 "tests/golden/kernels/atomics.spn"
   __syncthreads();
   if (i < N) {
     float v = x[i];
@@ -163,12 +163,12 @@ extern "C" __global__ __launch_bounds__(256) void atomic_stats(
     __spn_atomic_add(&bins[uq % 16], uint32_t(1));
     __spn_atomic_max(&block_top[0], q);
   }
-#line 58 "tests/golden/kernels/atomics.spn"
+#line 59 "tests/golden/kernels/atomics.spn"
   __syncthreads();
   if (t < 16) {
     __spn_atomic_add(&hist[t], bins[t]);
   }
-#line 61 "tests/golden/kernels/atomics.spn"
+#line 62 "tests/golden/kernels/atomics.spn"
   if (t == 0) {
     __spn_atomic_max(&c32[1], block_top[0]);
   }
