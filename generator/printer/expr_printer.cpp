@@ -389,7 +389,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       std::string fn = "__spn_" + std::string(b.name);
       bool floatMinMax = isFloat(element) && (b.id == BuiltinId::AtomicMax || b.id == BuiltinId::AtomicMin);
       if (isStorageOnly(element) || floatMinMax) fn += "_" + std::string(scalarName(element));
-      std::string text = fn + "(&" + target(*c.args[0], Access::Update).text;
+      std::string text = fn + "(&" + target(*c.args[0], Access::Atomic).text;
       for (size_t i = 1; i < c.args.size(); ++i) {
         const Expr& v = *c.args[i];
         if (!isStorageOnly(element)) text += ", " + value(v);
@@ -514,9 +514,10 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
 // of them when an index is out of range, else returns sum(index * stride).
 // Each index is evaluated once, as in the unchecked address. Memory that
 // may be shared (a shared buffer; a def's tensor parameter, which may be
-// given one) goes through __spn_checked_read, _write or _update instead,
-// which also let the cpu target report reads of shared memory the block
-// never wrote. A kernel's own tensor parameters are global memory.
+// given one) goes through __spn_checked_read, _write, _update or _atomic
+// instead, which also let the cpu target report reads of shared memory the
+// block never wrote and races. A kernel's own tensor parameters are global
+// memory.
 CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
   const Symbol& base = *idx.base->as<NameExpr>()->symbol;
   if (!ctx_.checked) return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
@@ -524,9 +525,10 @@ CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
       base.kind == SymbolKind::SharedBuffer ||
       (base.kind == SymbolKind::TensorParam && base.owner && base.owner->kind != FunctionScope::Kind::Kernel);
   if (!mayBeShared) return {name(&base) + "[__spn_checked_offset(" + checkedArgs(base, idx) + ")]", kPostfix};
-  const char* helper = access == Access::Read    ? "__spn_checked_read"
-                       : access == Access::Write ? "__spn_checked_write"
-                                                 : "__spn_checked_update";
+  const char* helper = access == Access::Read     ? "__spn_checked_read"
+                       : access == Access::Write  ? "__spn_checked_write"
+                       : access == Access::Update ? "__spn_checked_update"
+                                                  : "__spn_checked_atomic";
   return {fmt::format("{}({}, {})", helper, name(&base), checkedArgs(base, idx)), kPostfix};
 }
 

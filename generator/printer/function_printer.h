@@ -152,7 +152,7 @@ class FunctionPrinter {
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
   // the reads and writes of shared memory (docs/language.md 5.12).
-  enum class Access { Read, Write, Update };
+  enum class Access { Read, Write, Update, Atomic };
   CppExpr index(const IndexExpr& idx) const { return element(idx, Access::Read); }
   CppExpr element(const IndexExpr& idx, Access access) const;
   // expr(), except that an element is printed for `access`.

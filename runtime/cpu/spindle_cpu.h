@@ -130,24 +130,43 @@ inline void __spn_cpu_loop_tick(const char* file, int line, int col) {
 }
 
 // A checked build's access to memory that may be shared (the prelude's
-// __spn_checked_read, _write, _update; `axes` as __spn_checked_offset's):
-// the runtime keeps which shared bytes the block has written, and a read
-// of one it has not fails the launch, naming the element.
+// __spn_checked_read, _write, _update, _atomic: `access` 0 to 3; `axes` as
+// __spn_checked_offset's): the runtime keeps which thread of the block
+// wrote and read each shared byte since the last barrier, and fails the
+// launch on a read of a byte the block never wrote or on a race, naming
+// the element and both threads.
 template <typename... A>
 inline void __spn_cpu_shared_access(int access, const void* p, size_t bytes, const char* file, int line, int col,
                                     const char* name, A... axes) {
-  if (__spn_cpu_api_ptr->shared_access(access, p, bytes)) return;
+  unsigned other = 0;
+  const int verdict = __spn_cpu_api_ptr->shared_access(access, p, bytes, &other);
+  if (verdict == 0) return;
   const long long v[] = {(long long)axes...};
   char index[160] = "";
   size_t n = 0;
   for (size_t k = 0; k < sizeof...(A) / 3 && n < sizeof index; ++k)
     n += (size_t)snprintf(index + n, sizeof index - n, "%s%lld", k ? ", " : "", v[3 * k]);
   __spn_cpu_thread* t = __spn_cpu_self();
-  __spn_cpu_fail(
-      "%s:%d:%d: %s[%s] is read before any thread of its block wrote it (shared memory starts undefined in "
-      "every block), in block (%u, %u, %u), thread (%u, %u, %u)",
-      file, line, col, name, index, t->block_idx.x, t->block_idx.y, t->block_idx.z, t->thread_idx.x, t->thread_idx.y,
-      t->thread_idx.z);
+  char what[200];
+  if (verdict == 1) {
+    snprintf(what, sizeof what,
+             "is read before any thread of its block wrote it (shared memory starts undefined "
+             "in every block)");
+  } else {
+    char who[64];
+    const __spn_cpu_dim3 d = t->block_dim;
+    if (other == 0xffffffffu) snprintf(who, sizeof who, "other threads");
+    else snprintf(who, sizeof who, "thread (%u, %u, %u)", other % d.x, other / d.x % d.y, other / (d.x * d.y));
+    const char* done = verdict == 2 ? "wrote" : verdict == 3 ? "updated it atomically" : "read";
+    const char* doing = access == 0   ? "reads"
+                        : access == 1 ? "writes"
+                        : access == 2 ? "updates"
+                                      : "updates it atomically";
+    snprintf(what, sizeof what, "races: %s %s%s since the last barrier (sync()) and this thread %s%s", who, done,
+             verdict == 3 ? "" : " it", doing, access == 3 ? "" : " it");
+  }
+  __spn_cpu_fail("%s:%d:%d: %s[%s] %s, in block (%u, %u, %u), thread (%u, %u, %u)", file, line, col, name, index, what,
+                 t->block_idx.x, t->block_idx.y, t->block_idx.z, t->thread_idx.x, t->thread_idx.y, t->thread_idx.z);
 }
 
 // The block's dynamic shared memory (the prelude's __SPN_DYNAMIC_SHARED).

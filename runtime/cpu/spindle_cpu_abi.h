@@ -93,11 +93,15 @@ typedef struct __spn_cpu_api {
    * declaration (the block's dynamic shared memory is declared already). */
   void (*shared_declare)(const void* base, size_t bytes);
   /* A checked build's access to the `bytes` at p, which may be shared
-   * memory: `access` 0 reads, 1 writes, 2 does both (an atomic, +=).
-   * Returns 0 for a read of shared bytes that no thread of the block has
-   * written since the block began, else 1 (and then a write marks them
-   * written). Memory not declared shared always returns 1. */
-  int (*shared_access)(int access, const void* p, size_t bytes);
+   * memory: `access` 0 reads, 1 writes, 2 does both (+=), 3 is an atomic.
+   * Returns 0 when fine, always for memory not declared shared; else the
+   * access is not recorded and the code says what is wrong: 1, a read of
+   * shared bytes that no thread of the block has written since the block
+   * began; a race with another thread since the last barrier, `*other`
+   * (its linear index in the block, or 0xffffffff for several threads)
+   * having 2 written them, 3 updated them atomically, 4 read them (and
+   * this access writes). */
+  int (*shared_access)(int access, const void* p, size_t bytes, unsigned* other);
 } __spn_cpu_api;
 
 /* What the library exports (default visibility, C names):

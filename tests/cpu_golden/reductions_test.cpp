@@ -1,6 +1,7 @@
 // Warp and block reductions and scans: collectives (row_stats, row_counts,
 // thread_prefix), launch_shapes (row_stats dynamic and at static N=100,
-// tiles), defs_collective and scratch_dynamic (dynamic and static N). The
+// tiles), defs_collective, scratch_dynamic (dynamic and static N) and
+// shared_tree (checked and unchecked). The
 // warp-level outputs depend on the width by design: the references group
 // lanes by the test's width, and slots past the block's warps must stay
 // untouched.
@@ -311,6 +312,35 @@ TEST_F(Reductions, ScratchDynamicSoftmaxStaticN) {
     auto y = poisoned<float>(size_t(M * N));
     k.launch(nullptr, {dx.arg({M, N}), y.arg({M, N})});
     checkSoftmax(x, y.read(), M, N);
+  });
+}
+
+// ---- shared_tree.spn: block_sums, checked (the shared-memory checks look
+// at every access) and unchecked. Small integers, so that every partial sum
+// is exact whatever the order.
+
+TEST_F(Reductions, SharedTreeBlockSums) {
+  atBothWidths([&] {
+    const int64_t B = 128;
+    for (bool checked : {true, false}) {
+      Kernel k = kernel("shared_tree.spn", "block_sums", {}, checked);
+      for (int64_t N : {1000, 128, 5}) {
+        SCOPED_TRACE("N = " + std::to_string(N) + (checked ? ", checked" : ", unchecked"));
+        const int64_t G = (N + B - 1) / B;
+        std::vector<float> x(static_cast<size_t>(N));
+        for (float& v : x) v = float(integer(-8, 8));
+        auto dx = upload(x, checked);
+        auto sums = poisoned<float>(size_t(G), checked);
+        k.launch(nullptr, {dx.arg({N}), sums.arg({G})});
+        auto got = sums.read();
+        Check check("sums");
+        for (int64_t g = 0; g < G; ++g) {
+          double want = 0;
+          for (int64_t i = g * B; i < std::min(N, (g + 1) * B); ++i) want += x[size_t(i)];
+          check.exact(at(g), got[size_t(g)], want);
+        }
+      }
+    }
   });
 }
 

@@ -18,7 +18,9 @@ void apiSyncBlock() { BlockRunner::syncBlock(); }
 void apiSyncWarp() { BlockRunner::syncWarp(); }
 void apiFail(const char* message) { BlockRunner::fail(message); }
 void apiSharedDeclare(const void* base, size_t bytes) { BlockRunner::sharedDeclare(base, bytes); }
-int apiSharedAccess(int access, const void* p, size_t bytes) { return BlockRunner::sharedAccess(access, p, bytes); }
+int apiSharedAccess(int access, const void* p, size_t bytes, unsigned* other) {
+  return BlockRunner::sharedAccess(access, p, bytes, other);
+}
 
 unsigned volume(__spn_cpu_dim3 d) { return d.x * d.y * d.z; }
 
@@ -45,7 +47,7 @@ const __spn_cpu_api& runtimeApi() {
 
 BlockRunner::BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes,
                          const int* expired)
-    : shape_(shape), entry_(entry), args_(args), expired_(expired), stacks_(stackBytes) {
+    : shape_(shape), entry_(entry), args_(args), expired_(expired), stacks_(stackBytes), sharedShadow_(shape.warpSize) {
   const unsigned n = volume(shape.block);
   const unsigned warps = (n + shape.warpSize - 1) / shape.warpSize;
   threads_.resize(n);
@@ -200,6 +202,7 @@ void BlockRunner::arriveAtBarrier() {
   if (atBarrier_ == threads_.size()) {  // the last of all: everyone goes on
     atBarrier_ = 0;
     ++barrierGeneration_;
+    sharedShadow_.barrier();
     return;
   }
   if (atBarrier_ == liveThreads_) {  // the others have returned
@@ -238,8 +241,14 @@ void BlockRunner::fail(const char* message) {
 
 void BlockRunner::sharedDeclare(const void* base, size_t bytes) { tlsRunner->sharedShadow_.declare(base, bytes); }
 
-int BlockRunner::sharedAccess(int access, const void* p, size_t bytes) {
-  return tlsRunner->sharedShadow_.access(access, p, bytes) ? 1 : 0;
+int BlockRunner::sharedAccess(int access, const void* p, size_t bytes, unsigned* other) {
+  BlockRunner& r = *tlsRunner;
+  uint32_t who = 0;
+  const Thread& t = *r.current_;
+  const int verdict =
+      r.sharedShadow_.access(access, p, bytes, uint32_t(&t - r.threads_.data()), r.warps_[t.warp].generation, &who);
+  *other = who;
+  return verdict;
 }
 
 bool BlockRunner::resolveStall() {

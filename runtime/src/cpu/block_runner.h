@@ -37,7 +37,7 @@ class BlockRunner {
   static void syncWarp();
   [[noreturn]] static void fail(const char* message);
   static void sharedDeclare(const void* base, size_t bytes);
-  static int sharedAccess(int access, const void* p, size_t bytes);
+  static int sharedAccess(int access, const void* p, size_t bytes, unsigned* other);
 
  private:
   enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, Done };
@@ -83,7 +83,7 @@ class BlockRunner {
   std::vector<Thread> threads_;
   std::vector<Warp> warps_;
   std::vector<unsigned char> dynamicShared_;
-  SharedShadow sharedShadow_;  // a checked build's record of which shared bytes the block wrote
+  SharedShadow sharedShadow_;  // a checked build's record of who wrote and read shared memory
   __spn_cpu_dim3 blockIndex_{};
   unsigned liveThreads_ = 0;
   unsigned atBarrier_ = 0;

@@ -175,10 +175,11 @@ __device__ __forceinline__ int64_t __spn_checked_offset(const char* file, int li
 // A checked build's access to memory that may be shared: a shared buffer,
 // or a def's tensor parameter (which may be given one). The bounds as
 // __spn_checked_offset; then, on the cpu target only, the block's record of
-// which shared bytes it has written: a read (Access 0) or update (2, an
-// atomic or +=) of a byte no thread of the block has written since the
-// block began fails (shared memory starts undefined in every block), and a
-// write (1) or update marks it written.
+// which thread wrote and read each shared byte since the last barrier
+// (Access: 0 read, 1 write, 2 `+=`, 3 atomic): a read of a byte no thread
+// of the block has written since the block began fails (shared memory
+// starts undefined in every block), and so does a race between two
+// threads of the block (docs/runtime.md).
 template <int Access, typename T, typename... A>
 __device__ __forceinline__ T& __spn_checked_access(T* base, const char* file, int line, int col, const char* name,
                                                    A... axes) {
@@ -199,9 +200,9 @@ __device__ __forceinline__ T& __spn_checked_write(T* base, const char* file, int
   return __spn_checked_access<1>(base, file, line, col, name, axes...);
 }
 template <typename T, typename... A>
-__device__ __forceinline__ T& __spn_checked_update(T* base, const char* file, int line, int col, const char* name,
+__device__ __forceinline__ T& __spn_checked_atomic(T* base, const char* file, int line, int col, const char* name,
                                                    A... axes) {
-  return __spn_checked_access<2>(base, file, line, col, name, axes...);
+  return __spn_checked_access<3>(base, file, line, col, name, axes...);
 }
 // A checked build's static shared buffer, where it is declared: the cpu
 // target starts recording which of its bytes the block writes
@@ -274,8 +275,8 @@ extern "C" __global__ __launch_bounds__(256) void atomic_stats(
     __spn_atomic_max(&cu64[__spn_checked_offset("tests/golden/kernels/atomics.spn", 54, 20, "cu64", 1, 4, 1)], uint64_t(uq));
     __spn_atomic_min(&cu64[__spn_checked_offset("tests/golden/kernels/atomics.spn", 55, 20, "cu64", 2, 4, 1)], uint64_t(uq));
     __spn_atomic_exch(&cu64[__spn_checked_offset("tests/golden/kernels/atomics.spn", 56, 21, "cu64", 3, 4, 1)], uint64_t(i));
-    __spn_atomic_add(&__spn_checked_update(bins, "tests/golden/kernels/atomics.spn", 57, 20, "bins", uq % 16, 16, 1), uint32_t(1));
-    __spn_atomic_max(&__spn_checked_update(block_top, "tests/golden/kernels/atomics.spn", 58, 20, "block_top", 0, 1, 1), q);
+    __spn_atomic_add(&__spn_checked_atomic(bins, "tests/golden/kernels/atomics.spn", 57, 20, "bins", uq % 16, 16, 1), uint32_t(1));
+    __spn_atomic_max(&__spn_checked_atomic(block_top, "tests/golden/kernels/atomics.spn", 58, 20, "block_top", 0, 1, 1), q);
   }
 #line 59 "tests/golden/kernels/atomics.spn"
   __syncthreads();
