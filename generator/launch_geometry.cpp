@@ -18,6 +18,42 @@ constexpr int64_t kMaxThreads = 1024;
 
 std::string axisValueText(const ConstValue& v) { return v.isFloat ? fmt::format("{}", v.f) : fmt::format("{}", v.i); }
 
+// A scratch buffer's element type in this specialization.
+ScalarType bufferElementType(const Symbol& buffer, const std::map<std::string, ScalarType>& typeArgs) {
+  if (buffer.typeParam.empty()) return buffer.type;
+  auto it = typeArgs.find(buffer.typeParam);
+  return it != typeArgs.end() ? it->second : buffer.type;
+}
+
+// Bytes of `local` buffers one thread may hold at once, an upper bound:
+// those of the kernel, its closures and every def it may call, each
+// counted once (a host compiler that inlines them may give each its own
+// stack slots). The cpu target sizes its fibers' stacks from it.
+uint64_t localBytesPerThread(const FunctionScope& kernel, const ConstLookup& values,
+                             const std::map<std::string, ScalarType>& typeArgs) {
+  std::set<const FunctionScope*> seen;
+  std::vector<const FunctionScope*> todo{&kernel};
+  uint64_t bytes = 0;
+  while (!todo.empty()) {
+    const FunctionScope* f = todo.back();
+    todo.pop_back();
+    if (!seen.insert(f).second) continue;
+    for (const Symbol* s : f->declared) {
+      if (s->kind != SymbolKind::LocalBuffer) continue;
+      uint64_t count = 1;
+      for (const Expr* e : s->shape) {
+        // Static in every specialization (passes/specialization_checks).
+        auto v = evaluateConst(*e, values);
+        count *= v && !v->isFloat && v->i > 0 ? static_cast<uint64_t>(v->i) : 0;
+      }
+      bytes += count * scalarBytes(bufferElementType(*s, typeArgs));
+    }
+    todo.insert(todo.end(), f->callees.begin(), f->callees.end());
+    todo.insert(todo.end(), f->closures.begin(), f->closures.end());
+  }
+  return bytes;
+}
+
 }  // namespace
 
 BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::map<std::string, int64_t>& staticDims,
@@ -119,14 +155,10 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
       if (!v || v->isFloat || v->i < 0) throwSpecializationError(sema, DiagId::spec_shared_size, e->range, s->name);
       count *= static_cast<uint64_t>(v->i);
     }
-    ScalarType elem = s->type;
-    if (!s->typeParam.empty()) {
-      auto it = spec.typeArgs.find(s->typeParam);
-      if (it != spec.typeArgs.end()) elem = it->second;
-    }
-    bytes += (count * scalarBytes(elem) + 15) / 16 * 16;
+    bytes += (count * scalarBytes(bufferElementType(*s, spec.typeArgs)) + 15) / 16 * 16;
   }
   g.dynamicSharedBytes = bytes;
+  g.localBytesPerThread = localBytesPerThread(kernel, dimsOnly, spec.typeArgs);
 
   // Asked at most once, however often @grid names it.
   std::optional<int64_t> resident;

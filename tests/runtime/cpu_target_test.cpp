@@ -180,6 +180,45 @@ kernel one(x: f32[N]):
   EXPECT_EQ(errorFrom(launch), "(no error)");
 }
 
+// A thread's `local` arrays live on its fiber's stack, which grows past the
+// 256 KiB default where they need it (here 400 KB per thread, in a closure
+// and in the kernel, at a 64 KiB SPINDLE_CPU_STACK_BYTES); arrays the
+// host's memory cannot hold for the threads that run at once are refused
+// with the numbers before anything runs.
+TEST(CpuTargetSetup, StacksHoldTheKernelsLocalArrays) {
+  ScopedEnv env("SPINDLE_CPU_STACK_BYTES", "65536");
+  Runtime rt(cpuOptions("cpu"));
+  Module m = rt.loadModuleFromString("locals.spn", R"(
+@grid(2)
+@block(8)
+kernel big(y: f32[N]):
+    a = local(f32, [50000], 1.0)
+    t = thread_id()
+    def half_sum() -> f32:
+        b = local(f32, [50000], 0.5)
+        s = 0.0
+        for k in range(50000):
+            s += b[k] + a[k]
+        return s
+    y[block_id() * 8 + t] = half_sum() + f32(t)
+
+@grid(1)
+@block(1024)
+kernel huge(y: f32[N]):
+    a = local(f32, [268435456], 1.0)
+    y[thread_id()] = a[thread_id()]
+)");
+  const int64_t N = 16;
+  DeviceBuffer d = rt.allocate(N * 4);
+  m.kernel("big").launch(nullptr, {tensor(d.data(), ScalarType::F32, {N})});
+  std::vector<float> y(N);
+  rt.copyToHost(y.data(), d, N * 4);
+  for (int64_t i = 0; i < N; ++i) ASSERT_EQ(y[size_t(i)], 75000.0f + float(i % 8)) << "thread " << i;
+  EXPECT_THAT(errorFrom([&] { m.kernel("huge").launch(nullptr, {tensor(d.data(), ScalarType::F32, {N})}); }),
+              HasSubstr("cpu target: the kernel's `local` arrays take 1073741824 bytes per thread, 1024.0 GiB for "
+                        "the 1024 threads that run at once (1024 per block, 1 block at a time"));
+}
+
 // A stand-in host compiler: a shell script that answers --version and
 // otherwise runs `body` (its arguments end with -o LIBRARY SOURCE).
 std::string fakeCompiler(const TempDir& dir, const std::string& body) {

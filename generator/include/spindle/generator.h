@@ -131,6 +131,9 @@ struct LaunchGeometry {
   int64_t grid[3] = {1, 1, 1};
   int64_t block[3] = {1, 1, 1};
   uint64_t dynamicSharedBytes = 0;
+  // Bytes of `local` buffers one thread may hold at once (an upper bound):
+  // the cpu target sizes its fibers' stacks from it.
+  uint64_t localBytesPerThread = 0;
 };
 
 // How many blocks of a kernel's binary the device holds at once, for a block

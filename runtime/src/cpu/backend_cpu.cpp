@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -24,11 +25,32 @@
 namespace spindle::rt {
 namespace {
 
-// Bytes of stack per GPU thread: generous for a kernel's `local` arrays and
-// call frames; only the pages a thread touches are ever backed by memory.
-size_t stackBytes() {
-  return size_t(envNumber("SPINDLE_CPU_STACK_BYTES", 16384, uint64_t(1) << 32, "a byte count from 16384 to 4294967296")
-                    .value_or(256 << 10));
+// Bytes of stack per GPU thread: generous for call frames, plus the
+// kernel's `local` arrays where they need more (a GPU allows 512 KiB and
+// more per thread); only the pages a thread touches are ever backed by
+// memory.
+// A kernel whose `local` arrays, over every thread of the blocks that run
+// at once, need more than the host's memory is refused with the numbers,
+// instead of the process being killed when it runs out.
+void requireMemoryForLocals(const LaunchGeometry& g) {
+  const uint64_t threads = uint64_t(g.block[0] * g.block[1] * g.block[2]);
+  const uint64_t blocks = uint64_t(g.grid[0] * g.grid[1] * g.grid[2]);
+  const uint64_t atOnce = threads * std::min<uint64_t>(blocks, cpu::workerThreads());
+  const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (g.localBytesPerThread == 0 || atOnce <= memory / g.localBytesPerThread) return;
+  throw Error(fmt::format(
+      "cpu target: the kernel's `local` arrays take {} bytes per thread, {:.1f} GiB for the {} threads that run at "
+      "once ({} per block, {} {} at a time: SPINDLE_CPU_THREADS), more than this host's {:.1f} GiB of memory",
+      g.localBytesPerThread, double(g.localBytesPerThread) * double(atOnce) / double(1 << 30), atOnce, threads,
+      atOnce / threads, atOnce == threads ? "block" : "blocks", double(memory) / double(1 << 30)));
+}
+
+size_t stackBytes(uint64_t localBytes) {
+  const uint64_t base =
+      envNumber("SPINDLE_CPU_STACK_BYTES", 16384, uint64_t(1) << 32, "a byte count from 16384 to 4294967296")
+          .value_or(256 << 10);
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  return size_t((std::max(base, localBytes + (128 << 10)) + page - 1) / page * page);
 }
 
 // One loaded kernel library.
@@ -114,14 +136,14 @@ class CpuBackend final : public Backend {
     namespace fs = std::filesystem;
     std::string path = (fs::temp_directory_path() / "spindle-kernel-XXXXXX.so").string();
     int fd = mkstemps(path.data(), 3);
-    if (fd < 0) throw Error(fmt::format("spindle: cpu target: cannot create {}: {}", path, std::strerror(errno)));
+    if (fd < 0) throw Error(fmt::format("cpu target: cannot create {}: {}", path, std::strerror(errno)));
     bool written = ::write(fd, binary.data(), binary.size()) == ssize_t(binary.size());
     ::close(fd);
     void* handle = written ? dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
     std::string dlError = handle || !written ? "" : dlerror();
     ::unlink(path.c_str());
     if (!handle)
-      throw Error(fmt::format("spindle: cpu target: cannot load the library of {}: {}", symbol,
+      throw Error(fmt::format("cpu target: cannot load the library of {}: {}", symbol,
                               written ? dlError : "short write to " + path));
     auto f = std::make_unique<CpuFunction>();
     f->handle = handle;
@@ -132,7 +154,7 @@ class CpuBackend final : public Backend {
     if (!version || !bind || !f->entry || !warpSize || version() != __SPN_CPU_ABI_VERSION ||
         (warpSize() != 32 && warpSize() != 64)) {
       dlclose(handle);
-      throw Error(fmt::format("spindle: cpu target: the library of {} is not a kernel of this runtime (ABI {})", symbol,
+      throw Error(fmt::format("cpu target: the library of {} is not a kernel of this runtime (ABI {})", symbol,
                               __SPN_CPU_ABI_VERSION));
     }
     f->warpSize = unsigned(warpSize());
@@ -149,7 +171,8 @@ class CpuBackend final : public Backend {
     shape.block = {unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2])};
     shape.warpSize = f->warpSize;
     shape.dynamicSharedBytes = g.dynamicSharedBytes;
-    cpu::runGrid(shape, f->entry, args, stackBytes());
+    requireMemoryForLocals(g);
+    cpu::runGrid(shape, f->entry, args, stackBytes(g.localBytesPerThread));
   }
 
   // The blocks that run at once: one per worker thread.
@@ -159,7 +182,7 @@ class CpuBackend final : public Backend {
     // 256-aligned like a device allocation (the runtime's alignment checks
     // and vector access assume it).
     void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-    if (!p) throw Error(fmt::format("spindle: cpu target: out of memory allocating {} bytes", bytes));
+    if (!p) throw Error(fmt::format("cpu target: out of memory allocating {} bytes", bytes));
     return p;
   }
   void release(void* ptr) noexcept override { std::free(ptr); }
