@@ -264,7 +264,8 @@ void recomputeWrites(SemaModule& sema, const std::set<const FunctionDecl*>& remo
   };
   std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
     if (const auto* c = e.as<CallExpr>(); c && !c->symbol && !c->args.empty())
-      if (const BuiltinInfo* b = findBuiltin(c->callee); b && b->category == BuiltinCategory::Atomic)
+      if (const BuiltinInfo* b = findBuiltin(c->callee);
+          b && (b->category == BuiltinCategory::Atomic || b->category == BuiltinCategory::CachedStore))
         markStore(*c->args[0]);
     forEachChild(e, onExpr);
   };

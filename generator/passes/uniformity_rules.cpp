@@ -57,6 +57,8 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::TypeLimit:
     case BuiltinCategory::TypeConversion:
     case BuiltinCategory::FloatPredicate:
+    case BuiltinCategory::CachedLoad:
+    case BuiltinCategory::CachedStore:
     case BuiltinCategory::UniformHint: return ConvergenceNeed::None;
   }
   return ConvergenceNeed::None;
@@ -117,8 +119,10 @@ ValueFact builtinResult(const BuiltinInfo& b, const std::vector<ValueFact>& args
     case BuiltinCategory::IntMath:
     case BuiltinCategory::BitCount:
     case BuiltinCategory::FloatPredicate:
+    case BuiltinCategory::CachedLoad:  // the element, as a load of x[i]
     case BuiltinCategory::TypeConversion: return joined();
     case BuiltinCategory::UniformHint:  // assume_uniform(v): the programmer's word
+    case BuiltinCategory::CachedStore:
     case BuiltinCategory::Barrier:
     case BuiltinCategory::WarpBarrier:
     case BuiltinCategory::DimQuery:

@@ -342,7 +342,16 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
     case BuiltinCategory::WarpVote: return {std::string(b.hipF32) + "(bool(" + value(*c.args[0]) + "))", kPostfix};
     case BuiltinCategory::LaunchQuery: return {std::string(b.hipF32), kPrimary};  // a launcher local
-    case BuiltinCategory::UniformHint: return expr(*c.args[0]);                   // only the analysis reads the hint
+    case BuiltinCategory::CachedLoad:
+      // load_stream(x[i]) -> __spn_load_stream(&x[i]): the element's type,
+      // converted where used as x[i] is.
+      return {std::string(b.hipF32) + "(&" + expr(*c.args[0]).text + ")", kPostfix};
+    case BuiltinCategory::CachedStore: {
+      const ScalarType element = c.args[0]->type;
+      return {std::string(b.hipF32) + "(&" + expr(*c.args[0]).text + ", " + storeValue(*c.args[1], element) + ")",
+              kPostfix};
+    }
+    case BuiltinCategory::UniformHint: return expr(*c.args[0]);  // only the analysis reads the hint
     case BuiltinCategory::FloatMath: {
       std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
       return {fn + "(" + floatArgList() + ")", kPostfix};

@@ -75,7 +75,8 @@ void collectLocals(const Expr& e, std::set<const Symbol*>& out) {
 bool hasEffects(const Expr& e) {
   if (const auto* c = e.as<CallExpr>()) {
     const BuiltinInfo* b = c->symbol ? nullptr : findBuiltin(c->callee);
-    if (c->symbol || (b && b->category == BuiltinCategory::Atomic)) return true;
+    if (c->symbol || (b && (b->category == BuiltinCategory::Atomic || b->category == BuiltinCategory::CachedStore)))
+      return true;
   }
   bool found = false;
   forEachChild(e, [&](const Expr& child) { found = found || hasEffects(child); });
@@ -501,7 +502,7 @@ std::string FunctionPrinter::cStringLiteral(std::string_view text) {
 
 // A value stored into a location of type `target`: f16/bf16 targets take
 // an explicit conversion from the float the arithmetic produced.
-std::string FunctionPrinter::storeValue(const Expr& v, ScalarType target) {
+std::string FunctionPrinter::storeValue(const Expr& v, ScalarType target) const {
   if (isStorageOnly(target)) {
     if (v.type == target) return expr(v).text;
     return cppType(target) + "(" + value(v) + ")";

@@ -124,7 +124,7 @@ class FunctionPrinter {
   void printPendingDeclarations(const Stmt& s);
   template <typename Key>
   void printComments(const std::map<Key, std::vector<std::string>>& placed, Key key);
-  std::string storeValue(const Expr& value, ScalarType target);
+  std::string storeValue(const Expr& value, ScalarType target) const;
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
   std::string loopBound(const ForStmt& f, const Expr& stop);
   void printDynamicSharedDecls();

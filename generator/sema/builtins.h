@@ -29,6 +29,8 @@ enum class BuiltinCategory {
   WarpArgReduce,   // warp_argmax/argmin(v, i): a tuple (v, i) over the warp's lanes
   BlockArgReduce,  // block_argmax/argmin(v, i): the same over the block; generator-allocated scratch
   UniformHint,     // assume_uniform(v): v, taken as block-uniform by the divergence analysis
+  CachedLoad,      // load_stream/load_readonly/load_keep(x[i]): x[i], with a cache hint
+  CachedStore,     // store_stream(x[i], v): x[i] = v, with a cache hint
 };
 
 enum class BuiltinId {

@@ -1636,6 +1636,27 @@ class Resolver {
         for (size_t i = 1; i < c.args.size(); ++i) resolveExpr(*c.args[i]);
         return;
       }
+      case BuiltinCategory::CachedLoad:
+      case BuiltinCategory::CachedStore: {
+        // Global memory only: the hints are global loads and stores (a
+        // def's tensor parameter may be given a shared buffer).
+        auto* target = c.args[0]->as<IndexExpr>();
+        const bool store = b.category == BuiltinCategory::CachedStore;
+        if (target) resolveIndex(*target, store);
+        else resolveExpr(*c.args[0]);
+        const auto* base = target ? target->base->as<NameExpr>() : nullptr;
+        const Symbol* sym = base ? base->symbol : nullptr;
+        if (!target || (sym && (sym->kind != SymbolKind::TensorParam || !sym->owner ||
+                                sym->owner->kind != FunctionScope::Kind::Kernel))) {
+          std::string why;
+          if (sym && sym->kind == SymbolKind::TensorParam)
+            why = "; '" + sym->name + "' is a def's parameter, which may be given shared memory";
+          else if (sym) why = "; '" + sym->name + "' is a " + symbolKindName(sym->kind);
+          error(DiagId::sema_cache_hint_target, c.args[0]->range, c.callee, why);
+        }
+        for (size_t i = 1; i < c.args.size(); ++i) resolveExpr(*c.args[i]);
+        return;
+      }
       case BuiltinCategory::TypeLimit:
       case BuiltinCategory::TypeConversion: {
         // The type, named first, is not a value: a scalar type or a type

@@ -977,6 +977,12 @@ class TypeChecker {
         }
         return ScalarType::I32;
       case BuiltinCategory::Atomic: return typeAtomic(c, b, args);
+      case BuiltinCategory::CachedLoad: return args[0];  // the element, as x[i] is
+      case BuiltinCategory::CachedStore:
+        // The value converts to the element type, as in `x[i] = v`.
+        checkConvertible(*c.args[1], args[1], args[0]);
+        if (!allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
+        return ScalarType::Invalid;
       case BuiltinCategory::FloatPredicate: {
         ScalarType t = needFloat(0);
         if (t == ScalarType::Invalid) return t;
