@@ -23,15 +23,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-RuntimeOptions cpuOptions(const std::string& target, bool checked) {
-  RuntimeOptions o;
-  o.backend = BackendKind::Cpu;
-  o.target = target;
-  o.diskCache = false;
-  o.checked = checked;
-  return o;
-}
-
 // Block 0 fills the buffer and every block reads it: in block 0 right, in
 // every other block a read of memory that block never wrote (whatever an
 // earlier block on the same worker left there).

@@ -21,15 +21,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-RuntimeOptions cpuOptions(const std::string& target, bool checked = false) {
-  RuntimeOptions o;
-  o.backend = BackendKind::Cpu;
-  o.target = target;
-  o.diskCache = false;
-  o.checked = checked;
-  return o;
-}
-
 std::vector<float> randomFloats(size_t n, std::mt19937& rng, float lo = -4, float hi = 4) {
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<float> v(n);

@@ -33,6 +33,17 @@ std::string errorFrom(Action&& action) {
   return "(no error)";
 }
 
+// Options of a runtime on the cpu target ("cpu" or "cpu:warp64"), without
+// the disk cache, checked or not.
+inline RuntimeOptions cpuOptions(const std::string& target, bool checked = false) {
+  RuntimeOptions o;
+  o.backend = BackendKind::Cpu;
+  o.target = target;
+  o.diskCache = false;
+  o.checked = checked;
+  return o;
+}
+
 // Sets an environment variable for a scope, restoring what was there.
 class ScopedEnv {
  public:
