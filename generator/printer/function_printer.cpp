@@ -82,6 +82,32 @@ bool hasEffects(const Expr& e) {
   return found;
 }
 
+// Whether evaluating `e` a second time may give another value or do
+// something again, whatever its names hold: it loads an element, calls a
+// def or closure, or calls an atomic, a barrier or a warp or block
+// collective.
+bool mayChangeWhenEvaluatedAgain(const Expr& e) {
+  if (e.as<IndexExpr>()) return true;
+  if (const auto* c = e.as<CallExpr>()) {
+    if (c->symbol) return true;
+    if (const BuiltinInfo* b = findBuiltin(c->callee)) switch (b->category) {
+        case BuiltinCategory::Atomic:
+        case BuiltinCategory::Barrier:
+        case BuiltinCategory::WarpReduce:
+        case BuiltinCategory::BlockReduce:
+        case BuiltinCategory::Shuffle:
+        case BuiltinCategory::WarpBarrier:
+        case BuiltinCategory::WarpVote:
+        case BuiltinCategory::WarpArgReduce:
+        case BuiltinCategory::BlockArgReduce: return true;
+        default: break;
+      }
+  }
+  bool found = false;
+  forEachChild(e, [&](const Expr& child) { found = found || mayChangeWhenEvaluatedAgain(child); });
+  return found;
+}
+
 bool readsAny(const Expr& e, const std::set<const Symbol*>& symbols) {
   if (const auto* n = e.as<NameExpr>()) return n->symbol && symbols.count(n->symbol) > 0;
   bool found = false;
@@ -677,16 +703,23 @@ void FunctionPrinter::printIf(const IfStmt& s) {
   out_.closeScope();
 }
 
-// Python evaluates a range's stop once; C++ re-evaluates the condition. The
-// two agree unless the body changes a local the stop reads, and only then
-// is the stop hoisted into a constant.
-std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
+// Python evaluates a range's stop once; C++ re-evaluates the condition (and
+// __spn_range_next reads it too). The two agree unless evaluating the stop
+// again may give another value or do something again: a local the body
+// changes, an element (the body may store there), a call of a def or
+// closure, an atomic, a collective (a barrier or a warp meeting, which every
+// thread must reach equally often). Only then is the stop hoisted into a
+// constant, so loops to a dim keep their plain form.
+bool FunctionPrinter::stopIsStable(const ForStmt& f, const Expr& stop) const {
   std::set<const Symbol*> locals;
   collectLocals(stop, locals);
-  if (locals.empty() || !assignsAny(f.body, locals)) return value(stop, kRelational + 1);
-  std::string hoisted = names_.fresh(name(f.symbol) + "_stop");
+  return !mayChangeWhenEvaluatedAgain(stop) && (locals.empty() || !assignsAny(f.body, locals));
+}
+
+std::string FunctionPrinter::hoistRangeArg(const ForStmt& f, const Expr& arg, const std::string& suffix) {
+  std::string hoisted = names_.fresh(name(f.symbol) + suffix);
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
-  out_.linef("const {} {} = {};", cppType(f.symbol->type), hoisted, value(stop));
+  out_.linef("const {} {} = {};", cppType(f.symbol->type), hoisted, value(arg));
   return hoisted;
 }
 
@@ -706,8 +739,13 @@ void FunctionPrinter::printFor(const ForStmt& f) {
   const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;
   const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
   const int64_t step = f.step;  // compile-time, or 0 for a run-time step (sema_types.cpp, checkStep)
-  std::string bound = loopBound(f, stop);
-  std::string init = start ? value(*start) : "0";
+  // Python evaluates start, stop and step in that order, each once: a start
+  // with effects goes first when the stop or the step is hoisted.
+  const bool hoistStop = !stopIsStable(f, stop);
+  std::string init = start && hasEffects(*start) && (hoistStop || step == 0) ? hoistRangeArg(f, *start, "_start")
+                     : start                                                 ? value(*start)
+                                                                             : "0";
+  std::string bound = hoistStop ? hoistRangeArg(f, stop, "_stop") : value(stop, kRelational + 1);
   // The step as the author wrote it (BLOCK, not 256); a run-time one is
   // evaluated once, before the loop, as Python does.
   std::string signedStep;
