@@ -230,9 +230,12 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
       printsAsLiteral(*b.lhs) || (b.lhs->kind == ExprKind::Unary && printsAsLiteral(*b.lhs->as<UnaryExpr>()->operand));
   // A shift takes its type from the left operand alone in C++: 1 << n with
   // n an i64 shifts an int, so there the left literal is converted whatever
-  // the right operand is.
+  // the right operand is, and so is a narrower left operand (x << n with x
+  // an i32 and n an i64 is an i64 shift, 6.5; C++ would shift the int).
   bool shift = b.op == BinaryOp::Shl || b.op == BinaryOp::Shr;
   if (isInteger(b.type) && b.type != ScalarType::I32 && leftLeaf && (shift || isWeak(*b.rhs)))
+    lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
+  else if (shift && isInteger(b.type) && scalarBits(b.type) >= 32 && b.lhs->type != b.type)
     lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);

@@ -149,6 +149,49 @@ kernel stops(x: i32[64], y: i32[64], out: i32[64, 3]):
   }
 }
 
+// A shift has the type of both its operands (docs/language.md 6.5): an i32
+// shifted by an i64 count is an i64 shift, a u8 shifted by a u32 a u32
+// one. C++ shifts in the left operand's type, so the left operand is
+// converted (seen in the HIP of tests/cpu_fuzz's programs: `x << n` with x
+// an i32 gave 1 << (n & 31) for n >= 32, where the language says 2^n).
+TEST_P(CpuTarget, AShiftHasTheTypeOfBothOperands) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("shifts.spn", R"(
+@grid(1)
+@block(64)
+kernel shifts(n: i64[64], c: u32[64], out: i64[64], bits: u64[64], small: u32[64]):
+    t = thread_id()
+    x: i32 = 1
+    out[t] = x << n[t]
+    y: u32 = 0xffffffff
+    bits[t] = y << u64(n[t])
+    z: u8 = 255
+    small[t] = z << c[t]
+)");
+  Kernel k = m.kernel("shifts");
+  std::vector<int64_t> n(64), out(64);
+  std::vector<uint32_t> c(64), small(64);
+  std::vector<uint64_t> bits(64);
+  for (int t = 0; t < 64; ++t) n[size_t(t)] = t % 63, c[size_t(t)] = uint32_t(t % 32);
+  DeviceBuffer dn = rt.allocate(64 * 8), dc = rt.allocate(64 * 4), dout = rt.allocate(64 * 8),
+               dbits = rt.allocate(64 * 8), dsmall = rt.allocate(64 * 4);
+  rt.copyToDevice(dn, n.data(), 64 * 8);
+  rt.copyToDevice(dc, c.data(), 64 * 4);
+  k.launch(nullptr, {tensor(dn.data(), ScalarType::I64, {64}), tensor(dc.data(), ScalarType::U32, {64}),
+                     tensor(dout.data(), ScalarType::I64, {64}), tensor(dbits.data(), ScalarType::U64, {64}),
+                     tensor(dsmall.data(), ScalarType::U32, {64})});
+  rt.copyToHost(out.data(), dout, 64 * 8);
+  rt.copyToHost(bits.data(), dbits, 64 * 8);
+  rt.copyToHost(small.data(), dsmall, 64 * 4);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(out[size_t(t)], int64_t(1) << n[size_t(t)]) << "i32(1) << " << n[size_t(t)];
+    EXPECT_EQ(bits[size_t(t)], uint64_t(0xffffffff) << n[size_t(t)])
+        << "u32(0xffffffff) << u64(" << n[size_t(t)] << ")";
+    EXPECT_EQ(small[size_t(t)], uint32_t(255) << c[size_t(t)]) << "u8(255) << u32(" << c[size_t(t)] << ")";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
                          [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
 
