@@ -474,7 +474,7 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::If: printIf(*s.as<IfStmt>()); return;
     case StmtKind::While: {
       const auto& w = *s.as<WhileStmt>();
-      out_.openScope("while (" + value(*w.cond) + ")");
+      out_.openScope("while (" + condition(*w.cond) + ")");
       // A checked build's watchdog: the cpu target stops a loop that runs
       // past the launch's time limit, naming it.
       if (ctx_.checked)
@@ -681,9 +681,23 @@ void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
   out_.linef("{} {}= {};", target, op, value(*a.value));
 }
 
+// The condition of an if or a while. One printed as a functional cast
+// (`bool(f(uint32_t(v), uint32_t(v)))`) also reads to C++ as a declaration
+// (of `f`, with parameters named `v`), and g++ 12 refuses the second `v`
+// before it settles on the expression (clang and nvcc take it; found by the
+// cpu fuzzer, seed 1840). Parentheses leave only the expression.
+std::string FunctionPrinter::condition(const Expr& e) const {
+  std::string text = value(e);
+#define SPINDLE_CAST_PREFIX(E, N, C, B, F, S) \
+  if (text.rfind(C "(", 0) == 0) return "(" + text + ")";
+  SPINDLE_SCALAR_TYPES(SPINDLE_CAST_PREFIX)
+#undef SPINDLE_CAST_PREFIX
+  return text;
+}
+
 void FunctionPrinter::printIf(const IfStmt& s) {
   const IfStmt* cur = &s;
-  out_.openScope("if (" + value(*cur->cond) + ")");
+  out_.openScope("if (" + condition(*cur->cond) + ")");
   printBlock(cur->thenBody);
   while (!cur->elseBody.empty()) {
     const auto* elif = cur->elseBody.size() == 1 ? cur->elseBody[0]->as<IfStmt>() : nullptr;
@@ -692,7 +706,7 @@ void FunctionPrinter::printIf(const IfStmt& s) {
       printComments(comments_.before, static_cast<const Stmt*>(elif));
       cur = elif;
       out_.mapToSource(cur->range.begin.line, ctx_.sourcePath);
-      out_.continueScope("else if (" + value(*cur->cond) + ")");
+      out_.continueScope("else if (" + condition(*cur->cond) + ")");
       printBlock(cur->thenBody);
       continue;
     }

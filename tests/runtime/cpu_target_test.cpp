@@ -192,6 +192,38 @@ kernel shifts(n: i64[64], c: u32[64], out: i64[64], bits: u64[64], small: u32[64
   }
 }
 
+// A condition that is a cast of a call of casts of one name reads to C++
+// as a declaration too; g++ refused it ("redefinition of 'uint32_t v'")
+// until the printer parenthesized such conditions (found by tests/cpu_fuzz,
+// seed 1840).
+TEST_P(CpuTarget, AConditionThatIsACastCompiles) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("cast_conditions.spn", R"(
+@grid(1)
+@block(32)
+kernel casts(x: u64[32], out: i32[32]):
+    t = thread_id()
+    v = x[t]
+    r = 0
+    if bool(cdiv(u32(v), u32(v))):
+        r = 10
+    w = 0
+    while bool(cdiv(u32(v), u32(v)) - u32(w)):
+        w += 1
+    out[t] = r + w
+)");
+  Kernel k = m.kernel("casts");
+  std::vector<uint64_t> x(32);
+  for (int t = 0; t < 32; ++t) x[size_t(t)] = uint64_t(t + 1);
+  std::vector<int32_t> out(32);
+  DeviceBuffer dx = rt.allocate(32 * 8), dout = rt.allocate(32 * 4);
+  rt.copyToDevice(dx, x.data(), 32 * 8);
+  k.launch(nullptr, {tensor(dx.data(), ScalarType::U64, {32}), tensor(dout.data(), ScalarType::I32, {32})});
+  rt.copyToHost(out.data(), dout, 32 * 4);
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(out[size_t(t)], 11) << "thread " << t;
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
                          [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
 
