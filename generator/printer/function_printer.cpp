@@ -470,7 +470,7 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::Pass: return;
     case StmtKind::Assign: printAssign(*s.as<AssignStmt>()); return;
     case StmtKind::AugAssign: printAugAssign(*s.as<AugAssignStmt>()); return;
-    case StmtKind::ExprStmt: out_.line(expr(*s.as<ExprStmt>()->expr).text + ";"); return;
+    case StmtKind::ExprStmt: out_.line(unambiguous(expr(*s.as<ExprStmt>()->expr).text) + ";"); return;
     case StmtKind::If: printIf(*s.as<IfStmt>()); return;
     case StmtKind::While: {
       const auto& w = *s.as<WhileStmt>();
@@ -681,19 +681,22 @@ void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
   out_.linef("{} {}= {};", target, op, value(*a.value));
 }
 
-// The condition of an if or a while. One printed as a functional cast
-// (`bool(f(uint32_t(v), uint32_t(v)))`) also reads to C++ as a declaration
-// (of `f`, with parameters named `v`), and g++ 12 refuses the second `v`
-// before it settles on the expression (clang and nvcc take it; found by the
-// cpu fuzzer, seed 1840). Parentheses leave only the expression.
-std::string FunctionPrinter::condition(const Expr& e) const {
-  std::string text = value(e);
+// The condition of an if or a while, or an expression statement. One
+// printed as a functional cast (`bool(f(uint32_t(v), uint32_t(v)))`) also
+// reads to C++ as a declaration (of `f`, with parameters named `v`): as a
+// statement it is one, and the call never happens; as a condition g++ 12
+// refuses the second `v` before it settles on the expression (clang and
+// nvcc take it; found by the cpu fuzzer, seed 1840). Parentheses leave only
+// the expression.
+std::string FunctionPrinter::unambiguous(std::string text) {
 #define SPINDLE_CAST_PREFIX(E, N, C, B, F, S) \
   if (text.rfind(C "(", 0) == 0) return "(" + text + ")";
   SPINDLE_SCALAR_TYPES(SPINDLE_CAST_PREFIX)
 #undef SPINDLE_CAST_PREFIX
   return text;
 }
+
+std::string FunctionPrinter::condition(const Expr& e) const { return unambiguous(value(e)); }
 
 void FunctionPrinter::printIf(const IfStmt& s) {
   const IfStmt* cur = &s;

@@ -128,6 +128,7 @@ class FunctionPrinter {
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
   bool stopIsStable(const ForStmt& f, const Expr& stop) const;
   std::string condition(const Expr& e) const;
+  static std::string unambiguous(std::string text);
   std::string hoistRangeArg(const ForStmt& f, const Expr& arg, const std::string& suffix);
   void printDynamicSharedDecls();
   std::vector<const Symbol*> dynamicSharedBuffers() const;

@@ -224,6 +224,29 @@ kernel casts(x: u64[32], out: i32[32]):
   for (int t = 0; t < 32; ++t) EXPECT_EQ(out[size_t(t)], 11) << "thread " << t;
 }
 
+// The same text as a statement is a declaration of `check` in C++: the call
+// never happened, nor the assert inside it.
+TEST_P(CpuTarget, ACallStatementInACastIsCalled) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("cast_statement.spn", R"(
+def check(a: u32) -> u32:
+    assert a < 20, "check() ran"
+    return a
+
+@grid(1)
+@block(32)
+kernel casts(out: i32[32]):
+    t = thread_id()
+    i64(check(u32(t)))
+    out[t] = t
+)");
+  Kernel k = m.kernel("casts");
+  DeviceBuffer dout = rt.allocate(32 * 4);
+  const std::string error = errorFrom([&] { k.launch(nullptr, {tensor(dout.data(), ScalarType::I32, {32})}); });
+  EXPECT_THAT(error, HasSubstr("check() ran"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
                          [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
 
