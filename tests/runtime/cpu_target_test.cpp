@@ -247,6 +247,54 @@ kernel casts(out: i32[32]):
   EXPECT_THAT(error, HasSubstr("check() ran"));
 }
 
+// A condition that a static dim makes constant is pruned at generation, and
+// decided as the dynamic kernel decides it: in the condition's own types
+// (u32 wraps, a cast to i8 keeps 8 bits, u64 compares unsigned). Generation
+// computed them in 64-bit integers, so the static and dynamic kernels took
+// different branches (found by tests/cpu_fuzz, seeds 1236 and 1817).
+TEST_P(CpuTarget, PrunedConditionsAreDecidedInTheirTypes) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("typed_conditions.spn", R"(
+@grid(1)
+@block(32)
+kernel typed(out: i32[M]):
+    if thread_id() == 0:
+        r = 0
+        if -u32(M) < 0:
+            r += 1
+        if u32(M) - u32(5) > u32(100):
+            r += 2
+        if (u32(M) << 31) * u32(2) == u32(0):
+            r += 4
+        if i8(M * 100) < 0:
+            r += 8
+        if u64(0) - u64(M) > u64(M):
+            r += 16
+        if max(u64(0) - u64(1), u64(M)) == u64(M):
+            r += 32
+        out[0] = r
+)");
+  KernelOptions staticM;
+  staticM.staticDims = {"M"};
+  for (int64_t M : {2, 3, 7}) {
+    const uint32_t m32 = uint32_t(M);
+    int32_t want = 0;
+    if (uint32_t(m32 - 5u) > 100u) want += 2;
+    if (uint32_t(uint32_t(m32 << 31) * 2u) == 0u) want += 4;
+    if (int8_t(M * 100) < 0) want += 8;
+    if (uint64_t(0) - uint64_t(M) > uint64_t(M)) want += 16;
+    for (bool isStatic : {false, true}) {
+      Kernel k = m.kernel("typed", isStatic ? staticM : KernelOptions{});
+      DeviceBuffer dout = rt.allocate(size_t(M) * 4);
+      k.launch(nullptr, {tensor(dout.data(), ScalarType::I32, {M})});
+      int32_t got = -1;
+      rt.copyToHost(&got, dout, 4);
+      EXPECT_EQ(got, want) << "M = " << M << (isStatic ? ", static" : ", dynamic");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
                          [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
 
