@@ -696,7 +696,9 @@ std::string FunctionPrinter::unambiguous(std::string text) {
   return text;
 }
 
-std::string FunctionPrinter::condition(const Expr& e) const { return unambiguous(value(e)); }
+std::string FunctionPrinter::condition(const Expr& e) const {
+  return e.as<CallExpr>() ? unambiguous(value(e)) : value(e);
+}
 
 void FunctionPrinter::printIf(const IfStmt& s) {
   const IfStmt* cur = &s;
