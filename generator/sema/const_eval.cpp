@@ -58,8 +58,8 @@ double floatMath(BuiltinId id, const std::vector<ConstValue>& a) {
 
 // Integers are computed modulo 2^64 here (the evaluator itself must not
 // overflow), and each typed integer result (not a weak one: literals and
-// unannotated consts keep 64 bits, docs/language.md 3.2) is brought into its
-// Spindle type as the generated code computes it. So a condition that a
+// unannotated consts keep 64 bits, docs/language.md 3.2) is brought into the
+// type the generated code computes it in. So a condition that a
 // static dim makes constant is pruned as the dynamic kernel would decide it
 // (`u32(M) - 5` wraps, `-u32(M)` is positive; found by the cpu fuzzer).
 uint64_t bitsOf(int64_t v) { return static_cast<uint64_t>(v); }
@@ -70,6 +70,14 @@ int64_t wrapTo(int64_t v, ScalarType t) {
   if (n >= 64) return v;
   const uint64_t mask = (uint64_t(1) << n) - 1, u = bitsOf(v) & mask;
   return isSigned(t) && (u >> (n - 1)) ? ofBits(u | ~mask) : ofBits(u);
+}
+
+// The type the generated C++ computes `e` in: its own, except that C++
+// promotes 8- and 16-bit operands of an operator to int (a cast, a call and
+// a name keep their type).
+ScalarType cppType(const Expr& e) {
+  const bool operation = e.kind == ExprKind::Unary || e.kind == ExprKind::Binary || e.kind == ExprKind::Ternary;
+  return operation && scalarBits(e.type) < 32 ? ScalarType::I32 : e.type;
 }
 
 // A u64's values past 2^63 are negative int64_t bits: compared, divided and
@@ -83,7 +91,7 @@ class ConstEvaluator {
 
   std::optional<ConstValue> eval(const Expr& e) {
     std::optional<ConstValue> v = evalUntyped(e);
-    if (v && !v->isFloat && v->function.empty() && isInteger(e.type) && !isWeak(e)) v->i = wrapTo(v->i, e.type);
+    if (v && !v->isFloat && v->function.empty() && isInteger(e.type) && !isWeak(e)) v->i = wrapTo(v->i, cppType(e));
     return v;
   }
 

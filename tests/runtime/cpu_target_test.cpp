@@ -249,7 +249,8 @@ kernel casts(out: i32[32]):
 
 // A condition that a static dim makes constant is pruned at generation, and
 // decided as the dynamic kernel decides it: in the condition's own types
-// (u32 wraps, a cast to i8 keeps 8 bits, u64 compares unsigned). Generation
+// (u32 wraps, a cast to i8 keeps 8 bits, u64 compares unsigned, u16 operands
+// compute in int as the generated C++ does them). Generation
 // computed them in 64-bit integers, so the static and dynamic kernels took
 // different branches (found by tests/cpu_fuzz, seeds 1236 and 1817).
 TEST_P(CpuTarget, PrunedConditionsAreDecidedInTheirTypes) {
@@ -273,6 +274,8 @@ kernel typed(out: i32[M]):
             r += 16
         if max(u64(0) - u64(1), u64(M)) == u64(M):
             r += 32
+        if u16(M) + u16(65535) > u16(5):
+            r += 64
         out[0] = r
 )");
   KernelOptions staticM;
@@ -284,6 +287,9 @@ kernel typed(out: i32[M]):
     if (uint32_t(uint32_t(m32 << 31) * 2u) == 0u) want += 4;
     if (int8_t(M * 100) < 0) want += 8;
     if (uint64_t(0) - uint64_t(M) > uint64_t(M)) want += 16;
+    // 8- and 16-bit operands compute in int in the generated code (and so
+    // in the pruned condition): no wrap at 2^16.
+    want += 64;
     for (bool isStatic : {false, true}) {
       Kernel k = m.kernel("typed", isStatic ? staticM : KernelOptions{});
       DeviceBuffer dout = rt.allocate(size_t(M) * 4);
