@@ -411,10 +411,13 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::BitCount: {
       // The vendors' intrinsics take unsigned 32- or 64-bit values; the
       // unsigned type of the value's own width keeps a negative i8 from
-      // counting the bits of its sign extension.
+      // counting the bits of its sign extension. HIP's return an unsigned
+      // int (CUDA's an int): the count, an i32, is converted, or
+      // `popcount(x) - 40` would be unsigned on AMD, and a tuple holding it
+      // a narrowing hipcc refuses (found by the cpu fuzzer, seed 300001).
       const Expr& arg = *c.args[0];
       int bits = scalarBits(arg.type);
-      return {fmt::format("{}(uint{}_t({}))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
+      return {fmt::format("int32_t({}(uint{}_t({})))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
     }
     case BuiltinCategory::TypeLimit: return {typeLimitLiteral(b.id, c.args[0]->type), kPrimary};
     case BuiltinCategory::FloatPredicate: return {std::string(b.hipF32) + "(" + value(*c.args[0]) + ")", kPostfix};
