@@ -191,6 +191,13 @@ CppExpr FunctionPrinter::unary(const UnaryExpr& u) const {
     SPINDLE_INTERNAL_CHECK(s->presence != Symbol::Presence::Unknown, "presence of '{}' unknown when printing", s->name);
     return {s->presence == Symbol::Presence::Absent ? "true" : "false", kPrimary};
   }
+  // The lowest i32 and i64 are the negation of a literal no int (long
+  // long) holds: `-2147483648ll` would make an i32 sum a 64-bit one.
+  if (const auto* lit = u.operand->as<IntLitExpr>(); lit && u.op == UnaryOp::Neg) {
+    if (lit->value == uint64_t(INT32_MAX) + 1 && scalarBits(u.type) <= 32) return {"(-2147483647 - 1)", kPrimary};
+    if (lit->value == uint64_t(INT64_MAX) + 1 && u.type == ScalarType::I64)
+      return {"(-9223372036854775807ll - 1)", kPrimary};
+  }
   std::string operand = value(*u.operand, kUnary);
   switch (u.op) {
     case UnaryOp::Neg:
@@ -253,9 +260,13 @@ CppExpr FunctionPrinter::call(const CallExpr& c) const {
   // functional cast reads naturally.
   const Expr& arg = *c.args[0];
   if (isStorageOnly(arg.type) && c.type == ScalarType::F32) return {"float(" + expr(arg).text + ")", kPostfix};
-  // Already that type: no cast. Literals and unannotated consts keep theirs:
-  // u32(1) << 31 must not become the int 1 << 31.
-  if (arg.type == c.type && !isStorageOnly(arg.type) && !printsAsLiteral(arg)) return expr(arg);
+  // Already that type: no cast. Literals and unannotated consts keep theirs,
+  // negated ones too: u32(1) << 31 must not become the int 1 << 31, nor
+  // i64(-296) >> s the int -296 >> s.
+  const bool literal =
+      printsAsLiteral(arg) || (arg.kind == ExprKind::Unary && arg.as<UnaryExpr>()->op != UnaryOp::Not &&
+                               printsAsLiteral(*arg.as<UnaryExpr>()->operand));
+  if (arg.type == c.type && !isStorageOnly(arg.type) && !literal) return expr(arg);
   return {cppType(c.type) + "(" + value(arg) + ")", kPostfix};
 }
 
