@@ -232,12 +232,17 @@ void recomputeOuterRefs(SemaModule& sema, const std::set<const FunctionDecl*>& r
   for (const auto& scope : sema.scopes) {
     if (scope->kind != FunctionScope::Kind::Closure || !scope->function || removed.count(scope->function)) continue;
     std::set<const Symbol*> named;
+    // dim(x, k) names the dims of x's axes, those of a dim expression
+    // (`N + 1`) too.
+    std::function<void(const Expr&)> axisNames = [&](const Expr& axis) {
+      if (const auto* d = axis.as<NameExpr>(); d && d->symbol) named.insert(d->symbol);
+      forEachChild(axis, axisNames);
+    };
     std::function<void(Expr&)> onExpr = [&](Expr& e) {
       if (const auto* n = e.as<NameExpr>(); n && n->symbol) named.insert(n->symbol);
       if (const auto* c = e.as<CallExpr>(); c && !c->symbol && c->callee == "dim" && !c->args.empty())
         if (const auto* t = c->args[0]->as<NameExpr>(); t && t->symbol)
-          for (const Expr* axis : t->symbol->shape)
-            if (const auto* d = axis->as<NameExpr>(); d && d->symbol) named.insert(d->symbol);
+          for (const Expr* axis : t->symbol->shape) axisNames(*axis);
       forEachChild(e, onExpr);
     };
     std::function<void(Block&)> onBlock = [&](Block& b) {

@@ -57,17 +57,14 @@ bool sameEnv(const Env& a, const Env& b) {
 }
 
 // Adds a cause unless one from the same place is there (loops revisit
-// their statements); true when that changed something.
-bool addCause(std::vector<Cause>& causes, Cause c) {
+// their statements), whose fact then takes this one's too.
+void addCause(std::vector<Cause>& causes, Cause c) {
   for (auto& old : causes) {
     if (old.notes.front().first.begin.offset != c.notes.front().first.begin.offset) continue;
-    ValueFact joined = join(old.fact, c.fact);
-    if (joined.sameFacts(old.fact)) return false;
-    old.fact = joined;
-    return true;
+    old.fact = join(old.fact, c.fact);
+    return;
   }
   causes.push_back(std::move(c));
-  return true;
 }
 
 std::string sourceOf(const ValueFact& f) { return f.source.empty() ? std::string("the thread") : f.source; }
@@ -236,6 +233,20 @@ class UniformityWalker {
     for (size_t i = 0; i < frames_.size(); ++i) frames_[i].returned = s.returned[i];
     for (size_t i = 0; i < loops_.size(); ++i) loops_[i]->exits = s.exits[i];
   }
+  static bool sameCauses(const std::vector<Cause>& a, const std::vector<Cause>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!a[i].fact.sameFacts(b[i].fact)) return false;
+    return true;
+  }
+  static bool sameExits(const ExitState& a, const ExitState& b) {
+    if (a.returned.size() != b.returned.size() || a.exits.size() != b.exits.size()) return false;
+    for (size_t i = 0; i < a.returned.size(); ++i)
+      if (!sameCauses(a.returned[i], b.returned[i])) return false;
+    for (size_t i = 0; i < a.exits.size(); ++i)
+      if (!sameCauses(a.exits[i], b.exits[i])) return false;
+    return true;
+  }
   void mergeExits(const ExitState& s) {
     for (size_t i = 0; i < frames_.size(); ++i)
       for (const auto& c : s.returned[i]) addCause(frames_[i].returned, c);
@@ -368,7 +379,7 @@ class UniformityWalker {
                                                      : "some threads skip the rest of the iteration here, and the "
                                                        "others go on";
         if (auto c = exitCause(s.range, what, loop.controlBase, frames_.size(), loops_.size() - 1))
-          changed_ |= addCause(loops_.back()->exits, std::move(*c));
+          addCause(loops_.back()->exits, std::move(*c));
         return;
       }
       case StmtKind::Return: {
@@ -383,7 +394,7 @@ class UniformityWalker {
         std::string what =
             fmt::format("some threads return from '{}' here, and the others go on", frames_.back().function->name);
         if (auto c = exitCause(s.range, what, frame.controlBase, frames_.size() - 1, firstLoop))
-          changed_ |= addCause(frame.returned, std::move(*c));
+          addCause(frame.returned, std::move(*c));
         return;
       }
       case StmtKind::Assert: eval(*s.as<AssertStmt>()->cond); return;
@@ -395,8 +406,12 @@ class UniformityWalker {
 
   // A loop: `enter` evaluates the condition (or binds the loop variable)
   // and pushes the loop's cause; the body is walked until the facts stop
-  // changing, without reporting, then once more to report.
-  bool changed_ = false;
+  // changing, without reporting, then once more to report. The facts are
+  // the variables and the exits that outlive one walk of the body: the
+  // returns of the frames and the exits of the loops around it and of this
+  // loop. A loop or a call inside the body starts with exits of its own at
+  // every walk; counting those as changes would walk each enclosing loop
+  // its 64 times, and nested loops 64^depth times.
   template <typename Enter>
   void visitLoop(const Block& body, Enter enter) {
     Loop loop{control_.size(), frames_.size() - 1, {}};
@@ -405,15 +420,12 @@ class UniformityWalker {
     reporting_ = false;
     for (int iteration = 0; iteration < 64; ++iteration) {
       Env head = env_;
-      bool wasChanged = changed_;
-      changed_ = false;
+      ExitState exitsHead = saveExits();
       enter();
       visitBlock(body);
       control_.pop_back();
       joinInto(env_, head);
-      bool stable = !changed_ && sameEnv(env_, head);
-      changed_ = wasChanged || changed_;
-      if (stable) break;
+      if (sameEnv(env_, head) && sameExits(exitsHead, saveExits())) break;
     }
     reporting_ = wasReporting;
     Env head = env_;

@@ -191,6 +191,13 @@ CppExpr FunctionPrinter::unary(const UnaryExpr& u) const {
     SPINDLE_INTERNAL_CHECK(s->presence != Symbol::Presence::Unknown, "presence of '{}' unknown when printing", s->name);
     return {s->presence == Symbol::Presence::Absent ? "true" : "false", kPrimary};
   }
+  // The lowest i32 and i64 are the negation of a literal no int (long
+  // long) holds: `-2147483648ll` would make an i32 sum a 64-bit one.
+  if (const auto* lit = u.operand->as<IntLitExpr>(); lit && u.op == UnaryOp::Neg) {
+    if (lit->value == uint64_t(INT32_MAX) + 1 && scalarBits(u.type) <= 32) return {"(-2147483647 - 1)", kPrimary};
+    if (lit->value == uint64_t(INT64_MAX) + 1 && u.type == ScalarType::I64)
+      return {"(-9223372036854775807ll - 1)", kPrimary};
+  }
   std::string operand = value(*u.operand, kUnary);
   switch (u.op) {
     case UnaryOp::Neg:
@@ -230,9 +237,12 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
       printsAsLiteral(*b.lhs) || (b.lhs->kind == ExprKind::Unary && printsAsLiteral(*b.lhs->as<UnaryExpr>()->operand));
   // A shift takes its type from the left operand alone in C++: 1 << n with
   // n an i64 shifts an int, so there the left literal is converted whatever
-  // the right operand is.
+  // the right operand is, and so is a narrower left operand (x << n with x
+  // an i32 and n an i64 is an i64 shift, 6.5; C++ would shift the int).
   bool shift = b.op == BinaryOp::Shl || b.op == BinaryOp::Shr;
   if (isInteger(b.type) && b.type != ScalarType::I32 && leftLeaf && (shift || isWeak(*b.rhs)))
+    lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
+  else if (shift && isInteger(b.type) && scalarBits(b.type) >= 32 && b.lhs->type != b.type)
     lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);
@@ -250,9 +260,13 @@ CppExpr FunctionPrinter::call(const CallExpr& c) const {
   // functional cast reads naturally.
   const Expr& arg = *c.args[0];
   if (isStorageOnly(arg.type) && c.type == ScalarType::F32) return {"float(" + expr(arg).text + ")", kPostfix};
-  // Already that type: no cast. Literals and unannotated consts keep theirs:
-  // u32(1) << 31 must not become the int 1 << 31.
-  if (arg.type == c.type && !isStorageOnly(arg.type) && !printsAsLiteral(arg)) return expr(arg);
+  // Already that type: no cast. Literals and unannotated consts keep theirs,
+  // negated ones too: u32(1) << 31 must not become the int 1 << 31, nor
+  // i64(-296) >> s the int -296 >> s.
+  const bool literal =
+      printsAsLiteral(arg) || (arg.kind == ExprKind::Unary && arg.as<UnaryExpr>()->op != UnaryOp::Not &&
+                               printsAsLiteral(*arg.as<UnaryExpr>()->operand));
+  if (arg.type == c.type && !isStorageOnly(arg.type) && !literal) return expr(arg);
   return {cppType(c.type) + "(" + value(arg) + ")", kPostfix};
 }
 
@@ -417,10 +431,13 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::BitCount: {
       // The vendors' intrinsics take unsigned 32- or 64-bit values; the
       // unsigned type of the value's own width keeps a negative i8 from
-      // counting the bits of its sign extension.
+      // counting the bits of its sign extension. HIP's return an unsigned
+      // int (CUDA's an int): the count, an i32, is converted, or
+      // `popcount(x) - 40` would be unsigned on AMD, and a tuple holding it
+      // a narrowing hipcc refuses (found by the cpu fuzzer, seed 300001).
       const Expr& arg = *c.args[0];
       int bits = scalarBits(arg.type);
-      return {fmt::format("{}(uint{}_t({}))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
+      return {fmt::format("int32_t({}(uint{}_t({})))", bits == 64 ? b.hipOther : b.hipF32, bits, value(arg)), kPostfix};
     }
     case BuiltinCategory::TypeLimit: return {typeLimitLiteral(b.id, c.args[0]->type), kPrimary};
     case BuiltinCategory::FloatPredicate: return {std::string(b.hipF32) + "(" + value(*c.args[0]) + ")", kPostfix};

@@ -83,6 +83,32 @@ bool hasEffects(const Expr& e) {
   return found;
 }
 
+// Whether evaluating `e` a second time may give another value or do
+// something again, whatever its names hold: it loads an element, calls a
+// def or closure, or calls an atomic, a barrier or a warp or block
+// collective.
+bool mayChangeWhenEvaluatedAgain(const Expr& e) {
+  if (e.as<IndexExpr>()) return true;
+  if (const auto* c = e.as<CallExpr>()) {
+    if (c->symbol) return true;
+    if (const BuiltinInfo* b = findBuiltin(c->callee)) switch (b->category) {
+        case BuiltinCategory::Atomic:
+        case BuiltinCategory::Barrier:
+        case BuiltinCategory::WarpReduce:
+        case BuiltinCategory::BlockReduce:
+        case BuiltinCategory::Shuffle:
+        case BuiltinCategory::WarpBarrier:
+        case BuiltinCategory::WarpVote:
+        case BuiltinCategory::WarpArgReduce:
+        case BuiltinCategory::BlockArgReduce: return true;
+        default: break;
+      }
+  }
+  bool found = false;
+  forEachChild(e, [&](const Expr& child) { found = found || mayChangeWhenEvaluatedAgain(child); });
+  return found;
+}
+
 bool readsAny(const Expr& e, const std::set<const Symbol*>& symbols) {
   if (const auto* n = e.as<NameExpr>()) return n->symbol && symbols.count(n->symbol) > 0;
   bool found = false;
@@ -445,11 +471,11 @@ void FunctionPrinter::printStmt(const Stmt& s) {
     case StmtKind::Pass: return;
     case StmtKind::Assign: printAssign(*s.as<AssignStmt>()); return;
     case StmtKind::AugAssign: printAugAssign(*s.as<AugAssignStmt>()); return;
-    case StmtKind::ExprStmt: out_.line(expr(*s.as<ExprStmt>()->expr).text + ";"); return;
+    case StmtKind::ExprStmt: out_.line(unambiguous(expr(*s.as<ExprStmt>()->expr).text) + ";"); return;
     case StmtKind::If: printIf(*s.as<IfStmt>()); return;
     case StmtKind::While: {
       const auto& w = *s.as<WhileStmt>();
-      out_.openScope("while (" + value(*w.cond) + ")");
+      out_.openScope("while (" + condition(*w.cond) + ")");
       // A checked build's watchdog: the cpu target stops a loop that runs
       // past the launch's time limit, naming it.
       if (ctx_.checked)
@@ -655,9 +681,28 @@ void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
   out_.linef("{} {}= {};", target(*a.target, Access::Update).text, op, value(*a.value));
 }
 
+// The condition of an if or a while, or an expression statement. One
+// printed as a functional cast (`bool(f(uint32_t(v), uint32_t(v)))`) also
+// reads to C++ as a declaration (of `f`, with parameters named `v`): as a
+// statement it is one, and the call never happens; as a condition g++ 12
+// refuses the second `v` before it settles on the expression (clang and
+// nvcc take it; found by the cpu fuzzer, seed 1840). Parentheses leave only
+// the expression.
+std::string FunctionPrinter::unambiguous(std::string text) {
+#define SPINDLE_CAST_PREFIX(E, N, C, B, F, S) \
+  if (text.rfind(C "(", 0) == 0) return "(" + text + ")";
+  SPINDLE_SCALAR_TYPES(SPINDLE_CAST_PREFIX)
+#undef SPINDLE_CAST_PREFIX
+  return text;
+}
+
+std::string FunctionPrinter::condition(const Expr& e) const {
+  return e.as<CallExpr>() ? unambiguous(value(e)) : value(e);
+}
+
 void FunctionPrinter::printIf(const IfStmt& s) {
   const IfStmt* cur = &s;
-  out_.openScope("if (" + value(*cur->cond) + ")");
+  out_.openScope("if (" + condition(*cur->cond) + ")");
   printBlock(cur->thenBody);
   while (!cur->elseBody.empty()) {
     const auto* elif = cur->elseBody.size() == 1 ? cur->elseBody[0]->as<IfStmt>() : nullptr;
@@ -666,7 +711,7 @@ void FunctionPrinter::printIf(const IfStmt& s) {
       printComments(comments_.before, static_cast<const Stmt*>(elif));
       cur = elif;
       out_.mapToSource(cur->range.begin.line, ctx_.sourcePath);
-      out_.continueScope("else if (" + value(*cur->cond) + ")");
+      out_.continueScope("else if (" + condition(*cur->cond) + ")");
       printBlock(cur->thenBody);
       continue;
     }
@@ -677,16 +722,23 @@ void FunctionPrinter::printIf(const IfStmt& s) {
   out_.closeScope();
 }
 
-// Python evaluates a range's stop once; C++ re-evaluates the condition. The
-// two agree unless the body changes a local the stop reads, and only then
-// is the stop hoisted into a constant.
-std::string FunctionPrinter::loopBound(const ForStmt& f, const Expr& stop) {
+// Python evaluates a range's stop once; C++ re-evaluates the condition (and
+// __spn_range_next reads it too). The two agree unless evaluating the stop
+// again may give another value or do something again: a local the body
+// changes, an element (the body may store there), a call of a def or
+// closure, an atomic, a collective (a barrier or a warp meeting, which every
+// thread must reach equally often). Only then is the stop hoisted into a
+// constant, so loops to a dim keep their plain form.
+bool FunctionPrinter::stopIsStable(const ForStmt& f, const Expr& stop) const {
   std::set<const Symbol*> locals;
   collectLocals(stop, locals);
-  if (locals.empty() || !assignsAny(f.body, locals)) return value(stop, kRelational + 1);
-  std::string hoisted = names_.fresh(name(f.symbol) + "_stop");
+  return !mayChangeWhenEvaluatedAgain(stop) && (locals.empty() || !assignsAny(f.body, locals));
+}
+
+std::string FunctionPrinter::hoistRangeArg(const ForStmt& f, const Expr& arg, const std::string& suffix) {
+  std::string hoisted = names_.fresh(name(f.symbol) + suffix);
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
-  out_.linef("const {} {} = {};", cppType(f.symbol->type), hoisted, value(stop));
+  out_.linef("const {} {} = {};", cppType(f.symbol->type), hoisted, value(arg));
   return hoisted;
 }
 
@@ -706,8 +758,13 @@ void FunctionPrinter::printFor(const ForStmt& f) {
   const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;
   const Expr& stop = *f.rangeArgs[f.rangeArgs.size() >= 2 ? 1 : 0];
   const int64_t step = f.step;  // compile-time, or 0 for a run-time step (sema_types.cpp, checkStep)
-  std::string bound = loopBound(f, stop);
-  std::string init = start ? value(*start) : "0";
+  // Python evaluates start, stop and step in that order, each once: a start
+  // with effects goes first when the stop or the step is hoisted.
+  const bool hoistStop = !stopIsStable(f, stop);
+  std::string init = start && hasEffects(*start) && (hoistStop || step == 0) ? hoistRangeArg(f, *start, "_start")
+                     : start                                                 ? value(*start)
+                                                                             : "0";
+  std::string bound = hoistStop ? hoistRangeArg(f, stop, "_stop") : value(stop, kRelational + 1);
   // The step as the author wrote it (BLOCK, not 256); a run-time one is
   // evaluated once, before the loop, as Python does.
   std::string signedStep;

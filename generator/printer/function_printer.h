@@ -126,7 +126,10 @@ class FunctionPrinter {
   void printComments(const std::map<Key, std::vector<std::string>>& placed, Key key);
   std::string storeValue(const Expr& value, ScalarType target) const;
   std::string pointerDecl(const Symbol& s, const std::string& emittedName) const;
-  std::string loopBound(const ForStmt& f, const Expr& stop);
+  bool stopIsStable(const ForStmt& f, const Expr& stop) const;
+  std::string condition(const Expr& e) const;
+  static std::string unambiguous(std::string text);
+  std::string hoistRangeArg(const ForStmt& f, const Expr& arg, const std::string& suffix);
   void printDynamicSharedDecls();
   std::vector<const Symbol*> dynamicSharedBuffers() const;
   std::string dynamicSharedLayout(std::map<const Symbol*, std::string>* offsets) const;

@@ -56,12 +56,47 @@ double floatMath(BuiltinId id, const std::vector<ConstValue>& a) {
   return std::nan("");  // a FloatMath builtin this list lacks: a NaN a test would see
 }
 
+// Integers are computed modulo 2^64 here (the evaluator itself must not
+// overflow), and each typed integer result (not a weak one: literals and
+// unannotated consts keep 64 bits, docs/language.md 3.2) is brought into the
+// type the generated code computes it in. So a condition that a
+// static dim makes constant is pruned as the dynamic kernel would decide it
+// (`u32(M) - 5` wraps, `-u32(M)` is positive; found by the cpu fuzzer).
+uint64_t bitsOf(int64_t v) { return static_cast<uint64_t>(v); }
+int64_t ofBits(uint64_t u) { return static_cast<int64_t>(u); }  // two's complement
+
+int64_t wrapTo(int64_t v, ScalarType t) {
+  const int n = scalarBits(t);
+  if (n >= 64) return v;
+  const uint64_t mask = (uint64_t(1) << n) - 1, u = bitsOf(v) & mask;
+  return isSigned(t) && (u >> (n - 1)) ? ofBits(u | ~mask) : ofBits(u);
+}
+
+// The type the generated C++ computes `e` in: its own, except that C++
+// promotes 8- and 16-bit operands of an operator to int (a cast, a call and
+// a name keep their type).
+ScalarType cppType(const Expr& e) {
+  const bool operation = e.kind == ExprKind::Unary || e.kind == ExprKind::Binary || e.kind == ExprKind::Ternary;
+  return operation && scalarBits(e.type) < 32 ? ScalarType::I32 : e.type;
+}
+
+// A u64's values past 2^63 are negative int64_t bits: compared, divided and
+// shifted right as unsigned.
+bool isUnsigned64(ScalarType t) { return isInteger(t) && !isSigned(t) && scalarBits(t) == 64; }
+
 class ConstEvaluator {
  public:
   ConstEvaluator(const ConstLookup& lookup, ConstEvalFailure* failure, const EvalFacts& facts)
       : lookup_(lookup), failure_(failure), facts_(facts) {}
 
   std::optional<ConstValue> eval(const Expr& e) {
+    std::optional<ConstValue> v = evalUntyped(e);
+    if (v && !v->isFloat && v->function.empty() && isInteger(e.type) && !isWeak(e)) v->i = wrapTo(v->i, cppType(e));
+    return v;
+  }
+
+ private:
+  std::optional<ConstValue> evalUntyped(const Expr& e) {
     switch (e.kind) {
       case ExprKind::IntLit: {
         auto v = e.as<IntLitExpr>()->value;
@@ -96,7 +131,6 @@ class ConstEvaluator {
     return fail(e, "not a constant expression");
   }
 
- private:
   std::optional<ConstValue> fail(const Expr& e, std::string reason) {
     if (failure_ && !failure_->where) {
       failure_->where = &e;
@@ -116,7 +150,7 @@ class ConstEvaluator {
     auto v = eval(*u.operand);
     if (!v) return v;
     switch (u.op) {
-      case UnaryOp::Neg: return v->isFloat ? ConstValue::ofFloat(-v->f) : ConstValue::ofInt(-v->i);
+      case UnaryOp::Neg: return v->isFloat ? ConstValue::ofFloat(-v->f) : ConstValue::ofInt(ofBits(0 - bitsOf(v->i)));
       case UnaryOp::Pos: return v;
       case UnaryOp::Not: return ConstValue::ofInt(v->asDouble() == 0 ? 1 : 0);
       case UnaryOp::BitNot:
@@ -139,23 +173,35 @@ class ConstEvaluator {
     bool asFloat = l->isFloat || r->isFloat;
     double lf = l->asDouble(), rf = r->asDouble();
     int64_t li = l->i, ri = r->i;
+    const uint64_t lu = bitsOf(li), ru = bitsOf(ri);
+    const bool unsigned64 = isUnsigned64(b.type) || isUnsigned64(b.lhs->type) || isUnsigned64(b.rhs->type);
+    // Integers compare exactly (a double holds 53 bits), u64 as unsigned.
+    auto less = [&](bool orEqual) {
+      if (asFloat) return orEqual ? lf <= rf : lf < rf;
+      if (unsigned64) return orEqual ? lu <= ru : lu < ru;
+      return orEqual ? li <= ri : li < ri;
+    };
+    const bool equal = asFloat ? lf == rf : li == ri;
     switch (b.op) {
-      case BinaryOp::Add: return asFloat ? ConstValue::ofFloat(lf + rf) : ConstValue::ofInt(li + ri);
-      case BinaryOp::Sub: return asFloat ? ConstValue::ofFloat(lf - rf) : ConstValue::ofInt(li - ri);
-      case BinaryOp::Mul: return asFloat ? ConstValue::ofFloat(lf * rf) : ConstValue::ofInt(li * ri);
+      case BinaryOp::Add: return asFloat ? ConstValue::ofFloat(lf + rf) : ConstValue::ofInt(ofBits(lu + ru));
+      case BinaryOp::Sub: return asFloat ? ConstValue::ofFloat(lf - rf) : ConstValue::ofInt(ofBits(lu - ru));
+      case BinaryOp::Mul: return asFloat ? ConstValue::ofFloat(lf * rf) : ConstValue::ofInt(ofBits(lu * ru));
       case BinaryOp::Div: return ConstValue::ofFloat(lf / rf);
       case BinaryOp::FloorDiv:
       case BinaryOp::Mod:
         if (asFloat) return fail(b, "'//' and '%' need integers");
         if (ri == 0) return fail(b, "division by zero");
         // C++ truncation, as the generated code computes it.
+        if (unsigned64) return ConstValue::ofInt(ofBits(b.op == BinaryOp::FloorDiv ? lu / ru : lu % ru));
+        if (li == std::numeric_limits<int64_t>::min() && ri == -1)  // wraps, as the two's complement result
+          return ConstValue::ofInt(b.op == BinaryOp::FloorDiv ? li : 0);
         return ConstValue::ofInt(b.op == BinaryOp::FloorDiv ? li / ri : li % ri);
       case BinaryOp::Pow: {
         if (r->isFloat) return fail(b, "the exponent of '**' must be an integer");
         if (!asFloat && ri >= 0) {
-          int64_t result = 1;
-          for (int64_t k = 0; k < ri && k < 64; ++k) result *= li;
-          return ConstValue::ofInt(result);
+          uint64_t result = 1;
+          for (int64_t k = 0; k < ri && k < 64; ++k) result *= lu;
+          return ConstValue::ofInt(ofBits(result));
         }
         return ConstValue::ofFloat(std::pow(lf, rf));
       }
@@ -170,14 +216,14 @@ class ConstEvaluator {
         if (b.op == BinaryOp::BitAnd) return ConstValue::ofInt(li & ri);
         if (b.op == BinaryOp::BitOr) return ConstValue::ofInt(li | ri);
         if (b.op == BinaryOp::BitXor) return ConstValue::ofInt(li ^ ri);
-        if (b.op == BinaryOp::Shl) return ConstValue::ofInt(static_cast<int64_t>(static_cast<uint64_t>(li) << ri));
-        return ConstValue::ofInt(li >> ri);
-      case BinaryOp::Lt: return ConstValue::ofInt(lf < rf);
-      case BinaryOp::Le: return ConstValue::ofInt(lf <= rf);
-      case BinaryOp::Gt: return ConstValue::ofInt(lf > rf);
-      case BinaryOp::Ge: return ConstValue::ofInt(lf >= rf);
-      case BinaryOp::Eq: return ConstValue::ofInt(lf == rf);
-      case BinaryOp::Ne: return ConstValue::ofInt(lf != rf);
+        if (b.op == BinaryOp::Shl) return ConstValue::ofInt(ofBits(lu << ri));
+        return ConstValue::ofInt(isUnsigned64(b.type) ? ofBits(lu >> ri) : li >> ri);
+      case BinaryOp::Lt: return ConstValue::ofInt(less(false));
+      case BinaryOp::Le: return ConstValue::ofInt(less(true));
+      case BinaryOp::Gt: return ConstValue::ofInt(!less(true));
+      case BinaryOp::Ge: return ConstValue::ofInt(!less(false));
+      case BinaryOp::Eq: return ConstValue::ofInt(equal);
+      case BinaryOp::Ne: return ConstValue::ofInt(!equal);
       case BinaryOp::And: return ConstValue::ofInt(lf != 0 && rf != 0);
       case BinaryOp::Or: return ConstValue::ofInt(lf != 0 || rf != 0);
     }
@@ -231,7 +277,9 @@ class ConstEvaluator {
     if (b && c.kwargs.empty()) {
       if (b->id == BuiltinId::Cdiv && args.size() == 2 && !args[0].isFloat && !args[1].isFloat) {
         if (args[1].i == 0) return fail(c, "division by zero");
-        return ConstValue::ofInt((args[0].i + args[1].i - 1) / args[1].i);
+        const uint64_t sum = bitsOf(args[0].i) + bitsOf(args[1].i) - 1;
+        if (isUnsigned64(c.type)) return ConstValue::ofInt(ofBits(sum / bitsOf(args[1].i)));
+        return ConstValue::ofInt(ofBits(sum) / args[1].i);
       }
       if (b->category == BuiltinCategory::FloatPredicate && args.size() == 1) {
         const double v = args[0].asDouble();
@@ -244,16 +292,23 @@ class ConstEvaluator {
       if (b->category == BuiltinCategory::FloatMath && int(args.size()) >= b->minArgs && int(args.size()) <= b->maxArgs)
         return ConstValue::ofFloat(floatMath(b->id, args));
       if (b->id == BuiltinId::Abs && args.size() == 1)
-        return args[0].isFloat ? ConstValue::ofFloat(std::fabs(args[0].f))
-                               : ConstValue::ofInt(args[0].i < 0 ? -args[0].i : args[0].i);
+        return args[0].isFloat                          ? ConstValue::ofFloat(std::fabs(args[0].f))
+               : args[0].i < 0 && !isUnsigned64(c.type) ? ConstValue::ofInt(ofBits(0 - bitsOf(args[0].i)))
+                                                        : args[0];
       if ((b->id == BuiltinId::Min || b->id == BuiltinId::Max) && args.size() == 2) {
-        bool takeFirst = b->id == BuiltinId::Min ? args[0].asDouble() <= args[1].asDouble()
-                                                 : args[0].asDouble() >= args[1].asDouble();
+        // Integers exactly (u64 as unsigned), floats as doubles.
+        const bool ints = !args[0].isFloat && !args[1].isFloat;
+        const bool firstLess = !ints                  ? args[0].asDouble() < args[1].asDouble()
+                               : isUnsigned64(c.type) ? bitsOf(args[0].i) < bitsOf(args[1].i)
+                                                      : args[0].i < args[1].i;
+        const bool same = ints ? args[0].i == args[1].i : args[0].asDouble() == args[1].asDouble();
+        const bool takeFirst = same || (b->id == BuiltinId::Min ? firstLess : !firstLess);
         return takeFirst ? args[0] : args[1];
       }
     }
     if (auto t = scalarFromName(c.callee); t && args.size() == 1) {
       if (isFloat(*t)) return ConstValue::ofFloat(args[0].asDouble());
+      if (*t == ScalarType::Bool) return ConstValue::ofInt(args[0].asDouble() != 0 ? 1 : 0);
       return ConstValue::ofInt(args[0].isFloat ? static_cast<int64_t>(args[0].f) : args[0].i);
     }
     return fail(c, "'" + c.callee + "(...)' is not allowed in a constant expression");

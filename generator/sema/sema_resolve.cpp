@@ -1712,9 +1712,17 @@ class Resolver {
       error(DiagId::sema_dim_axis, c.args[1]->range, name->name, sym->shape.size());
       return;
     }
-    const Expr* d = sym->shape[static_cast<size_t>(axis->i)];
-    if (auto* dn = d->as<NameExpr>(); dn && dn->symbol && dn->symbol->kind == SymbolKind::DimSymbol)
-      noteReference(dn->symbol);
+    // Every dim symbol the axis names: `dim(x, 0)` with x: T[N + 1] reads N
+    // (a closure captures it; found by the cpu fuzzer, seed 300351).
+    noteDimReferences(*sym->shape[static_cast<size_t>(axis->i)]);
+  }
+
+  void noteDimReferences(const Expr& d) {
+    if (auto* dn = d.as<NameExpr>()) {
+      if (dn->symbol && dn->symbol->kind == SymbolKind::DimSymbol) noteReference(dn->symbol);
+      return;
+    }
+    forEachChild(d, [&](const Expr& child) { noteDimReferences(child); });
   }
 
   // ------------------------------------------------------------ recursion

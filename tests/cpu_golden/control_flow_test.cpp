@@ -155,13 +155,17 @@ TEST_F(ControlFlow, BitCounts) {
     auto dd = upload(d);
     auto dc = upload(c);
     auto counts = poisoned<int32_t>(size_t(N));
-    k.launch(nullptr, {da.arg({N}), db.arg({N}), dc.arg({N}), dd.arg({N}), counts.arg({N})});
+    auto below = poisoned<int32_t>(size_t(N));
+    k.launch(nullptr, {da.arg({N}), db.arg({N}), dc.arg({N}), dd.arg({N}), counts.arg({N}), below.arg({N})});
     auto got = counts.read();
-    Check check("counts");
+    auto gotBelow = below.read();
+    Check check("counts, below");
     for (int64_t i = 0; i < N; ++i) {
       const size_t u = size_t(i);
       const int want = bitsSet(a[u]) + bitsSet(uint32_t(b[u])) + bitsSet(c[u]) + bitsSet(uint64_t(d[u])) + 3;
       check.exact(at(i), got[u], want);
+      // counts_of(c): the count, and whether it is below 40 (i32 arithmetic).
+      check.exact(at(i), gotBelow[u], bitsSet(c[u]) * 10 + (bitsSet(c[u]) - 40 < 0 ? 1 : 0));
     }
   });
 }

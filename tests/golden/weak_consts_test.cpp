@@ -93,4 +93,50 @@ TEST(WeakConsts, ComputeInTheTypeOfTheirUse) {
                        << "\ng = " << g;
 }
 
+// Negative literals keep their type too (found by the cpu fuzzer, seeds
+// 200002 and 200062, with its kernels compiled by clang under
+// -fsanitize=undefined): the cast of `i64(-296) >> s` was dropped, so the int
+// -296 was shifted by 36; and -2147483648, whose digits no int holds, was
+// printed as a long long, which made an i32 sum 64-bit (and a narrowing in
+// the braces of a tuple, which clang refuses).
+TEST(WeakConsts, NegativeLiteralsKeepTheirType) {
+  spindle::DiagnosticEngine diags;
+  auto module = spindle::CompiledModule::fromString("negative.spn", R"(@grid(1)
+@block(1)
+kernel negative(out: i64[2], s: i64, n: i32):
+    a = i64(-296) >> s
+    b = n + -2147483648
+    c = s + -9223372036854775808
+    out[0] = a + c
+    out[1] = i64(b)
+)",
+                                                    diags);
+  ASSERT_TRUE(module) << diags.renderAll();
+  std::string source = module->generate("negative", {}).source;
+  std::string a = initializerOf(source, "int64_t a"), b = initializerOf(source, "int32_t b"),
+              c = initializerOf(source, "int64_t c");
+  for (const auto* expr : {&a, &b, &c}) ASSERT_FALSE(expr->empty()) << source;
+  fs::path dir = fs::temp_directory_path() / ("spindle-negative-literals-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path file = dir / "check.cpp";
+  std::ofstream(file) << "#include <cstdint>\n#include <type_traits>\n"
+                      << "constexpr int64_t a(int64_t s) { return " << a << "; }\n"
+                      << "constexpr int32_t n = 5;\n"
+                      << "constexpr int64_t s = 5;\n"
+                      << "static_assert(a(36) == -1, \"i64(-296) >> 36 shifts an i64\");\n"
+                      << "static_assert(std::is_same_v<decltype(" << b << "), int32_t>, \"an i32 sum\");\n"
+                      << "static_assert(" << b << " == -2147483643, \"5 + -2147483648\");\n"
+                      << "static_assert(sizeof(" << c << ") == 8, \"an i64 sum\");\n"
+                      << "static_assert(" << c << " == INT64_MIN + 5, \"5 + -9223372036854775808\");\n";
+  const char* cxx = std::getenv("CXX");
+  std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++17 -fsyntax-only '" + file.string() +
+                        "' > '" + (dir / "log").string() + "' 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream log(dir / "log");
+  std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  EXPECT_EQ(status, 0) << "the host compiler rejected the generated expressions:\n"
+                       << output << "\na = " << a << "\nb = " << b << "\nc = " << c;
+}
+
 }  // namespace

@@ -90,6 +90,208 @@ TEST_P(CpuTarget, AFailedAssertReportsItsLocation) {
   for (float v : y) ASSERT_EQ(v, 0.5f);
 }
 
+// A range's stop is evaluated once, before the first iteration, as Python
+// does (docs/language.md 5.8), also where evaluating it again would differ:
+// a call with effects, an element the body changes, and a collective, which
+// every thread must meet equally often (found by tests/cpu_fuzz, seed 31:
+// `range(..., block_max(v) % 3, ...)` with a `return` in the body hung at
+// the block_max the condition evaluated again).
+TEST_P(CpuTarget, ARangeStopIsEvaluatedOnce) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("stops.spn", R"(
+@grid(1)
+@block(64)
+kernel stops(x: i32[64], y: i32[64], out: i32[64, 3]):
+    t = thread_id()
+    calls = 0
+    def bound() -> i32:
+        nonlocal calls
+        calls += 1
+        return 3
+    n = 0
+    for k in range(bound()):
+        n += 1
+    trips = 0
+    for k in range(x[t]):
+        x[t] -= 1
+        trips += 1
+    out[t, 0] = calls * 100 + n
+    out[t, 1] = trips
+    for k in range(block_max(y[t]) + 1):
+        if t == k:
+            out[t, 2] = k
+            return
+    out[t, 2] = -1
+)");
+  Kernel k = m.kernel("stops");
+  std::vector<int32_t> x(64), y(64), out(64 * 3, 7);
+  for (int t = 0; t < 64; ++t) x[size_t(t)] = t % 5, y[size_t(t)] = t % 4;
+  DeviceBuffer dx = rt.allocate(64 * 4), dy = rt.allocate(64 * 4), dout = rt.allocate(64 * 3 * 4);
+  rt.copyToDevice(dx, x.data(), 64 * 4);
+  rt.copyToDevice(dy, y.data(), 64 * 4);
+  k.launch(nullptr, {tensor(dx.data(), ScalarType::I32, {64}), tensor(dy.data(), ScalarType::I32, {64}),
+                     tensor(dout.data(), ScalarType::I32, {64, 3})});
+  rt.copyToHost(out.data(), dout, out.size() * 4);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(out[size_t(t * 3)], 103) << "thread " << t << ": bound() is called once, the loop runs 3 times";
+    EXPECT_EQ(out[size_t(t * 3 + 1)], t % 5) << "thread " << t << ": x[t] as it was before the loop";
+    EXPECT_EQ(out[size_t(t * 3 + 2)], t < 4 ? t : -1) << "thread " << t;
+  }
+}
+
+// A shift has the type of both its operands (docs/language.md 6.5): an i32
+// shifted by an i64 count is an i64 shift, a u8 shifted by a u32 a u32
+// one. C++ shifts in the left operand's type, so the left operand is
+// converted (seen in the HIP of tests/cpu_fuzz's programs: `x << n` with x
+// an i32 gave 1 << (n & 31) for n >= 32, where the language says 2^n).
+TEST_P(CpuTarget, AShiftHasTheTypeOfBothOperands) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("shifts.spn", R"(
+@grid(1)
+@block(64)
+kernel shifts(n: i64[64], c: u32[64], out: i64[64], bits: u64[64], small: u32[64]):
+    t = thread_id()
+    x: i32 = 1
+    out[t] = x << n[t]
+    y: u32 = 0xffffffff
+    bits[t] = y << u64(n[t])
+    z: u8 = 255
+    small[t] = z << c[t]
+)");
+  Kernel k = m.kernel("shifts");
+  std::vector<int64_t> n(64), out(64);
+  std::vector<uint32_t> c(64), small(64);
+  std::vector<uint64_t> bits(64);
+  for (int t = 0; t < 64; ++t) n[size_t(t)] = t % 63, c[size_t(t)] = uint32_t(t % 32);
+  DeviceBuffer dn = rt.allocate(64 * 8), dc = rt.allocate(64 * 4), dout = rt.allocate(64 * 8),
+               dbits = rt.allocate(64 * 8), dsmall = rt.allocate(64 * 4);
+  rt.copyToDevice(dn, n.data(), 64 * 8);
+  rt.copyToDevice(dc, c.data(), 64 * 4);
+  k.launch(nullptr, {tensor(dn.data(), ScalarType::I64, {64}), tensor(dc.data(), ScalarType::U32, {64}),
+                     tensor(dout.data(), ScalarType::I64, {64}), tensor(dbits.data(), ScalarType::U64, {64}),
+                     tensor(dsmall.data(), ScalarType::U32, {64})});
+  rt.copyToHost(out.data(), dout, 64 * 8);
+  rt.copyToHost(bits.data(), dbits, 64 * 8);
+  rt.copyToHost(small.data(), dsmall, 64 * 4);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(out[size_t(t)], int64_t(1) << n[size_t(t)]) << "i32(1) << " << n[size_t(t)];
+    EXPECT_EQ(bits[size_t(t)], uint64_t(0xffffffff) << n[size_t(t)])
+        << "u32(0xffffffff) << u64(" << n[size_t(t)] << ")";
+    EXPECT_EQ(small[size_t(t)], uint32_t(255) << c[size_t(t)]) << "u8(255) << u32(" << c[size_t(t)] << ")";
+  }
+}
+
+// A condition that is a cast of a call of casts of one name reads to C++
+// as a declaration too; g++ refused it ("redefinition of 'uint32_t v'")
+// until the printer parenthesized such conditions (found by tests/cpu_fuzz,
+// seed 1840).
+TEST_P(CpuTarget, AConditionThatIsACastCompiles) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("cast_conditions.spn", R"(
+@grid(1)
+@block(32)
+kernel casts(x: u64[32], out: i32[32]):
+    t = thread_id()
+    v = x[t]
+    r = 0
+    if bool(cdiv(u32(v), u32(v))):
+        r = 10
+    w = 0
+    while bool(cdiv(u32(v), u32(v)) - u32(w)):
+        w += 1
+    out[t] = r + w
+)");
+  Kernel k = m.kernel("casts");
+  std::vector<uint64_t> x(32);
+  for (int t = 0; t < 32; ++t) x[size_t(t)] = uint64_t(t + 1);
+  std::vector<int32_t> out(32);
+  DeviceBuffer dx = rt.allocate(32 * 8), dout = rt.allocate(32 * 4);
+  rt.copyToDevice(dx, x.data(), 32 * 8);
+  k.launch(nullptr, {tensor(dx.data(), ScalarType::U64, {32}), tensor(dout.data(), ScalarType::I32, {32})});
+  rt.copyToHost(out.data(), dout, 32 * 4);
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(out[size_t(t)], 11) << "thread " << t;
+}
+
+// The same text as a statement is a declaration of `check` in C++: the call
+// never happened, nor the assert inside it.
+TEST_P(CpuTarget, ACallStatementInACastIsCalled) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("cast_statement.spn", R"(
+def check(a: u32) -> u32:
+    assert a < 20, "check() ran"
+    return a
+
+@grid(1)
+@block(32)
+kernel casts(out: i32[32]):
+    t = thread_id()
+    i64(check(u32(t)))
+    out[t] = t
+)");
+  Kernel k = m.kernel("casts");
+  DeviceBuffer dout = rt.allocate(32 * 4);
+  const std::string error = errorFrom([&] { k.launch(nullptr, {tensor(dout.data(), ScalarType::I32, {32})}); });
+  EXPECT_THAT(error, HasSubstr("check() ran"));
+}
+
+// A condition that a static dim makes constant is pruned at generation, and
+// decided as the dynamic kernel decides it: in the condition's own types
+// (u32 wraps, a cast to i8 keeps 8 bits, u64 compares unsigned, u16 operands
+// compute in int as the generated C++ does them). Generation
+// computed them in 64-bit integers, so the static and dynamic kernels took
+// different branches (found by tests/cpu_fuzz, seeds 1236 and 1817).
+TEST_P(CpuTarget, PrunedConditionsAreDecidedInTheirTypes) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("typed_conditions.spn", R"(
+@grid(1)
+@block(32)
+kernel typed(out: i32[M]):
+    if thread_id() == 0:
+        r = 0
+        if -u32(M) < 0:
+            r += 1
+        if u32(M) - u32(5) > u32(100):
+            r += 2
+        if (u32(M) << 31) * u32(2) == u32(0):
+            r += 4
+        if i8(M * 100) < 0:
+            r += 8
+        if u64(0) - u64(M) > u64(M):
+            r += 16
+        if max(u64(0) - u64(1), u64(M)) == u64(M):
+            r += 32
+        if u16(M) + u16(65535) > u16(5):
+            r += 64
+        out[0] = r
+)");
+  KernelOptions staticM;
+  staticM.staticDims = {"M"};
+  for (int64_t M : {2, 3, 7}) {
+    const uint32_t m32 = uint32_t(M);
+    int32_t want = 0;
+    if (uint32_t(m32 - 5u) > 100u) want += 2;
+    if (uint32_t(uint32_t(m32 << 31) * 2u) == 0u) want += 4;
+    if (int8_t(M * 100) < 0) want += 8;
+    if (uint64_t(0) - uint64_t(M) > uint64_t(M)) want += 16;
+    // 8- and 16-bit operands compute in int in the generated code (and so
+    // in the pruned condition): no wrap at 2^16.
+    want += 64;
+    for (bool isStatic : {false, true}) {
+      Kernel k = m.kernel("typed", isStatic ? staticM : KernelOptions{});
+      DeviceBuffer dout = rt.allocate(size_t(M) * 4);
+      k.launch(nullptr, {tensor(dout.data(), ScalarType::I32, {M})});
+      int32_t got = -1;
+      rt.copyToHost(&got, dout, 4);
+      EXPECT_EQ(got, want) << "M = " << M << (isStatic ? ", static" : ", dynamic");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
                          [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
 

@@ -71,6 +71,31 @@ kernel k(x: f32[M, N, P], out: f32[M]):
   EXPECT_THAT(captureStrings(*findScope(sema, "first")), ElementsAre("x:pointer", "N:dim(x)", "P:dim(x)"));
 }
 
+// dim(x, 0) with x: T[N + 1] reads N: a closure that asks for it captures N,
+// also in an unchecked build, where no bounds check names it (generation
+// failed an internal check; found by the cpu fuzzer, seed 300351).
+TEST(Captures, DimOfADimExpressionCapturesItsDims) {
+  const std::string module = R"(
+@grid(1)
+@block(32)
+kernel k(y: i32[N], x: i64[N + 1], out: i64[32]):
+    def last() -> i64:
+        return dim(x, 0) - 1
+    out[thread_id()] = last()
+)";
+  auto a = analyze(module);
+  ASSERT_FALSE(a->diags.hasErrors()) << a->diags.renderAll();
+  SemaModule& sema = *a->result.sema;
+  analyzeCaptures(sema, *sema.findKernel("k"), {});
+  EXPECT_THAT(captureStrings(*findScope(sema, "last")), ElementsAre("N:dim"));
+  for (bool checked : {false, true}) {
+    Specialization spec;
+    spec.checked = checked;
+    const std::string hip = generate(module, "k", spec);
+    EXPECT_NE(hip.find("k_last(int64_t N)"), std::string::npos) << hip;
+  }
+}
+
 TEST(Captures, StridedTensorsPassStridesNotDims) {
   auto a = analyze(R"(
 @grid(M)

@@ -9,7 +9,8 @@
 //    2  const uint64_t* __restrict__ c           tensor u64[N], read-only
 //    3  const int64_t* __restrict__ d            tensor i64[N], read-only
 //    4  int32_t* __restrict__ counts             tensor i32[N]
-//    5  int64_t N                                dynamic dim N
+//    5  int32_t* __restrict__ below              tensor i32[N]
+//    6  int64_t N                                dynamic dim N
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
 #if defined(__CUDACC_RTC__)  // nvrtc has no C library
@@ -35,22 +36,37 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
-extern "C" __global__ void bit_counts(const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c, const int64_t* __restrict__ d, int32_t* __restrict__ counts, int64_t N);
-inline hipError_t launch_bit_counts(hipStream_t stream, const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c, const int64_t* __restrict__ d, int32_t* __restrict__ counts, int64_t N) {
+extern "C" __global__ void bit_counts(const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c, const int64_t* __restrict__ d, int32_t* __restrict__ counts, int32_t* __restrict__ below, int64_t N);
+inline hipError_t launch_bit_counts(hipStream_t stream, const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c, const int64_t* __restrict__ d, int32_t* __restrict__ counts, int32_t* __restrict__ below, int64_t N) {
   const dim3 block = dim3(128);
   const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 128)));
-  bit_counts<<<grid, block, 0, stream>>>(a, b, c, d, counts, N);
+  bit_counts<<<grid, block, 0, stream>>>(a, b, c, d, counts, below, N);
   return hipGetLastError();
 }
 #endif
 
 #line 7 "tests/golden/kernels/bits.spn"
+struct counts_of_result {
+  int32_t _0;
+  int32_t _1;
+};
+#line 7 "tests/golden/kernels/bits.spn"
+__device__ __forceinline__ counts_of_result counts_of(uint64_t v) {
+  return counts_of_result{int32_t(__popcll(uint64_t(v))), int32_t(__popcll(uint64_t(v))) - 40};
+}
+
+#line 12 "tests/golden/kernels/bits.spn"
 extern "C" __global__ __launch_bounds__(128) void bit_counts(
     const uint8_t* __restrict__ a, const int32_t* __restrict__ b, const uint64_t* __restrict__ c,
-    const int64_t* __restrict__ d, int32_t* __restrict__ counts, int64_t N) {
-#line 8 "tests/golden/kernels/bits.spn"
+    const int64_t* __restrict__ d, int32_t* __restrict__ counts, int32_t* __restrict__ below, int64_t N) {
+#line 13 "tests/golden/kernels/bits.spn"
   int64_t i = int64_t(int(blockIdx.x)) * 128 + int(threadIdx.x);
   if (i < N) {
-    counts[i] = __popc(uint8_t(a[i])) + __popc(uint32_t(b[i])) + __popcll(uint64_t(c[i])) + __popcll(uint64_t(d[i])) + __popc(uint32_t(7));
+    counts[i] = int32_t(__popc(uint8_t(a[i]))) + int32_t(__popc(uint32_t(b[i]))) + int32_t(__popcll(uint64_t(c[i]))) + int32_t(__popcll(uint64_t(d[i]))) + int32_t(__popc(uint32_t(7)));
+    const counts_of_result counts_of_ret = counts_of(c[i]);
+    int32_t n = counts_of_ret._0;
+    int32_t fewer = counts_of_ret._1;
+#line 17 "tests/golden/kernels/bits.spn"
+    below[i] = n * 10 + (fewer < 0 ? 1 : 0);
   }
 }

@@ -32,15 +32,17 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-// x ** N for a constant N: repeated squaring, unrolled by the compiler.
+// x ** N for a constant N: repeated squaring, unrolled by the compiler. The
+// base is squared only while bits of N remain: a last, unused square could
+// overflow a signed type where the power itself does not.
 template <int N, typename T>
-__device__ __forceinline__ T __spn_powi(T x) {
+__device__ __forceinline__ constexpr T __spn_powi(T x) {
   if (N < 0) return T(1) / __spn_powi<(N < 0 ? -N : 0)>(x);
   T result = T(1);
   T base = x;
   for (int n = N; n > 0; n >>= 1) {
     if (n & 1) result *= base;
-    base *= base;
+    if (n > 1) base *= base;
   }
   return result;
 }

@@ -167,7 +167,7 @@ extern "C" __global__ __launch_bounds__(256) void warp_ops(
   if (i < N) {
     y[i] = total + neighbour;
     scan[i] = c;
-    counts[i] = __popcll(uint64_t(mask)) + int32_t(__spn_warp_any(bool(big))) * 100 + int32_t(__spn_warp_all(bool(v >= 0.0f))) * 1000;
+    counts[i] = int32_t(__popcll(uint64_t(mask))) + int32_t(__spn_warp_any(bool(big))) * 100 + int32_t(__spn_warp_all(bool(v >= 0.0f))) * 1000;
     votes[i] = mask;
   }
 }
