@@ -23,7 +23,8 @@ TEST(CacheHints, TakeAnElementOfAKernelsTensor) {
   const Case cases[] = {
       {"    y[0] = load_stream(x[0]) + load_readonly(x[1]) + load_keep(x[2])\n", nullptr, nullptr},
       {"    store_stream(y[0], x[0])\n", nullptr, nullptr},
-      {"    def f():\n        store_stream(y[1], load_keep(x[3]))\n    f()\n", nullptr, nullptr},  // a closure's capture
+      {"    def f():\n        store_stream(y[1], load_keep(x[3]))\n    f()\n", nullptr,
+       nullptr},  // a closure's capture
       {"    v = x[0]\n    y[0] = load_stream(v)\n", "sema-cache-hint-target",
        "the first argument of 'load_stream' must be an element of a kernel's tensor parameter (global memory), "
        "like x[i]"},
@@ -49,10 +50,11 @@ TEST(CacheHints, TakeAnElementOfAKernelsTensor) {
 
 // A def's tensor parameter may be given a shared buffer: no hints there.
 TEST(CacheHints, ADefsTensorParameterIsRefused) {
-  auto a = analyze(
-      "def first(t: f32[K]) -> f32:\n    return load_stream(t[0])\n\n" + kernelWith("x: f32[4]", "    x[1] = first(x)\n"));
+  auto a = analyze("def first(t: f32[K]) -> f32:\n    return load_stream(t[0])\n\n" +
+                   kernelWith("x: f32[4]", "    x[1] = first(x)\n"));
   ASSERT_THAT(diagIds(*a), ElementsAre("sema-cache-hint-target")) << a->diags.renderAll();
-  EXPECT_THAT(a->diags.diagnostics()[0].message, HasSubstr("; 't' is a def's parameter, which may be given shared memory"));
+  EXPECT_THAT(a->diags.diagnostics()[0].message,
+              HasSubstr("; 't' is a def's parameter, which may be given shared memory"));
 }
 
 // A store_stream writes its tensor: the tensor is not const; the loads
