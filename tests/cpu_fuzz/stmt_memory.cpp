@@ -228,7 +228,10 @@ void StmtGen::barrier(Out& out, Block& b) {
     if (sb.phase == Phase::Read) {
       if (roll < 35) sb.phase = Phase::Write;
       else if (roll < 55 && s_.weight("atomic")) {
+        static const AtomicOp kOps[] = {AtomicOp::Add, AtomicOp::Max, AtomicOp::Min,
+                                        AtomicOp::And, AtomicOp::Or,  AtomicOp::Xor};
         sb.phase = Phase::Atomic;
+        sb.op = kOps[rng_.below(6)];          // one operation for the whole phase: any order gives one result
         sb.values = Interval::full(sb.elem);  // what the atomics leave is anything
       }
     } else if (roll < 70) {
