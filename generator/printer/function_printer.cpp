@@ -696,9 +696,11 @@ std::string FunctionPrinter::unambiguous(std::string text) {
   return text;
 }
 
-std::string FunctionPrinter::condition(const Expr& e) const {
-  return e.as<CallExpr>() ? unambiguous(value(e)) : value(e);
-}
+// A condition is parenthesized whenever its text starts with a cast, a call
+// as a whole or not: g++ starts reading `uint64_t(f(int32_t(g), ...)) > 0`
+// as a declaration too, and refuses what follows (found by the cpu fuzzer,
+// seeds 400458, 400682).
+std::string FunctionPrinter::condition(const Expr& e) const { return unambiguous(value(e)); }
 
 void FunctionPrinter::printIf(const IfStmt& s) {
   const IfStmt* cur = &s;

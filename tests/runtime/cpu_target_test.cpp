@@ -183,10 +183,11 @@ kernel shifts(n: i64[64], c: u32[64], out: i64[64], bits: u64[64], small: u32[64
   }
 }
 
-// A condition that is a cast of a call of casts of one name reads to C++
-// as a declaration too; g++ refused it ("redefinition of 'uint32_t v'")
-// until the printer parenthesized such conditions (found by tests/cpu_fuzz,
-// seed 1840).
+// A condition that starts with a cast of a call of casts of one name reads
+// to C++ as a declaration too; g++ refused it ("redefinition of 'uint32_t
+// v'", "expression list treated as compound expression") until the printer
+// parenthesized such conditions (found by tests/cpu_fuzz, seeds 1840,
+// 400458, 400682).
 TEST_P(CpuTarget, AConditionThatIsACastCompiles) {
   Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
   ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
@@ -202,6 +203,10 @@ kernel casts(x: u64[32], out: i32[32]):
     w = 0
     while bool(cdiv(u32(v), u32(v)) - u32(w)):
         w += 1
+    if bool(max(i64(v), i64(v))) and w > 0:
+        r += 100
+    if u64(cdiv(u32(v), u32(v))) + u64(w) > u64(0):
+        r += 1000
     out[t] = r + w
 )");
   Kernel k = m.kernel("casts");
@@ -212,7 +217,7 @@ kernel casts(x: u64[32], out: i32[32]):
   rt.copyToDevice(dx, x.data(), 32 * 8);
   k.launch(nullptr, {tensor(dx.data(), ScalarType::U64, {32}), tensor(dout.data(), ScalarType::I32, {32})});
   rt.copyToHost(out.data(), dout, 32 * 4);
-  for (int t = 0; t < 32; ++t) EXPECT_EQ(out[size_t(t)], 11) << "thread " << t;
+  for (int t = 0; t < 32; ++t) EXPECT_EQ(out[size_t(t)], 1111) << "thread " << t;
 }
 
 // The same text as a statement is a declaration of `check` in C++: the call

@@ -44,7 +44,9 @@ TEST(CacheHints, TakeAnElementOfAKernelsTensor) {
       continue;
     }
     ASSERT_THAT(diagIds(*a), ElementsAre(c.diag)) << c.body << a->diags.renderAll();
-    if (c.message) EXPECT_EQ(a->diags.diagnostics()[0].message, c.message) << c.body;
+    if (c.message) {
+      EXPECT_EQ(a->diags.diagnostics()[0].message, c.message) << c.body;
+    }
   }
 }
 
