@@ -33,11 +33,12 @@ namespace {
 // at once, need more than the host's memory is refused with the numbers,
 // instead of the process being killed when it runs out.
 void requireMemoryForLocals(const LaunchGeometry& g) {
+  if (g.localBytesPerThread == 0) return;  // most kernels: nothing to ask the system
   const uint64_t threads = uint64_t(g.block[0] * g.block[1] * g.block[2]);
   const uint64_t blocks = uint64_t(g.grid[0] * g.grid[1] * g.grid[2]);
   const uint64_t atOnce = threads * std::min<uint64_t>(blocks, cpu::workerThreads());
-  const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-  if (g.localBytesPerThread == 0 || atOnce <= memory / g.localBytesPerThread) return;
+  static const uint64_t memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (atOnce <= memory / g.localBytesPerThread) return;
   throw Error(fmt::format(
       "cpu target: the kernel's `local` arrays take {} bytes per thread, {:.1f} GiB for the {} threads that run at "
       "once ({} per block, {} {} at a time: SPINDLE_CPU_THREADS), more than this host's {:.1f} GiB of memory",
