@@ -15,16 +15,18 @@ double roundBf16(double v) {
   return std::nearbyint(v / ulp) * ulp;  // the default rounding mode: nearest, ties to even
 }
 
+double refEncoderElement(double wte, double wpe) {
+  return roundBf16(double(float(wte + wpe)));  // the sum of two bf16 values is exact in double
+}
+
 std::vector<double> refEncoderForward(const std::vector<int32_t>& tokens, const std::vector<double>& wte,
                                       const std::vector<double>& wpe, int64_t B, int64_t T, int64_t C) {
   std::vector<double> out(size_t(B * T * C));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t) {
       const int64_t ix = tokens[size_t(b * T + t)];
-      for (int64_t c = 0; c < C; ++c) {
-        const double sum = wte[size_t(ix * C + c)] + wpe[size_t(t * C + c)];  // exact
-        out[size_t((b * T + t) * C + c)] = roundBf16(double(float(sum)));
-      }
+      for (int64_t c = 0; c < C; ++c)
+        out[size_t((b * T + t) * C + c)] = refEncoderElement(wte[size_t(ix * C + c)], wpe[size_t(t * C + c)]);
     }
   return out;
 }

@@ -13,6 +13,9 @@ namespace parity {
 // included; overflow is not handled: the kernels stay far from it).
 double roundBf16(double v);
 
+// encoder_forward, one element: bf16(f32(wte + wpe)).
+double refEncoderElement(double wte, double wpe);
+
 // encoder_forward: out[b, t, c] = bf16(f32(wte[tokens[b, t], c] + wpe[t, c])).
 // The sum of two bf16 values is exact in double; rounding it to f32 and then
 // to bf16 is exactly what the kernel does, so the result is exact.

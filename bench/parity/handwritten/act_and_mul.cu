@@ -7,8 +7,8 @@
 
 __device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
 
-extern "C" __global__ void __launch_bounds__(1024) act_and_mul_silu(const __nv_bfloat16* __restrict__ x,
-                                                                    __nv_bfloat16* __restrict__ out, int D) {
+extern "C" __global__ void __launch_bounds__(1024)
+    act_and_mul_silu(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ out, int D) {
   const __nv_bfloat16* gate = x + blockIdx.x * 2 * D;
   const __nv_bfloat16* up = gate + D;
   __nv_bfloat16* o = out + blockIdx.x * D;

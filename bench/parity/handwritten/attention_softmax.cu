@@ -9,12 +9,11 @@
 // checks T % 8 == 0 and 32-bit indices.
 #include "common.cuh"
 
-extern "C" __global__ void __launch_bounds__(256) attention_softmax(const __nv_bfloat16* __restrict__ att,
-                                                                    float scale, __nv_bfloat16* __restrict__ out,
-                                                                    int rows, int T) {
+extern "C" __global__ void __launch_bounds__(256) attention_softmax(const __nv_bfloat16* __restrict__ att, float scale,
+                                                                    __nv_bfloat16* __restrict__ out, int rows, int T) {
   const int lane = threadIdx.x & 31;
   const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
-  if (r >= rows) return;  // the whole warp
+  if (r >= rows) return;    // the whole warp
   const int n = r % T + 1;  // unmasked columns
   const __nv_bfloat16* x = att + r * T;
   __nv_bfloat16* o = out + r * T;

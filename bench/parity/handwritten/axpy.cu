@@ -3,8 +3,8 @@
 // 4 halves for f16), blocks of 256, 32-bit indices.
 #include "common.cuh"
 
-extern "C" __global__ void __launch_bounds__(256) axpy_f32(const float* __restrict__ x, float* __restrict__ y, float a,
-                                                           int n) {
+extern "C" __global__ void __launch_bounds__(256)
+    axpy_f32(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
   const int i = (blockIdx.x * 256 + threadIdx.x) * 4;
   if (i + 4 <= n) {
     const float4 xv = *reinterpret_cast<const float4*>(x + i);
@@ -19,8 +19,8 @@ extern "C" __global__ void __launch_bounds__(256) axpy_f32(const float* __restri
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256) axpy_f16(const __half* __restrict__ x, __half* __restrict__ y,
-                                                           float a, int n) {
+extern "C" __global__ void __launch_bounds__(256)
+    axpy_f16(const __half* __restrict__ x, __half* __restrict__ y, float a, int n) {
   const int i = (blockIdx.x * 256 + threadIdx.x) * 4;
   if (i + 4 <= n) {
     const uint2 xv = *reinterpret_cast<const uint2*>(x + i);

@@ -11,9 +11,9 @@ __device__ __forceinline__ float gelu(float v) {
   return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kGeluC * v * v * v)));
 }
 
-extern "C" __global__ void __launch_bounds__(kBlock) bias_gelu(const float* __restrict__ x,
-                                                               const float* __restrict__ bias, float* __restrict__ y,
-                                                               float* __restrict__ rowsum, int n) {
+extern "C" __global__ void __launch_bounds__(kBlock)
+    bias_gelu(const float* __restrict__ x, const float* __restrict__ bias, float* __restrict__ y,
+              float* __restrict__ rowsum, int n) {
   const float* xr = x + blockIdx.x * n;
   float* yr = y + blockIdx.x * n;
   float total = 0.0f;

@@ -64,7 +64,9 @@ __device__ __forceinline__ uint4 load16(const void* p) {
 // 8 bf16 (or f16) values in one 16-byte word, element k at byte 2k. The
 // word is taken apart with shifts, not through a pointer to it: with the
 // pointer, nvcc splits the 16-byte load into 2-byte loads.
-__device__ __forceinline__ unsigned word(const uint4& u, int k) { return k == 0 ? u.x : k == 1 ? u.y : k == 2 ? u.z : u.w; }
+__device__ __forceinline__ unsigned word(const uint4& u, int k) {
+  return k == 0 ? u.x : k == 1 ? u.y : k == 2 ? u.z : u.w;
+}
 
 __device__ __forceinline__ void unpackBf16x8(const uint4& u, float (&f)[8]) {
 #pragma unroll

@@ -12,10 +12,9 @@
 
 constexpr int kBlock = 1024;
 
-extern "C" __global__ void __launch_bounds__(kBlock) crossentropy_backward(const __nv_bfloat16* __restrict__ logits,
-                                                                           const int* __restrict__ targets, float dloss,
-                                                                           __nv_bfloat16* __restrict__ dlogits, int V,
-                                                                           int P) {
+extern "C" __global__ void __launch_bounds__(kBlock)
+    crossentropy_backward(const __nv_bfloat16* __restrict__ logits, const int* __restrict__ targets, float dloss,
+                          __nv_bfloat16* __restrict__ dlogits, int V, int P) {
   const __nv_bfloat16* x = logits + blockIdx.x * P;
   __nv_bfloat16* d = dlogits + blockIdx.x * P;
   float m = negInf(), s = 0.0f;
@@ -51,8 +50,7 @@ extern "C" __global__ void __launch_bounds__(kBlock) crossentropy_backward(const
       *reinterpret_cast<uint4*>(d + j) = packBf16x8(v);
     } else {
       for (int k = j; k < V; ++k)
-        d[k] = __float2bfloat16_rn((expf(__bfloat162float(x[k]) - rowmax) * inv - (k == target ? 1.0f : 0.0f)) *
-                                   dloss);
+        d[k] = __float2bfloat16_rn((expf(__bfloat162float(x[k]) - rowmax) * inv - (k == target ? 1.0f : 0.0f)) * dloss);
     }
   }
 }

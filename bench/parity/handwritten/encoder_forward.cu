@@ -6,11 +6,9 @@
 // C % 8 == 0 (llm.c asserts it) and 32-bit indices.
 #include "common.cuh"
 
-extern "C" __global__ void __launch_bounds__(256) encoder_forward(const int* __restrict__ tokens,
-                                                                  const __nv_bfloat16* __restrict__ wte,
-                                                                  const __nv_bfloat16* __restrict__ wpe,
-                                                                  __nv_bfloat16* __restrict__ out, int BT, int T,
-                                                                  int C) {
+extern "C" __global__ void __launch_bounds__(256)
+    encoder_forward(const int* __restrict__ tokens, const __nv_bfloat16* __restrict__ wte,
+                    const __nv_bfloat16* __restrict__ wpe, __nv_bfloat16* __restrict__ out, int BT, int T, int C) {
   const int runs = C / 8;  // runs per row
   const int run = blockIdx.x * 256 + threadIdx.x;
   if (run >= BT * runs) return;

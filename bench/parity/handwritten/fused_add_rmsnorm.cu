@@ -7,10 +7,9 @@
 //           thread stored (L1/L2), rinv = rsqrt(sum / H + eps)
 #include "common.cuh"
 
-extern "C" __global__ void __launch_bounds__(1024) fused_add_rmsnorm(__nv_bfloat16* __restrict__ x,
-                                                                     __nv_bfloat16* __restrict__ residual,
-                                                                     const __nv_bfloat16* __restrict__ w, float eps,
-                                                                     int H) {
+extern "C" __global__ void __launch_bounds__(1024)
+    fused_add_rmsnorm(__nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ residual,
+                      const __nv_bfloat16* __restrict__ w, float eps, int H) {
   __nv_bfloat16* xr = x + blockIdx.x * H;
   __nv_bfloat16* rr = residual + blockIdx.x * H;
   const int step = blockDim.x * 8;

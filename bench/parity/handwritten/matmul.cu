@@ -20,8 +20,8 @@ __device__ __forceinline__ void store16(float4* p, float a, float b, float c, fl
   asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(256) matmul(const float* __restrict__ A, const float* __restrict__ B,
-                                                         float* __restrict__ C, int M, int N) {
+extern "C" __global__ void __launch_bounds__(256)
+    matmul(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N) {
   __shared__ __align__(16) float As[BK][BM + 4];  // As[k][m]
   __shared__ __align__(16) float Bs[BK][BN];
   const int tid = threadIdx.x;

@@ -43,14 +43,14 @@ __device__ __forceinline__ void quantRow(const __nv_bfloat16* __restrict__ x, un
   }
 }
 
-extern "C" __global__ void __launch_bounds__(1024) quant_per_token_fp8(const __nv_bfloat16* __restrict__ x,
-                                                                       unsigned char* __restrict__ y,
-                                                                       float* __restrict__ scales, int N) {
+extern "C" __global__ void __launch_bounds__(1024)
+    quant_per_token_fp8(const __nv_bfloat16* __restrict__ x, unsigned char* __restrict__ y, float* __restrict__ scales,
+                        int N) {
   quantRow<false>(x, y, scales, N);
 }
 
-extern "C" __global__ void __launch_bounds__(1024) quant_per_token_int8(const __nv_bfloat16* __restrict__ x,
-                                                                        unsigned char* __restrict__ y,
-                                                                        float* __restrict__ scales, int N) {
+extern "C" __global__ void __launch_bounds__(1024)
+    quant_per_token_int8(const __nv_bfloat16* __restrict__ x, unsigned char* __restrict__ y, float* __restrict__ scales,
+                         int N) {
   quantRow<true>(x, y, scales, N);
 }

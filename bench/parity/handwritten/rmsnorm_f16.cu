@@ -12,8 +12,8 @@ constexpr int kBlock = 256;
 constexpr int kRuns = (N + 8 * kBlock - 1) / (8 * kBlock);
 constexpr float kEps = 1e-6f;
 
-extern "C" __global__ void __launch_bounds__(kBlock) rmsnorm_f16(const __half* __restrict__ x,
-                                                                 const __half* __restrict__ w, __half* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(kBlock)
+    rmsnorm_f16(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y) {
   const __half* xr = x + blockIdx.x * N;
   __half* yr = y + blockIdx.x * N;
   float v[kRuns][8];

@@ -18,11 +18,10 @@ __device__ __forceinline__ void rotate(__nv_bfloat16* __restrict__ x, int heads,
   }
 }
 
-extern "C" __global__ void __launch_bounds__(512) rotary_embedding_neox(const long long* __restrict__ positions,
-                                                                        __nv_bfloat16* __restrict__ q,
-                                                                        __nv_bfloat16* __restrict__ k,
-                                                                        const __nv_bfloat16* __restrict__ cache,
-                                                                        int stride, int NH, int NKV, int HS, int ROT) {
+extern "C" __global__ void __launch_bounds__(512)
+    rotary_embedding_neox(const long long* __restrict__ positions, __nv_bfloat16* __restrict__ q,
+                          __nv_bfloat16* __restrict__ k, const __nv_bfloat16* __restrict__ cache, int stride, int NH,
+                          int NKV, int HS, int ROT) {
   const int token = blockIdx.x;
   const long long pos = positions[token];
   const __nv_bfloat16* row = cache + pos * ROT;

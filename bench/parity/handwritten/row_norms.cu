@@ -7,8 +7,8 @@
 
 constexpr int kBlock = 256, kUnroll = 4;
 
-extern "C" __global__ void __launch_bounds__(kBlock) row_norms(const float* __restrict__ x, float* __restrict__ amax,
-                                                               float* __restrict__ l2, int M, int N) {
+extern "C" __global__ void __launch_bounds__(kBlock)
+    row_norms(const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int M, int N) {
   const int lane = threadIdx.x & 31;
   const int r = blockIdx.x * (kBlock / 32) + (threadIdx.x >> 5);
   if (r >= M) return;  // the whole warp

@@ -8,8 +8,8 @@
 
 constexpr int BX = 32, BY = 8, RPT = 4, VEC = 4;
 
-extern "C" __global__ void __launch_bounds__(BX* BY) scale_rows(const float* __restrict__ x, float* __restrict__ y,
-                                                               float alpha, int M, int N) {
+extern "C" __global__ void __launch_bounds__(BX* BY)
+    scale_rows(const float* __restrict__ x, float* __restrict__ y, float alpha, int M, int N) {
   const int i0 = blockIdx.y * (BY * RPT) + threadIdx.y;
   const int j = (blockIdx.x * BX + threadIdx.x) * VEC;
 #pragma unroll
@@ -22,8 +22,8 @@ extern "C" __global__ void __launch_bounds__(BX* BY) scale_rows(const float* __r
   }
 }
 
-extern "C" __global__ void __launch_bounds__(BX* BY) scale_gather(const float* __restrict__ x, float* __restrict__ y,
-                                                                 float alpha, int M, int N, int s0, int s1) {
+extern "C" __global__ void __launch_bounds__(BX* BY)
+    scale_gather(const float* __restrict__ x, float* __restrict__ y, float alpha, int M, int N, int s0, int s1) {
   const int i0 = blockIdx.y * (BY * RPT) + threadIdx.y;
   const int j = (blockIdx.x * BX + threadIdx.x) * VEC;
 #pragma unroll

@@ -76,7 +76,6 @@ extern "C" __global__ void __launch_bounds__(kBlock) scan(const float* __restric
   for (int r = 0; r < kTiles; ++r) {
     const int j = (r * kBlock + t) * 4;
     const float off = slots[r * kWarps + w];
-    if (j < N)
-      *reinterpret_cast<float4*>(yr + j) = make_float4(v[r].x + off, v[r].y + off, v[r].z + off, v[r].w + off);
+    if (j < N) *reinterpret_cast<float4*>(yr + j) = make_float4(v[r].x + off, v[r].y + off, v[r].z + off, v[r].w + off);
   }
 }

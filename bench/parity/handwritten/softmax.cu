@@ -36,7 +36,6 @@ extern "C" __global__ void __launch_bounds__(kBlock) softmax(const float* __rest
 #pragma unroll
   for (int k = 0; k < kChunks; ++k) {
     const int j = (k * kBlock + threadIdx.x) * 4;
-    if (j < N)
-      *reinterpret_cast<float4*>(yr + j) = make_float4(v[k].x * inv, v[k].y * inv, v[k].z * inv, v[k].w * inv);
+    if (j < N) *reinterpret_cast<float4*>(yr + j) = make_float4(v[k].x * inv, v[k].y * inv, v[k].z * inv, v[k].w * inv);
   }
 }

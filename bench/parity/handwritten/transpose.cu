@@ -5,8 +5,8 @@
 
 constexpr int kTile = 64, kRows = 8;
 
-extern "C" __global__ void __launch_bounds__(kTile* kRows) transpose(const float* __restrict__ x, float* __restrict__ y,
-                                                                    int M, int N) {
+extern "C" __global__ void __launch_bounds__(kTile* kRows)
+    transpose(const float* __restrict__ x, float* __restrict__ y, int M, int N) {
   __shared__ float tile[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
