@@ -44,16 +44,6 @@ Json& Json::n(const char* k, double v) {
 Json& Json::i(const char* k, int64_t v) { return raw(k, std::to_string(v)); }
 Json& Json::b(const char* k, bool v) { return raw(k, v ? "true" : "false"); }
 
-std::string Tolerance::text() const {
-  char b[128];
-  if (ulps > 0)
-    std::snprintf(b, sizeof b, "%g %s ulp + atol %.3g + rtol %.3g", ulps, mantissaBits == 7 ? "bf16" : "f16", atol,
-                  rtol);
-  else if (atol == 0 && rtol == 0) std::snprintf(b, sizeof b, "exact");
-  else std::snprintf(b, sizeof b, "atol %.3g + rtol %.3g", atol, rtol);
-  return b;
-}
-
 std::string shapeText(std::initializer_list<int64_t> dims) {
   std::string s;
   for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
@@ -130,16 +120,15 @@ void Ctx::fail(const std::string& what, const std::string& why) {
   emit(Json().s("type", "check").s("impl", "parity").s("kernel", what).s("shape", "").b("ok", false).s("error", why));
 }
 
-bool Ctx::record(const std::string& kernel, const std::string& what, const std::string& shape, size_t n, size_t bad,
-                 size_t worst, double gotWorst, double wantWorst, double maxErr, const Tolerance& tol) {
-  const bool ok = bad == 0;
+bool Ctx::record(const std::string& kernel, const std::string& what, const std::string& shape, const Comparison& r,
+                 const Tolerance& tol) {
   const std::string label = kernel + " " + what;
-  if (ok) {
-    std::printf("  ok     %-44s %-22s max err %.3g (%s)\n", label.c_str(), shape.c_str(), maxErr, tol.text().c_str());
+  if (r.ok()) {
+    std::printf("  ok     %-44s %-22s max err %.3g (%s)\n", label.c_str(), shape.c_str(), r.maxErr, tol.text().c_str());
   } else {
     ++failures;
     std::printf("  WRONG  %-44s %-22s %zu of %zu out of tolerance (%s); worst at [%zu]: got %.9g, want %.9g\n",
-                label.c_str(), shape.c_str(), bad, n, tol.text().c_str(), worst, gotWorst, wantWorst);
+                label.c_str(), shape.c_str(), r.bad, r.count, tol.text().c_str(), r.worst, r.gotWorst, r.wantWorst);
   }
   std::fflush(stdout);
   Json j;
@@ -148,14 +137,14 @@ bool Ctx::record(const std::string& kernel, const std::string& what, const std::
       .s("kernel", kernel)
       .s("output", what)
       .s("shape", shape)
-      .b("ok", ok)
-      .n("max_abs_err", maxErr)
-      .i("bad", int64_t(bad))
-      .i("count", int64_t(n))
+      .b("ok", r.ok())
+      .n("max_abs_err", r.maxErr)
+      .i("bad", int64_t(r.bad))
+      .i("count", int64_t(r.count))
       .s("tolerance", tol.text());
-  if (!ok) j.i("worst_index", int64_t(worst)).n("worst_got", gotWorst).n("worst_want", wantWorst);
+  if (!r.ok()) j.i("worst_index", int64_t(r.worst)).n("worst_got", r.gotWorst).n("worst_want", r.wantWorst);
   emit(j);
-  return ok;
+  return r.ok();
 }
 
 void Ctx::flushL2() {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compare.hpp"
 #include "cuda_api.hpp"
 #include "handwritten.hpp"
 #include "host_data.hpp"
@@ -31,28 +32,6 @@ struct Json {
 
  private:
   Json& raw(const char* k, const std::string& v);
-};
-
-// |got - want| <= atol + rtol * |want| + ulps * (the spacing of a storage
-// format at |want|); NaN never passes.
-struct Tolerance {
-  double atol = 0, rtol = 0, ulps = 0;
-  int mantissaBits = 0, minExponent = 0;
-  static Tolerance exact() { return {}; }
-  static Tolerance abs(double atol, double rtol) { return {atol, rtol, 0, 0, 0}; }
-  // `ulps` units of bf16 (8 significant bits) or f16 (11), plus atol and rtol.
-  static Tolerance bf16(double ulps, double rtol = 0, double atol = 0) { return {atol, rtol, ulps, 7, -126}; }
-  static Tolerance f16(double ulps, double rtol = 0, double atol = 0) { return {atol, rtol, ulps, 10, -14}; }
-  double allowed(double want) const {
-    double a = atol + rtol * std::fabs(want);
-    if (ulps > 0) {
-      int e = 0;
-      std::frexp(std::fabs(want), &e);
-      a += ulps * std::ldexp(1.0, std::max(e - 1, minExponent) - mantissaBits);
-    }
-    return a;
-  }
-  std::string text() const;
 };
 
 // A hand-written kernel: call it with the grid, the block, the dynamic
@@ -131,18 +110,7 @@ class Ctx {
   bool check(const std::string& kernel, const std::string& what, const std::string& shape, size_t n, Got got, Want want,
              const Tolerance& tol) {
     if (dry()) return dryNote("check", kernel + " " + what, shape);
-    size_t bad = 0, worst = 0;
-    double worstScore = -1, maxErr = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double g = got(i), w = want(i), err = std::fabs(g - w), allowed = tol.allowed(w);
-      const bool ok = err <= allowed;  // false for NaN
-      const double score = ok ? (allowed > 0 ? err / allowed : 0.0) : (std::isnan(err) ? INFINITY : 1.0 + err);
-      if (!ok) ++bad;
-      if (score > worstScore) worstScore = score, worst = i;
-      if (std::isfinite(err)) maxErr = std::max(maxErr, err);
-      else maxErr = INFINITY;
-    }
-    return record(kernel, what, shape, n, bad, worst, n ? got(worst) : 0.0, n ? want(worst) : 0.0, maxErr, tol);
+    return record(kernel, what, shape, compare(n, got, want, tol), tol);
   }
 
   // Times the two launches `reps` times each, interleaved (the order
@@ -158,8 +126,8 @@ class Ctx {
 
  private:
   bool dryNote(const char* what, const std::string& label, const std::string& shape) const;
-  bool record(const std::string& kernel, const std::string& what, const std::string& shape, size_t n, size_t bad,
-              size_t worst, double gotWorst, double wantWorst, double maxErr, const Tolerance& tol);
+  bool record(const std::string& kernel, const std::string& what, const std::string& shape, const Comparison& r,
+              const Tolerance& tol);
 
   std::string arch_;
   const Nvrtc& nvrtc_;

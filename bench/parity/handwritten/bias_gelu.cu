@@ -17,6 +17,7 @@ extern "C" __global__ void __launch_bounds__(kBlock)
   const float* xr = x + blockIdx.x * n;
   float* yr = y + blockIdx.x * n;
   float total = 0.0f;
+#pragma unroll 4
   for (int j = threadIdx.x * 4; j < n; j += kBlock * 4) {
     const float4 xv = *reinterpret_cast<const float4*>(xr + j), bv = *reinterpret_cast<const float4*>(bias + j);
     float4 o;
