@@ -12,9 +12,11 @@
 // does). The softmax-based kernels round an f32 result to bf16: got is the
 // bf16 nearest to an f32 value f with |f - want| <= 2e-5 |want| (f32 exp
 // and sums over at most a few hundred terms), so |got - want| <= ulp/2 +
-// 2 * 2e-5 |want| (ulp: bf16's spacing at want). The shapes keep rows short
-// enough that one term left out of a sum moves every value of its row by
-// more than that.
+// 2 * 2e-5 |want| (ulp: bf16's spacing at want). Each row's largest value
+// is put where a path ends (the last, partial run of a cross-entropy row;
+// the diagonal of an attention row) and, in some rows, at a random column,
+// so that a value left out of the max or the sum moves the whole row by more
+// than that.
 #include <string>
 #include <vector>
 
@@ -98,6 +100,10 @@ TEST_F(ParityKernels, CrossentropyBackward) {
       auto logits = random<BF16>(n, -6, 6);
       std::vector<int32_t> targets(size_t(s.BT));
       for (auto& t : targets) t = int32_t(integer(0, s.V - 1));
+      for (int64_t r = 0; r < s.BT; ++r) {
+        logits[size_t(r * s.pitch + s.V - 1)] = from<BF16>(7.0);
+        if (r % 2) logits[size_t(r * s.pitch + integer(0, s.V - 1))] = from<BF16>(6.5);
+      }
       const float dloss = float(1.0 / double(s.BT));
       auto dl = upload(logits);
       auto dt = upload(targets);
@@ -132,6 +138,7 @@ TEST_F(ParityKernels, AttentionSoftmax) {
       SCOPED_TRACE("BH, T = " + at(BH, T));
       const size_t n = size_t(BH * T * T);
       auto att = random<BF16>(n, -8, 8);
+      for (int64_t r = 0; r < BH * T; r += 2) att[size_t(r * T + r % T)] = from<BF16>(9.0);  // the diagonal as the max
       const float scale = float(uniform(0.05, 0.6));
       auto da = upload(att);
       auto out = poisoned<BF16>(n);

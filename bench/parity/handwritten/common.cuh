@@ -8,10 +8,24 @@
 // follows uses them, warp shuffles for reductions. No fast-math: expf and
 // friends are the accurate ones, as in the Spindle kernels (which would
 // write fast_exp for __expf).
+//
+// tests/parity_kernels also compiles these files as host C++ (with
+// PARITY_HOST_EMULATION and its own definitions of the CUDA names used
+// here) to check each kernel by value without a GPU; the few #if blocks
+// below are what that needs.
 #pragma once
 
+#ifndef PARITY_HOST_EMULATION
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#endif
+
+// Dynamic shared memory of the block: `extern __shared__ T name[]`.
+#ifndef PARITY_HOST_EMULATION
+#define PARITY_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#else
+#define PARITY_DYNAMIC_SHARED(T, name) T* name = parityEmulatedDynamicShared<T>()
+#endif
 
 #define PARITY_FULL_MASK 0xffffffffu
 

@@ -11,7 +11,7 @@ constexpr int kBlock = 256, kVec = 4, kRuns = 8, kTile = kBlock * kVec * kRuns;
 
 extern "C" __global__ void __launch_bounds__(kBlock)
     histogram(const float* __restrict__ x, int* __restrict__ h, float lo, float hi, int n, int bins) {
-  extern __shared__ int counts[];
+  PARITY_DYNAMIC_SHARED(int, counts);  // bins ints
   const int t = threadIdx.x;
   for (int k = t; k < bins; k += kBlock) counts[k] = 0;
   __syncthreads();

@@ -6,7 +6,9 @@
 // and stores 8 codes as one uint2. fp8 e4m3 through cuda_fp8.h's
 // saturating conversion (the cvt instruction on sm_89 and later), int8 as
 // rint then clamped to [-128, 127].
+#ifndef PARITY_HOST_EMULATION
 #include <cuda_fp8.h>
+#endif
 
 #include "common.cuh"
 
