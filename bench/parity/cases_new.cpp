@@ -120,8 +120,8 @@ void caseCrossentropyBackward(Ctx& c) {
     parity::refCrossentropyBackwardRow(x.data(), V, targets[size_t(rows[r])], dloss, &want[r * size_t(V)]);
   }
   auto sampled = [&](const std::vector<uint16_t>& out) {
-    return [&out, &rows, V, P](size_t i) {
-      return double(fromBf16(out[size_t(rows[i / size_t(V)] * P + int64_t(i % size_t(V)))]));
+    return [o = &out, r = &rows, V, P](size_t i) {
+      return double(fromBf16((*o)[size_t((*r)[i / size_t(V)] * P + int64_t(i % size_t(V)))]));
     };
   };
   ok &= c.check(
@@ -166,8 +166,9 @@ void caseAttentionSoftmax(Ctx& c) {
     parity::refAttentionSoftmaxRow(x.data(), T, rows[r] % T, scale, &want[r * size_t(T)]);
   }
   auto sampled = [&](const std::vector<uint16_t>& out) {
-    return
-        [&out, &rows, T](size_t i) { return double(fromBf16(out[size_t(rows[i / size_t(T)] * T) + i % size_t(T)])); };
+    return [o = &out, r = &rows, T](size_t i) {
+      return double(fromBf16((*o)[size_t((*r)[i / size_t(T)] * T) + i % size_t(T)]));
+    };
   };
   ok &= c.check(
       "attention_softmax", "out (spindle vs reference, 64 rows)", shape, want.size(), sampled(gs),

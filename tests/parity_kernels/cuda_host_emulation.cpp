@@ -13,10 +13,11 @@
 
 namespace parity_emu {
 
-thread_local uint3 threadIdx_, blockIdx_;
 dim3 blockDim_, gridDim_;
 
 namespace {
+
+thread_local uint3 threadIdx_, blockIdx_;
 
 class Barrier {  // reusable: the generation tells one round from the next
  public:
@@ -60,6 +61,9 @@ Block* block = nullptr;  // the block that runs now (one at a time)
 thread_local int linear = 0;
 
 }  // namespace
+
+const uint3& threadIndex() { return threadIdx_; }
+const uint3& blockIndex() { return blockIdx_; }
 
 void syncThreads() { block->sync.wait(); }
 

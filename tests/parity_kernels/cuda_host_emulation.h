@@ -51,7 +51,10 @@ inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z,
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 
 namespace parity_emu {
-extern thread_local uint3 threadIdx_, blockIdx_;
+// The calling thread's indices (functions, not extern thread_local objects:
+// UBSan saw a null TLS address through those).
+const uint3& threadIndex();
+const uint3& blockIndex();
 extern dim3 blockDim_, gridDim_;
 void syncThreads();
 // This lane's `bits` to the warp; returns lane `src`'s. Every lane of the warp calls it.
@@ -62,8 +65,8 @@ void* dynamicShared();
 void launch(dim3 grid, dim3 block, size_t dynamicSharedBytes, const std::function<void()>& kernel);
 }  // namespace parity_emu
 
-#define threadIdx (parity_emu::threadIdx_)
-#define blockIdx (parity_emu::blockIdx_)
+#define threadIdx (parity_emu::threadIndex())
+#define blockIdx (parity_emu::blockIndex())
 #define blockDim (parity_emu::blockDim_)
 #define gridDim (parity_emu::gridDim_)
 
