@@ -10,7 +10,8 @@
 #
 # Environment: BENCH_BUILD (build directory), BENCH_JOBS (default 16),
 # GPU_CHECK_ARGS (extra gpu_check arguments, e.g. "--seed 42"), PARITY_ARGS
-# (extra parity arguments, e.g. "--only encoder_forward --reps 50").
+# (extra parity arguments, e.g. "--only encoder_forward --reps 50"),
+# PARITY_ONLY=1 (build, then run the parity benchmark alone).
 # Exit status: non-zero when the build fails or any kernel (Spindle's, a
 # peer's or a hand-written one) is numerically wrong, against the CPU
 # references, PyTorch, or each other.
@@ -64,15 +65,18 @@ echo "   built in $(( $(date +%s) - start )) s"
 export SPINDLE_CACHE_DIR="$RESULTS/cache"
 rm -rf "$SPINDLE_CACHE_DIR"
 
-echo "== gpu_check"
-# shellcheck disable=SC2086
-"$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" --dump "$DUMP" ${GPU_CHECK_ARGS:-} 2>&1 \
-  | tee "$RESULTS/gpu_check.log"
-rc_check=${PIPESTATUS[0]}
+rc_check=0 rc_peers=0 rc_report=0
+if [ "${PARITY_ONLY:-0}" != 1 ]; then
+  echo "== gpu_check"
+  # shellcheck disable=SC2086
+  "$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" --dump "$DUMP" ${GPU_CHECK_ARGS:-} 2>&1 \
+    | tee "$RESULTS/gpu_check.log"
+  rc_check=${PIPESTATUS[0]}
 
-echo "== peers (Spindle's dumped cases against PyTorch; PyTorch, Triton, cuBLAS, copy)"
-PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" --dump "$DUMP" 2>&1 | tee "$RESULTS/peers.log"
-rc_peers=${PIPESTATUS[0]}
+  echo "== peers (Spindle's dumped cases against PyTorch; PyTorch, Triton, cuBLAS, copy)"
+  PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" --dump "$DUMP" 2>&1 | tee "$RESULTS/peers.log"
+  rc_peers=${PIPESTATUS[0]}
+fi
 
 echo "== parity (Spindle against hand-written CUDA of the same algorithm)"
 # shellcheck disable=SC2086
@@ -80,9 +84,11 @@ echo "== parity (Spindle against hand-written CUDA of the same algorithm)"
 rc_parity=${PIPESTATUS[0]}
 
 echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, parity exit $rc_parity, $(( $(date +%s) - start )) s in all)"
-python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
-rc_report=${PIPESTATUS[0]}
-echo
+if [ "${PARITY_ONLY:-0}" != 1 ]; then
+  python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
+  rc_report=${PIPESTATUS[0]}
+  echo
+fi
 python3 "$ROOT/bench/parity/report.py" "$PARITY_JSON" | tee "$RESULTS/parity_report.txt"
 rc_parity_report=${PIPESTATUS[0]}
 
