@@ -25,7 +25,11 @@ void scale_rows(const float*, float*, float, int, int);
 void scale_gather(const float*, float*, float, int, int, int, int);
 void fused_add_rmsnorm(__nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*, float, int);
 void act_and_mul_silu(const __nv_bfloat16*, __nv_bfloat16*, int);
+void act_and_mul_gelu(const __nv_bfloat16*, __nv_bfloat16*, int);
+void act_and_mul_gelu_tanh(const __nv_bfloat16*, __nv_bfloat16*, int);
 void rotary_embedding_neox(const long long*, __nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*, int, int, int, int,
+                           int);
+void rotary_embedding_gptj(const long long*, __nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*, int, int, int, int,
                            int);
 void adamw(__nv_bfloat16*, float*, const __nv_bfloat16*, float*, float*, int, float, float, float, float, float, float,
            float, float, unsigned);

@@ -183,31 +183,50 @@ TEST_F(HandwrittenEmulated, FusedAddRmsnormAndActAndMul) {
   }
   const int M = 2, D = 14336;  // 1792 runs over 1024 threads
   auto x = bf16(size_t(M * 2 * D), -5, 5);
-  std::vector<uint16_t> out(size_t(M * D), 0xFFFF);
-  parity_emu::launch({unsigned(M)}, {1024}, 0, [&] { act_and_mul_silu(bf(x), bf(out), D); });
-  expect("act_and_mul silu", fromBf16s(out), bench::refActAndMul(fromBf16s(x), M, D, bench::actSilu, bench::roundBf16),
-         Tolerance::bf16(1, 1e-5));
+  struct Activation {
+    const char* name;
+    void (*kernel)(const __nv_bfloat16*, __nv_bfloat16*, int);
+    double (*ref)(double);
+  };
+  for (Activation a :
+       {Activation{"silu", act_and_mul_silu, bench::actSilu}, Activation{"gelu", act_and_mul_gelu, bench::actGelu},
+        Activation{"gelu_tanh", act_and_mul_gelu_tanh, bench::actGeluTanh}}) {
+    std::vector<uint16_t> out(size_t(M * D), 0xFFFF);
+    parity_emu::launch({unsigned(M)}, {1024}, 0, [&] { a.kernel(bf(x), bf(out), D); });
+    // The activation is rounded to bf16 before the product (vLLM's
+    // rounding, which the reference follows): an f32 activation a few ulps
+    // off may round to the other neighbour, a step of 2^-8, so the result
+    // may be 2 bf16 ulps from the reference. And gelu's 1 + erf(v / sqrt(2))
+    // and gelu_tanh's 1 + tanh(...) lose their digits in f32 for v far below
+    // 0 (the kernels' formula, vLLM's): about |v| 2^-23 absolute where the
+    // result is near 0, so an atol of 1e-6 for |v| <= 5 (gpu_check allows
+    // 2e-3 + 1.6e-2 relative).
+    expect(std::string("act_and_mul ") + a.name, fromBf16s(out),
+           bench::refActAndMul(fromBf16s(x), M, D, a.ref, bench::roundBf16), Tolerance::bf16(2, 1e-5, 1e-6));
+  }
 }
 
-TEST_F(HandwrittenEmulated, RotaryEmbeddingNeox) {
+TEST_F(HandwrittenEmulated, RotaryEmbedding) {
   for (int ROT : {128, 64}) {  // full and partial rotary
-    SCOPED_TRACE("ROT = " + std::to_string(ROT));
-    const int NT = 3, NH = 4, NKV = 2, HS = 128, W = (NH + 2 * NKV) * HS, MAXPOS = 50;
-    auto qkv = bf16(size_t(NT * W), -2, 2), cache = bf16(size_t(MAXPOS * ROT), -1, 1);
-    std::vector<long long> pos(NT);
-    std::vector<int64_t> pos64(NT);
-    for (int t = 0; t < NT; ++t) pos64[size_t(t)] = pos[size_t(t)] = rng_.below(MAXPOS);
-    Vec want = fromBf16s(qkv);
-    bench::refRotaryEmbedding(want, pos64, fromBf16s(cache), NT, NH, NKV, HS, ROT, true, bench::roundBf16);
-    parity_emu::launch({unsigned(NT)}, {unsigned(std::min(NH * ROT / 2, 512))}, 0, [&] {
-      rotary_embedding_neox(pos.data(), bf(qkv), bf(qkv) + NH * HS, bf(cache), W, NH, NKV, HS, ROT);
-    });
-    // Rotated values within one bf16 rounding; the rest (dims past ROT, v) bit for bit.
-    expect("rotary_embedding", fromBf16s(qkv), want, Tolerance::bf16(1));
-    Vec got = fromBf16s(qkv), kept, keptWant;
-    for (size_t i = 0; i < got.size(); ++i)
-      if (int(i % W) / HS >= NH + NKV || int(i % W) % HS >= ROT) kept.push_back(got[i]), keptWant.push_back(want[i]);
-    expect("rotary_embedding untouched", kept, keptWant, Tolerance::exact());
+    for (bool neox : {true, false}) {
+      SCOPED_TRACE("ROT = " + std::to_string(ROT) + (neox ? ", GPT-NeoX" : ", GPT-J"));
+      const int NT = 3, NH = 4, NKV = 2, HS = 128, W = (NH + 2 * NKV) * HS, MAXPOS = 50;
+      auto qkv = bf16(size_t(NT * W), -2, 2), cache = bf16(size_t(MAXPOS * ROT), -1, 1);
+      std::vector<long long> pos(NT);
+      std::vector<int64_t> pos64(NT);
+      for (int t = 0; t < NT; ++t) pos64[size_t(t)] = pos[size_t(t)] = rng_.below(MAXPOS);
+      Vec want = fromBf16s(qkv);
+      bench::refRotaryEmbedding(want, pos64, fromBf16s(cache), NT, NH, NKV, HS, ROT, neox, bench::roundBf16);
+      auto kernel = neox ? rotary_embedding_neox : rotary_embedding_gptj;
+      parity_emu::launch({unsigned(NT)}, {unsigned(std::min(NH * ROT / 2, 512))}, 0,
+                         [&] { kernel(pos.data(), bf(qkv), bf(qkv) + NH * HS, bf(cache), W, NH, NKV, HS, ROT); });
+      // Rotated values within one bf16 rounding; the rest (dims past ROT, v) bit for bit.
+      expect("rotary_embedding", fromBf16s(qkv), want, Tolerance::bf16(1));
+      Vec got = fromBf16s(qkv), kept, keptWant;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (int(i % W) / HS >= NH + NKV || int(i % W) % HS >= ROT) kept.push_back(got[i]), keptWant.push_back(want[i]);
+      expect("rotary_embedding untouched", kept, keptWant, Tolerance::exact());
+    }
   }
 }
 
