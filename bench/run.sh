@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# One command on a GPU machine: build gpu_check, check and time every sample
-# through the Spindle runtime, run the PyTorch / Triton / cuBLAS peers, and
-# print the merged table last. gpu_check also dumps chosen correctness cases
-# (RESULTS_DIR/dump), which peers.py recomputes with PyTorch and compares.
+# One command on a GPU machine: build gpu_check and parity, check and time
+# every sample through the Spindle runtime, run the PyTorch / Triton / cuBLAS
+# peers, run the parity benchmark (every sample and bench/parity/kernels/
+# against hand-written CUDA, interleaved, L2 flushed), and print the merged
+# table and the parity table last. gpu_check also dumps chosen correctness
+# cases (RESULTS_DIR/dump), which peers.py recomputes with PyTorch and compares.
 #
 #   bash bench/run.sh [RESULTS_DIR]        (default: build-bench-gpu/results)
 #
 # Environment: BENCH_BUILD (build directory), BENCH_JOBS (default 16),
-# GPU_CHECK_ARGS (extra gpu_check arguments, e.g. "--seed 42").
-# Exit status: non-zero when the build fails or any kernel (Spindle's or a
-# peer's) is numerically wrong, against the CPU references or PyTorch.
+# GPU_CHECK_ARGS (extra gpu_check arguments, e.g. "--seed 42"), PARITY_ARGS
+# (extra parity arguments, e.g. "--only encoder_forward --reps 50"),
+# PARITY_ONLY=1 (build, then run the parity benchmark alone).
+# Exit status: non-zero when the build fails or any kernel (Spindle's, a
+# peer's or a hand-written one) is numerically wrong, against the CPU
+# references, PyTorch, or each other.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
@@ -18,6 +23,8 @@ JOBS="${BENCH_JOBS:-16}"
 mkdir -p "$RESULTS"
 JSON="$RESULTS/results.jsonl"
 : > "$JSON"
+PARITY_JSON="$RESULTS/parity.jsonl"
+: > "$PARITY_JSON"
 DUMP="$RESULTS/dump"   # Spindle's inputs and outputs of chosen cases, for the PyTorch comparison
 rm -rf "$DUMP"
 start=$(date +%s)
@@ -47,7 +54,7 @@ command -v ninja >/dev/null && gen_args=(-G Ninja)
 echo "== build ($BUILD)"
 if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF \
        "${fmt_args[@]}" > "$RESULTS/build.log" 2>&1 ||
-   ! cmake --build "$BUILD" --target spindle_gpu_check spindle -j "$JOBS" >> "$RESULTS/build.log" 2>&1; then
+   ! cmake --build "$BUILD" --target spindle_gpu_check spindle_parity spindle -j "$JOBS" >> "$RESULTS/build.log" 2>&1; then
   tail -40 "$RESULTS/build.log"
   echo "run.sh: build failed (log: $RESULTS/build.log)"
   exit 2
@@ -58,21 +65,35 @@ echo "   built in $(( $(date +%s) - start )) s"
 export SPINDLE_CACHE_DIR="$RESULTS/cache"
 rm -rf "$SPINDLE_CACHE_DIR"
 
-echo "== gpu_check"
+rc_check=0 rc_peers=0 rc_report=0
+if [ "${PARITY_ONLY:-0}" != 1 ]; then
+  echo "== gpu_check"
+  # shellcheck disable=SC2086
+  "$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" --dump "$DUMP" ${GPU_CHECK_ARGS:-} 2>&1 \
+    | tee "$RESULTS/gpu_check.log"
+  rc_check=${PIPESTATUS[0]}
+
+  echo "== peers (Spindle's dumped cases against PyTorch; PyTorch, Triton, cuBLAS, copy)"
+  PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" --dump "$DUMP" 2>&1 | tee "$RESULTS/peers.log"
+  rc_peers=${PIPESTATUS[0]}
+fi
+
+echo "== parity (Spindle against hand-written CUDA of the same algorithm)"
 # shellcheck disable=SC2086
-"$BUILD/bin/gpu_check" --samples "$ROOT/samples" --json "$JSON" --dump "$DUMP" ${GPU_CHECK_ARGS:-} 2>&1 \
-  | tee "$RESULTS/gpu_check.log"
-rc_check=${PIPESTATUS[0]}
+"$BUILD/bin/parity" --json "$PARITY_JSON" ${PARITY_ARGS:-} 2>&1 | tee "$RESULTS/parity.log"
+rc_parity=${PIPESTATUS[0]}
 
-echo "== peers (Spindle's dumped cases against PyTorch; PyTorch, Triton, cuBLAS, copy)"
-PYTHONUNBUFFERED=1 python3 "$ROOT/bench/peers.py" --json "$JSON" --dump "$DUMP" 2>&1 | tee "$RESULTS/peers.log"
-rc_peers=${PIPESTATUS[0]}
+echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, parity exit $rc_parity, $(( $(date +%s) - start )) s in all)"
+if [ "${PARITY_ONLY:-0}" != 1 ]; then
+  python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
+  rc_report=${PIPESTATUS[0]}
+  echo
+fi
+python3 "$ROOT/bench/parity/report.py" "$PARITY_JSON" | tee "$RESULTS/parity_report.txt"
+rc_parity_report=${PIPESTATUS[0]}
 
-echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, $(( $(date +%s) - start )) s in all)"
-python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
-rc_report=${PIPESTATUS[0]}
-
-if [ "$rc_check" -ne 0 ] || [ "$rc_peers" -ne 0 ] || [ "$rc_report" -ne 0 ]; then
+if [ "$rc_check" -ne 0 ] || [ "$rc_peers" -ne 0 ] || [ "$rc_report" -ne 0 ] || [ "$rc_parity" -ne 0 ] ||
+   [ "$rc_parity_report" -ne 0 ]; then
   exit 1
 fi
 exit 0
