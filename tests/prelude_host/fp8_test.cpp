@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -132,6 +133,37 @@ TEST(PreludeSaturate, IntegersClampAndNaNIsZero) {
   EXPECT_EQ(__spn_saturate<int64_t>(UINT64_MAX), INT64_MAX);
   EXPECT_EQ(__spn_saturate<float>(1e300), 3.4028234663852886e38f);
   EXPECT_TRUE(std::isnan(__spn_saturate<float>(double(NAN))));
+}
+
+// f32 to an integer of 32 bits or fewer compares in f32 (no f64 conversions
+// on the GPU); its bounds must be exactly those of the f64 path.
+template <typename To>
+void expectSameAsThroughF64(float v) {
+  EXPECT_EQ(__spn_saturate<To>(v), __spn_saturate<To>(double(v))) << "value " << v << ", " << sizeof(To) << " bytes";
+}
+template <typename To>
+void checkNarrowFromF32(std::mt19937& rng) {
+  const double lo = double(std::numeric_limits<To>::min()), hi = double(std::numeric_limits<To>::max());
+  std::vector<float> values = {0.0f, -0.0f, 0.5f, -0.5f, float(hi), float(lo), INFINITY, -INFINITY, NAN};
+  for (double edge : {lo, hi + 1.0, lo - 1.0})  // the floats around each bound
+    for (float f = std::nextafter(float(edge), -INFINITY), n = 0; n < 6; f = std::nextafter(f, INFINITY), ++n)
+      values.push_back(f);
+  std::uniform_real_distribution<float> near(float(lo) * 1.5f - 2.0f, float(hi) * 1.5f + 2.0f);
+  for (int i = 0; i < 20000; ++i) values.push_back(near(rng));
+  for (float v : values) expectSameAsThroughF64<To>(v);
+}
+
+TEST(PreludeSaturate, NarrowIntegersFromF32AgreeWithTheF64Path) {
+  std::mt19937 rng(std::random_device{}());
+  checkNarrowFromF32<int8_t>(rng);
+  checkNarrowFromF32<uint8_t>(rng);
+  checkNarrowFromF32<int16_t>(rng);
+  checkNarrowFromF32<uint16_t>(rng);
+  checkNarrowFromF32<int32_t>(rng);
+  checkNarrowFromF32<uint32_t>(rng);
+  EXPECT_EQ(__spn_saturate<int32_t>(2147483648.0f), INT32_MAX);
+  EXPECT_EQ(__spn_saturate<int32_t>(2147483520.0f), 2147483520);  // the largest f32 below 2^31
+  EXPECT_EQ(__spn_saturate<uint8_t>(255.9f), 255);
 }
 
 }  // namespace

@@ -88,7 +88,19 @@ __host__ __device__ inline float __spn_fp8_decode(unsigned char c, int E, int M,
 struct __spn_f8e4m3 {
   unsigned char bits;
   __spn_f8e4m3() = default;
-  __host__ __device__ __spn_f8e4m3(float f) : bits(__spn_fp8_encode(f, 3, 7, 0x7e, 0x7f, 0x7f, 0x7f)) {}
+  __host__ __device__ __spn_f8e4m3(float f) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    // sm_89 and later convert in one instruction, rounding as the bits path
+    // does but saturating: a value past 464, an infinity or a NaN becomes the
+    // NaN code here instead, as the format (and the bits path) says.
+    unsigned short pair;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(f));
+    const unsigned sign = __spn_float_bits(f) >> 24 & 0x80u;
+    bits = fabsf(f) <= 464.0f ? static_cast<unsigned char>(pair) : static_cast<unsigned char>(sign | 0x7fu);
+#else
+    bits = __spn_fp8_encode(f, 3, 7, 0x7e, 0x7f, 0x7f, 0x7f);
+#endif
+  }
   __host__ __device__ operator float() const {
     return (bits & 0x7f) == 0x7f ? __spn_bits_float(0x7fc00000u | (unsigned(bits & 0x80) << 24))
                                  : __spn_fp8_decode(bits, 4, 3, 7);

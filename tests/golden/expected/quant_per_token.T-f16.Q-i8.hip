@@ -52,6 +52,13 @@ __device__ __forceinline__ To __spn_saturate(From v) {
       return v != v ? To(v) : v > big ? To(big) : v < -big ? To(-big) : To(v);
     }
     return To(v);
+  } else if constexpr (From(0.5) != From(0) && sizeof(From) == 4 && sizeof(To) <= 4) {
+    // f32 to a narrow integer, without the slow conversions to f64: the
+    // bounds are exact in f32 (max rounds up to 2^31 or 2^32, which is max + 1).
+    if (v != v) return To(0);
+    if (v >= From(max) + From(1)) return To(max);
+    if (v <= From(min)) return To(min);
+    return To(v);
   } else if constexpr (From(0.5) != From(0)) {  // a float to an integer
     const double d = double(v);
     if (d != d) return To(0);

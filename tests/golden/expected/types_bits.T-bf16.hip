@@ -102,7 +102,19 @@ __host__ __device__ inline float __spn_fp8_decode(unsigned char c, int E, int M,
 struct __spn_f8e4m3 {
   unsigned char bits;
   __spn_f8e4m3() = default;
-  __host__ __device__ __spn_f8e4m3(float f) : bits(__spn_fp8_encode(f, 3, 7, 0x7e, 0x7f, 0x7f, 0x7f)) {}
+  __host__ __device__ __spn_f8e4m3(float f) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    // sm_89 and later convert in one instruction, rounding as the bits path
+    // does but saturating: a value past 464, an infinity or a NaN becomes the
+    // NaN code here instead, as the format (and the bits path) says.
+    unsigned short pair;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(f));
+    const unsigned sign = __spn_float_bits(f) >> 24 & 0x80u;
+    bits = fabsf(f) <= 464.0f ? static_cast<unsigned char>(pair) : static_cast<unsigned char>(sign | 0x7fu);
+#else
+    bits = __spn_fp8_encode(f, 3, 7, 0x7e, 0x7f, 0x7f, 0x7f);
+#endif
+  }
   __host__ __device__ operator float() const {
     return (bits & 0x7f) == 0x7f ? __spn_bits_float(0x7fc00000u | (unsigned(bits & 0x80) << 24))
                                  : __spn_fp8_decode(bits, 4, 3, 7);
@@ -115,7 +127,19 @@ struct __spn_f8e4m3 {
 struct __spn_f8e5m2 {
   unsigned char bits;
   __spn_f8e5m2() = default;
-  __host__ __device__ __spn_f8e5m2(float f) : bits(__spn_fp8_encode(f, 2, 15, 0x7b, 0x7c, 0x7e, 0x7c)) {}
+  __host__ __device__ __spn_f8e5m2(float f) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    // One instruction on sm_89 and later (see __spn_f8e4m3); from 61440 on,
+    // infinities included, the result is infinity, and a NaN stays NaN.
+    unsigned short pair;
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(f));
+    const unsigned sign = __spn_float_bits(f) >> 24 & 0x80u;
+    bits = fabsf(f) < 61440.0f ? static_cast<unsigned char>(pair)
+           : static_cast<unsigned char>(sign | (f != f ? 0x7eu : 0x7cu));
+#else
+    bits = __spn_fp8_encode(f, 2, 15, 0x7b, 0x7c, 0x7e, 0x7c);
+#endif
+  }
   __host__ __device__ operator float() const {
     if ((bits & 0x7c) == 0x7c)
       return __spn_bits_float(((bits & 3) ? 0x7fc00000u : 0x7f800000u) | (unsigned(bits & 0x80) << 24));
@@ -146,6 +170,13 @@ __device__ __forceinline__ To __spn_saturate(From v) {
       const From big = From(3.4028234663852886e38);
       return v != v ? To(v) : v > big ? To(big) : v < -big ? To(-big) : To(v);
     }
+    return To(v);
+  } else if constexpr (From(0.5) != From(0) && sizeof(From) == 4 && sizeof(To) <= 4) {
+    // f32 to a narrow integer, without the slow conversions to f64: the
+    // bounds are exact in f32 (max rounds up to 2^31 or 2^32, which is max + 1).
+    if (v != v) return To(0);
+    if (v >= From(max) + From(1)) return To(max);
+    if (v <= From(min)) return To(min);
     return To(v);
   } else if constexpr (From(0.5) != From(0)) {  // a float to an integer
     const double d = double(v);
