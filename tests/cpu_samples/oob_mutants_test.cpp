@@ -63,6 +63,30 @@ const std::set<std::string> kStaysInBounds = {
     "scan.spn:68: v[(r * VEC + k - 1) + 1]",
     "scan.spn:68: v[(r * VEC + k) - 1]",
     "scan.spn:69: v[(r * VEC + VEC - 1) - 1]",
+    // The partial run at the end of a row (softmax, layernorm, row_norms):
+    // the column before its first is the previous run's, and the slots next
+    // to its columns are in the thread's local runs.
+    "softmax.spn:65: v[(r * VEC + k) + 1]",
+    "softmax.spn:65: v[(r * VEC + k) - 1]",
+    "softmax.spn:65: x[row, (j + k) - 1]",
+    "softmax.spn:88: v[(r * VEC + k) + 1]",
+    "softmax.spn:88: v[(r * VEC + k) - 1]",
+    "softmax.spn:88: y[row, (j + k) - 1]",
+    "layernorm.spn:71: v[(r * VEC + k) + 1]",
+    "layernorm.spn:71: v[(r * VEC + k) - 1]",
+    "layernorm.spn:71: x[row, (j + k) - 1]",
+    "layernorm.spn:101: v[(r * VEC + k) + 1]",
+    "layernorm.spn:101: v[(r * VEC + k) - 1]",
+    "layernorm.spn:101: w[(j + k) - 1]",
+    "layernorm.spn:101: b[(j + k) - 1]",
+    "layernorm.spn:101: y[row, (j + k) - 1]",
+    "row_norms.spn:69: x[r, (j + k) - 1]",
+    // row_norms' last whole runs use the first VEC of UNROLL * VEC slots,
+    // and with an odd N (777) the column after a whole run is in the row.
+    "row_norms.spn:62: x[r, (j + k) + 1]",
+    "row_norms.spn:62: xs[(k) + 1]",
+    "row_norms.spn:64: xs[(k) + 1]",
+    "row_norms.spn:65: xs[(k) + 1]",
     // A cache row is ROT / 2 cosines, then ROT / 2 sines; a head's pair
     // (xi, yi) = (r, ROT / 2 + r) are both inside the head (NEOX).
     "rotary_embedding.spn:96: cos_sin_cache[pos, (r) + 1]",

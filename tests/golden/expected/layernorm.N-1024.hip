@@ -37,8 +37,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
-template <typename A, typename B>
-__host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T, typename V>
 __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
 #pragma unroll
@@ -83,7 +81,7 @@ template <typename T>
 __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_sum_op<T>()); }
 // ==== Spindle prelude end ====
 
-// Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 512
+// Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 512, VEC = 4
 
 constexpr int64_t N = 1024;  // static dim
 
@@ -98,61 +96,115 @@ inline hipError_t launch_layernorm(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 42 "samples/layernorm.spn"
+#line 46 "samples/layernorm.spn"
 constexpr float EPS = 1e-05f;
+#line 52 "samples/layernorm.spn"
+constexpr int32_t RUNS = 1;  // const of the kernel's body
 
-#line 54 "samples/layernorm.spn"
+#line 59 "samples/layernorm.spn"
 __device__ __forceinline__ void layernorm_row_stats(
     const float* __restrict__ x, float* v, int32_t row, int32_t t, float& mean, float& rstd,
     uint64_t* __spn_reduce_scratch) {
   float s = 0.0f;
-  int64_t j;
+  int32_t j;
   #pragma unroll
-#line 58 "samples/layernorm.spn"
-  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
-    j = t + k * 512;
-    if (j < N) {
-      v[k] = x[row * N + j];
-      s += v[k];
+#line 63 "samples/layernorm.spn"
+  for (int32_t r = 0; r < RUNS; ++r) {
+    j = (r * 512 + t) * 4;
+    if (j + 4 <= N) {
+      #pragma unroll
+#line 66 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        v[r * 4 + k] = x[row * N + j + k];
+      }
+    } else {
+      #pragma unroll
+#line 69 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        if (j + k < N) {
+          v[r * 4 + k] = x[row * N + j + k];
+        }
+      }
+    }
+    #pragma unroll
+#line 72 "samples/layernorm.spn"
+    for (int32_t k = 0; k < 4; ++k) {
+      s += v[r * 4 + k];
     }
   }
-#line 63 "samples/layernorm.spn"
+#line 74 "samples/layernorm.spn"
   mean = __spn_block_sum(s, __spn_reduce_scratch) / float(N);
   float q = 0.0f;
   #pragma unroll
-#line 65 "samples/layernorm.spn"
-  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
-    j = t + k * 512;
-    if (j < N) {
-      float d = v[k] - mean;
-      q += d * d;
+#line 76 "samples/layernorm.spn"
+  for (int32_t r = 0; r < RUNS; ++r) {
+    j = (r * 512 + t) * 4;
+    #pragma unroll
+#line 78 "samples/layernorm.spn"
+    for (int32_t k = 0; k < 4; ++k) {
+      if (j + k < N) {
+        float d = v[r * 4 + k] - mean;
+        q += d * d;
+      }
     }
   }
-#line 70 "samples/layernorm.spn"
+#line 82 "samples/layernorm.spn"
   rstd = rsqrtf(__spn_block_sum(q, __spn_reduce_scratch) / float(N) + EPS);
 }
 
-#line 47 "samples/layernorm.spn"
+#line 51 "samples/layernorm.spn"
 extern "C" __global__ __launch_bounds__(512) void layernorm(
     const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y,
     int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 48 "samples/layernorm.spn"
+#line 53 "samples/layernorm.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  float v[__spn_cdiv(N, 512)];
-  __spn_fill(v, __spn_cdiv(N, 512), 0.0f);
-#line 51 "samples/layernorm.spn"
+  float v[(RUNS * 4)];
+  __spn_fill(v, (RUNS * 4), 0.0f);
+#line 56 "samples/layernorm.spn"
   float mean = 0.0f;
   float rstd = 0.0f;
-#line 72 "samples/layernorm.spn"
+#line 84 "samples/layernorm.spn"
   layernorm_row_stats(x, v, row, t, mean, rstd, __spn_reduce_scratch);
+  float ws[4];
+  __spn_fill(ws, 4, 0.0f);
+#line 86 "samples/layernorm.spn"
+  float bs[4];
+  __spn_fill(bs, 4, 0.0f);
   #pragma unroll
-#line 73 "samples/layernorm.spn"
-  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
-    int64_t j = t + k * 512;
-    if (j < N) {
-      y[row * N + j] = (v[k] - mean) * rstd * w[j] + b[j];
+#line 87 "samples/layernorm.spn"
+  for (int32_t r = 0; r < RUNS; ++r) {
+    int32_t j = (r * 512 + t) * 4;
+    if (j + 4 <= N) {
+      #pragma unroll
+#line 90 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        ws[k] = w[j + k];
+      }
+      #pragma unroll
+#line 92 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        bs[k] = b[j + k];
+      }
+      #pragma unroll
+#line 94 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        v[r * 4 + k] = (v[r * 4 + k] - mean) * rstd * ws[k] + bs[k];
+      }
+      #pragma unroll
+#line 96 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        y[row * N + j + k] = v[r * 4 + k];
+      }
+    } else {
+      #pragma unroll
+#line 99 "samples/layernorm.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        if (j + k < N) {
+          y[row * N + j + k] = (v[r * 4 + k] - mean) * rstd * w[j + k] + b[j + k];
+        }
+      }
     }
   }
 }

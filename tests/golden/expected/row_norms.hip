@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/row_norms.spn --kernel row_norms
 // kernel:          row_norms
 // specialization:  M dynamic, N dynamic
-// launch:          grid (cdiv(M, BLOCK // 64)), block (256), dynamic shared memory none
+// launch:          grid (cdiv(M, BLOCK // warp_size())), block (256), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[M, N], read-only
 //    1  float* __restrict__ amax                 tensor f32[M]
@@ -38,6 +38,11 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
+template <typename T, typename V>
+__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
+#pragma unroll
+  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   unsigned lane;
@@ -70,58 +75,89 @@ template <typename T>
 __device__ __forceinline__ T __spn_warp_sum(T v) { return __spn_warp_reduce(v, __spn_sum_op<T>()); }
 // ==== Spindle prelude end ====
 
-// Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, UNROLL = 4
+// Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, UNROLL = 4, VEC = 4
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void row_norms(const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N);
 inline hipError_t launch_row_norms(hipStream_t stream, const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N) {
   const dim3 block = dim3(256);
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(M, int64_t(256) / 64)));
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(M, 256 / __SPN_WARP_SIZE)));
   row_norms<<<grid, block, 0, stream>>>(x, amax, l2, M, N);
   return hipGetLastError();
 }
 #endif
 
-#line 36 "samples/row_norms.spn"
+#line 41 "samples/row_norms.spn"
 extern "C" __global__ __launch_bounds__(256) void row_norms(
     const float* __restrict__ x, float* __restrict__ amax, float* __restrict__ l2, int64_t M, int64_t N) {
-#line 37 "samples/row_norms.spn"
+#line 42 "samples/row_norms.spn"
   int32_t ws = __SPN_WARP_SIZE;
   int32_t lane = __spn_lane_id();
   int64_t r = int64_t(int(blockIdx.x)) * (256 / ws) + int(threadIdx.x) / ws;
   if (r < M) {
     float m = 0.0f;
     float ss = 0.0f;
-    int64_t j = int64_t(lane);
-    float v;
-#line 44 "samples/row_norms.spn"
-    while (j + (4 - 1) * ws < N) {
-      #pragma unroll
-#line 45 "samples/row_norms.spn"
-      for (int32_t u = 0; u < 4; ++u) {
-        v = x[r * N + j + u * ws];
-        m = fmaxf(m, fabsf(v));
-        ss += v * v;
-      }
+    float xs[(4 * 4)];
+    __spn_fill(xs, (4 * 4), 0.0f);
 #line 49 "samples/row_norms.spn"
-      j += 4 * ws;
+    int64_t step = int64_t(ws) * 4;
+    int64_t j = int64_t(lane) * 4;
+    while (j + (int64_t(4) - 1) * step + 4 <= N) {
+      #pragma unroll
+#line 52 "samples/row_norms.spn"
+      for (int32_t u = 0; u < 4; ++u) {
+        #pragma unroll
+#line 53 "samples/row_norms.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          xs[u * 4 + k] = x[r * N + j + u * step + k];
+        }
+      }
+      #pragma unroll
+#line 55 "samples/row_norms.spn"
+      for (int32_t i = 0; i < 4 * 4; ++i) {
+        m = fmaxf(m, fabsf(xs[i]));
+        ss += xs[i] * xs[i];
+      }
+#line 58 "samples/row_norms.spn"
+      j += 4 * step;
     }
-#line 50 "samples/row_norms.spn"
+#line 59 "samples/row_norms.spn"
     while (j < N) {
-      v = x[r * N + j];
-      m = fmaxf(m, fabsf(v));
-      ss += v * v;
-      j += ws;
+      if (j + 4 <= N) {
+        #pragma unroll
+#line 61 "samples/row_norms.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          xs[k] = x[r * N + j + k];
+        }
+        #pragma unroll
+#line 63 "samples/row_norms.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          m = fmaxf(m, fabsf(xs[k]));
+          ss += xs[k] * xs[k];
+        }
+      } else {
+        #pragma unroll
+#line 67 "samples/row_norms.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          if (j + k < N) {
+            float v = x[r * N + j + k];
+            m = fmaxf(m, fabsf(v));
+            ss += v * v;
+          }
+        }
+      }
+#line 72 "samples/row_norms.spn"
+      j += step;
     }
     int32_t off = ws / 2;
     while (off > 0) {
       m = fmaxf(m, __spn_shfl_xor(m, off));
       off = off / 2;
     }
-#line 60 "samples/row_norms.spn"
+#line 78 "samples/row_norms.spn"
     ss = __spn_warp_sum(ss);
-#line 62 "samples/row_norms.spn"
+#line 80 "samples/row_norms.spn"
     if (lane == 0) {
       amax[r] = m;
       l2[r] = sqrtf(ss);

@@ -35,8 +35,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
-template <typename A, typename B>
-__host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
 template <typename T, typename V>
 __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
@@ -85,7 +83,7 @@ template <typename T>
 __device__ T __spn_block_max(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_max_op<T>()); }
 // ==== Spindle prelude end ====
 
-// Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 512
+// Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 512, VEC = 4
 
 constexpr int64_t N = 1024;  // static dim
 
@@ -100,50 +98,86 @@ inline hipError_t launch_softmax(hipStream_t stream, const float* __restrict__ x
 }
 #endif
 
-#line 45 "samples/softmax.spn"
+#line 50 "samples/softmax.spn"
+constexpr int32_t RUNS = 1;  // const of the kernel's body
+
+#line 49 "samples/softmax.spn"
 extern "C" __global__ __launch_bounds__(512) void softmax(
     const float* __restrict__ x, float* __restrict__ y, int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 46 "samples/softmax.spn"
+#line 51 "samples/softmax.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  float v[__spn_cdiv(N, 512)];
-  __spn_fill(v, __spn_cdiv(N, 512), -__spn_inff());
+  float v[(RUNS * 4)];
+  __spn_fill(v, (RUNS * 4), -__spn_inff());
 
   // Read the row once, keeping the running maximum.
-#line 51 "samples/softmax.spn"
+#line 56 "samples/softmax.spn"
   float m = -__spn_inff();
-  int64_t j;
+  int32_t j;
   #pragma unroll
-#line 52 "samples/softmax.spn"
-  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
-    j = t + k * 512;
-    if (j < N) {
-      v[k] = x[row * N + j];
-      m = fmaxf(m, v[k]);
+#line 57 "samples/softmax.spn"
+  for (int32_t r = 0; r < RUNS; ++r) {
+    j = (r * 512 + t) * 4;
+    if (j + 4 <= N) {
+      #pragma unroll
+#line 60 "samples/softmax.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        v[r * 4 + k] = x[row * N + j + k];
+      }
+    } else {
+      #pragma unroll
+#line 63 "samples/softmax.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        if (j + k < N) {
+          v[r * 4 + k] = x[row * N + j + k];
+        }
+      }
+    }
+    #pragma unroll
+#line 66 "samples/softmax.spn"
+    for (int32_t k = 0; k < 4; ++k) {
+      m = fmaxf(m, v[r * 4 + k]);
     }
   }
-#line 57 "samples/softmax.spn"
+#line 68 "samples/softmax.spn"
   m = __spn_block_max(m, __spn_reduce_scratch);
 
-  // Exponentials in place, and their sum.
+  // Exponentials in place, and their sum; then normalize in place.
   float s = 0.0f;
   #pragma unroll
-#line 61 "samples/softmax.spn"
-  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
-    v[k] = expf(v[k] - m);
-    s += v[k];
+#line 72 "samples/softmax.spn"
+  for (int32_t i = 0; i < RUNS * 4; ++i) {
+    v[i] = expf(v[i] - m);
+    s += v[i];
   }
-#line 64 "samples/softmax.spn"
+#line 75 "samples/softmax.spn"
   float inv = 1.0f / __spn_block_sum(s, __spn_reduce_scratch);
-
-  // Normalize and store.
   #pragma unroll
-#line 67 "samples/softmax.spn"
-  for (int64_t k = 0; k < __spn_cdiv(N, 512); ++k) {
-    j = t + k * 512;
-    if (j < N) {
-      y[row * N + j] = v[k] * inv;
+#line 76 "samples/softmax.spn"
+  for (int32_t i = 0; i < RUNS * 4; ++i) {
+    v[i] *= inv;
+  }
+
+  // Store the runs.
+  #pragma unroll
+#line 80 "samples/softmax.spn"
+  for (int32_t r = 0; r < RUNS; ++r) {
+    j = (r * 512 + t) * 4;
+    if (j + 4 <= N) {
+      #pragma unroll
+#line 83 "samples/softmax.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        y[row * N + j + k] = v[r * 4 + k];
+      }
+    } else {
+      #pragma unroll
+#line 86 "samples/softmax.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        if (j + k < N) {
+          y[row * N + j + k] = v[r * 4 + k];
+        }
+      }
     }
   }
 }
