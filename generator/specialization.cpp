@@ -72,7 +72,7 @@ bool Specialization::operator==(const Specialization& other) const {
   return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
          unitStrideTensors == other.unitStrideTensors && alignedTensors == other.alignedTensors &&
          divisible == other.divisible && absentTensors == other.absentTensors && consts == other.consts &&
-         lineDirectives == other.lineDirectives && checked == other.checked;
+         lineDirectives == other.lineDirectives && checked == other.checked && index32 == other.index32;
 }
 
 int divisibilityGranularity(int64_t value) {
@@ -107,6 +107,7 @@ std::vector<std::string> specializationFlags(const Specialization& spec) {
   for (const auto& name : spec.absentTensors) add("--absent", name);
   if (!spec.lineDirectives) flags.push_back("--no-line-directives");
   if (spec.checked) flags.push_back("--checked");
+  if (spec.index32) flags.push_back("--index32");
   return flags;
 }
 
@@ -127,6 +128,10 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
   const std::string& flag = args[i];
   if (flag == "--no-line-directives") {
     spec.lineDirectives = false;
+    return true;
+  }
+  if (flag == "--index32") {
+    spec.index32 = true;
     return true;
   }
   if (flag == "--checked") {

@@ -180,6 +180,10 @@ CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
   }
   if ((s->weakType || compileTimeValuesInline_) && s->kind == SymbolKind::Const)
     return compileTimeLiteral(s->value, n.type != ScalarType::Invalid ? n.type : s->type);
+  // Dims are i64 values in the language; with 32-bit indices they are
+  // int32_t in the kernel, so a read as a value widens (`N * 2` must not
+  // wrap at 2^31). Element offsets read them directly (flatIndex).
+  if (s->kind == SymbolKind::DimSymbol && ctx_.index32) return {"int64_t(" + name(s) + ")", kPostfix};
   return {name(s), kPrimary};
 }
 
@@ -246,7 +250,82 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
     lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);
+  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && scalarBits(b.type) == 64) {
+    // 64-bit division is a long subroutine on GPUs. With 32-bit indices,
+    // operands made of dims, launch geometry and non-negative constants are
+    // known to fit 32 bits unsigned, where it is one short sequence.
+    // Constants on both sides are left to the compiler to fold.
+    auto l32 = indexBounds(*b.lhs), r32 = indexBounds(*b.rhs);
+    if (l32 && r32 && l32->first >= 0 && l32->second <= UINT32_MAX && r32->first >= 1 && r32->second <= UINT32_MAX &&
+        (l32->first != l32->second || r32->first != r32->second))
+      return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
+              kPostfix};
+  }
   return {l + " " + cppOperator(b.op) + " " + r, prec};
+}
+
+// `e` as a uint32_t, a dim by its int32_t name (not its widened value).
+std::string FunctionPrinter::unsigned32(const Expr& e) const {
+  const auto* n = e.as<NameExpr>();
+  if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return "uint32_t(" + name(n->symbol) + ")";
+  if (printsAsLiteral(e)) return value(e) + "u";
+  return "uint32_t(" + value(e) + ")";
+}
+
+// The range of an integer expression made of dims (below 2^31 with 32-bit
+// indices), launch geometry, literals and consts under + * // %, or nullopt
+// (a local, a parameter, anything else: their ranges are not tracked).
+std::optional<std::pair<int64_t, int64_t>> FunctionPrinter::indexBounds(const Expr& e) const {
+  constexpr int64_t kIndexMax = INT32_MAX, kLimit = int64_t(1) << 62;
+  using Bounds = std::pair<int64_t, int64_t>;
+  if (!isInteger(e.type)) return std::nullopt;
+  if (const auto* lit = e.as<IntLitExpr>()) {
+    if (lit->value > uint64_t(kLimit)) return std::nullopt;
+    return Bounds{int64_t(lit->value), int64_t(lit->value)};
+  }
+  if (const auto* n = e.as<NameExpr>(); n && n->symbol) {
+    // A static dim is a constant the compiler folds: left alone.
+    if (n->symbol->kind == SymbolKind::DimSymbol && ctx_.index32 && !ctx_.isStaticDim(n->symbol))
+      return Bounds{1, kIndexMax};
+    if (n->symbol->kind == SymbolKind::Const && !n->symbol->wave64Value && !n->symbol->value.isFloat)
+      return Bounds{n->symbol->value.i, n->symbol->value.i};
+    return std::nullopt;
+  }
+  if (const auto* c = e.as<CallExpr>(); c && !c->symbol) {
+    if (const BuiltinInfo* b = findBuiltin(c->callee)) {
+      if (b->category == BuiltinCategory::Geometry || b->id == BuiltinId::LaneId || b->id == BuiltinId::WarpSize)
+        return Bounds{0, kIndexMax};
+      if (b->category == BuiltinCategory::DimQuery && ctx_.index32) return Bounds{1, kIndexMax};
+      if (!scalarFromName(c->callee)) return std::nullopt;
+    }
+    // A cast to an integer at least as wide as its value's type keeps it.
+    if (c->args.size() == 1 && isInteger(c->args[0]->type) && scalarBits(c->type) >= scalarBits(c->args[0]->type))
+      return indexBounds(*c->args[0]);
+    return std::nullopt;
+  }
+  const auto* b = e.as<BinaryExpr>();
+  if (!b) return std::nullopt;
+  auto l = indexBounds(*b->lhs), r = indexBounds(*b->rhs);
+  if (!l || !r || l->first < 0 || r->first < 0) return std::nullopt;  // non-negative operands only
+  Bounds out;
+  switch (b->op) {
+    case BinaryOp::Add: out = {l->first + r->first, l->second + r->second}; break;
+    case BinaryOp::Mul:
+      if (l->second && r->second > kLimit / l->second) return std::nullopt;
+      out = {l->first * r->first, l->second * r->second};
+      break;
+    case BinaryOp::FloorDiv:
+      if (r->first < 1) return std::nullopt;
+      out = {l->first / r->second, l->second / r->first};
+      break;
+    case BinaryOp::Mod:
+      if (r->first < 1) return std::nullopt;
+      out = {0, std::min(l->second, r->second - 1)};
+      break;
+    default: return std::nullopt;
+  }
+  if (out.second > kLimit) return std::nullopt;
+  return out;
 }
 
 CppExpr FunctionPrinter::call(const CallExpr& c) const {
@@ -426,7 +505,9 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       int64_t axis = 0;
       if (auto* lit = c.args[1]->as<IntLitExpr>()) axis = static_cast<int64_t>(lit->value);
       else if (auto* n = c.args[1]->as<NameExpr>(); n && n->symbol) axis = n->symbol->value.i;
-      return dimExpr(tensor, static_cast<size_t>(axis));
+      CppExpr d = dimExpr(tensor, static_cast<size_t>(axis));
+      if (ctx_.index32 && d.prec == kPrimary) return {"int64_t(" + d.text + ")", kPostfix};  // as nameExpr
+      return d;
     }
     case BuiltinCategory::BitCount: {
       // The vendors' intrinsics take unsigned 32- or 64-bit values; the
@@ -506,6 +587,7 @@ CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {
 // for a strided tensor, i * x_stride0 + j * x_stride1, and i * x_stride0 + j
 // when its inner stride is 1 (a run's elements are then visibly adjacent).
 std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const {
+  if (ctx_.index32 && !ctx_.checked) return flatIndex32(base, indices);
   if (base.strided) {
     std::string text;
     for (size_t axis = 0; axis < indices.size(); ++axis) {
@@ -532,6 +614,37 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
     acc = {product + " + " + value(*indices[axis], kAdditive), kAdditive};
   }
   return acc.text;
+}
+
+// The same address with 32-bit indices (Specialization::index32): every
+// tensor's extent is below 2^31, so the offset of an element in bounds and
+// every partial sum of it fit an int32_t; each 64-bit index is narrowed
+// (`int32_t(j + k)`: the device compiler then keeps its arithmetic in 32
+// bits too) and dims and strides are int32_t already. Checked builds keep
+// the 64-bit form, whose bounds check sees the whole index.
+std::string FunctionPrinter::flatIndex32(const Symbol& base, const std::vector<ExprPtr>& indices) const {
+  auto index = [&](size_t axis, int prec) -> std::string {
+    const Expr& e = *indices[axis];
+    if (scalarBits(computeType(e.type)) < 64 || e.kind == ExprKind::IntLit) return value(e, prec);
+    return "int32_t(" + value(e) + ")";
+  };
+  auto dim = [&](size_t axis) -> std::string {
+    CppExpr d = dimExpr(base, axis);
+    return d.prec == kPrimary ? d.text : "int32_t(" + d.text + ")";  // a dim expression reads the dims widened
+  };
+  if (base.strided) {
+    std::string text;
+    for (size_t axis = 0; axis < indices.size(); ++axis) {
+      if (axis) text += " + ";
+      if (base.unitInnerStride && axis + 1 == indices.size()) text += index(axis, axis ? kAdditive : 0);
+      else text += index(axis, kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
+    }
+    return text;
+  }
+  std::string acc = index(0, indices.size() > 1 ? kMultiplicative : 0);
+  for (size_t axis = 1; axis < indices.size(); ++axis)
+    acc = (axis > 1 ? "(" + acc + ")" : acc) + " * " + dim(axis) + " + " + index(axis, kAdditive);
+  return acc;
 }
 
 // A checked build's element (docs/language.md 5.12). The prelude's

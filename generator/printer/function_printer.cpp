@@ -246,9 +246,9 @@ void FunctionPrinter::declareKernelParams() {
       for (int axis : strideAxes(*p)) {
         std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
         strides_[{p, axis}] = sn;
-        kernelParams_.push_back({"int64_t " + sn, sn,
+        kernelParams_.push_back({ctx_.indexType() + (" " + sn), sn,
                                  fmt::format("stride of {} along axis {}, in elements", p->name, axis),
-                                 AbiArg{AbiArgKind::Stride, p->paramIndex, axis, "", ScalarType::I64, sn}});
+                                 AbiArg{AbiArgKind::Stride, p->paramIndex, axis, "", ctx_.indexScalarType(), sn}});
       }
     } else {
       kernelParams_.push_back({cppType(p->type) + " " + n, n, "scalar " + std::string(scalarName(p->type)),
@@ -258,8 +258,8 @@ void FunctionPrinter::declareKernelParams() {
   for (Symbol* d : fn_.dimSymbols) {
     if (ctx_.isStaticDim(d)) continue;
     const std::string& n = names_.declare(d);
-    kernelParams_.push_back(
-        {"int64_t " + n, n, "dynamic dim " + d->name, AbiArg{AbiArgKind::Dim, -1, -1, d->name, ScalarType::I64, n}});
+    kernelParams_.push_back({ctx_.indexType() + (" " + n), n, "dynamic dim " + d->name,
+                             AbiArg{AbiArgKind::Dim, -1, -1, d->name, ctx_.indexScalarType(), n}});
   }
 }
 
@@ -278,10 +278,10 @@ std::vector<std::string> FunctionPrinter::declareFunctionParams() {
     for (int axis = 0; axis < static_cast<int>(p->shape.size()); ++axis) {
       std::string sn = names_.fresh(fmt::format("{}_stride{}", n, axis));
       strides_[{p, axis}] = sn;
-      params.push_back("int64_t " + sn);
+      params.push_back(ctx_.indexType() + (" " + sn));
     }
   }
-  for (Symbol* d : fn_.dimParams) params.push_back("int64_t " + names_.declare(d));
+  for (Symbol* d : fn_.dimParams) params.push_back(ctx_.indexType() + (" " + names_.declare(d)));
   return params;
 }
 
@@ -386,12 +386,12 @@ void FunctionPrinter::printDeviceFunction() {
       case CaptureMode::Stride: {
         std::string sn = names_.fresh(fmt::format("{}_stride{}", name(s), cap.axis));
         strides_[{s, cap.axis}] = sn;
-        params.push_back("int64_t " + sn);
+        params.push_back(ctx_.indexType() + (" " + sn));
         break;
       }
       case CaptureMode::Value: params.push_back(cppType(s->type) + " " + names_.declare(s)); break;
       case CaptureMode::Reference: params.push_back(cppType(s->type) + "& " + names_.declare(s)); break;
-      case CaptureMode::Dim: params.push_back("int64_t " + names_.declare(s)); break;
+      case CaptureMode::Dim: params.push_back(ctx_.indexType() + (" " + names_.declare(s))); break;
     }
   }
   if (fn_.capturesBlockScratch) {

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../passes/comment_placement.h"
@@ -40,6 +42,11 @@ struct PrintContext {
   const KernelPrintPlan& plan;                                // the driver's decisions
   std::map<const FunctionScope*, TupleResult> tupleResults;   // tuple-returning defs and closures
   bool checked = false;                                       // a checked build: every element access is bounds-checked
+  bool index32 = false;  // dims and strides int32_t, element offsets in 32 bits (Specialization::index32)
+
+  // The C++ type of dims and strides in this specialization.
+  const char* indexType() const { return index32 ? "int32_t" : "int64_t"; }
+  ScalarType indexScalarType() const { return index32 ? ScalarType::I32 : ScalarType::I64; }
 
   bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims.count(s->name) > 0; }
 };
@@ -161,6 +168,9 @@ class FunctionPrinter {
   // expr(), except that an element is printed for `access`.
   CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
+  std::string flatIndex32(const Symbol& base, const std::vector<ExprPtr>& indices) const;
+  std::optional<std::pair<int64_t, int64_t>> indexBounds(const Expr& e) const;
+  std::string unsigned32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
   std::string loadValue(const CppExpr& e, ScalarType t, int minPrec) const;

@@ -92,7 +92,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    {},
                    plan,
                    {},
-                   spec.checked};
+                   spec.checked,
+                   spec.index32};
   // clang-format on
 
   // File-scope names: consts, static dims, functions. Static dims come
@@ -165,7 +166,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
     if (it == spec.staticDims.end()) continue;
     if (!anyStatic && !weakConsts.empty()) globals.blank();
     anyStatic = true;
-    globals.linef("constexpr int64_t {} = {};  // static dim", ctx.globals.declare(d), it->second);
+    globals.linef("constexpr {} {} = {};  // static dim", ctx.indexType(), ctx.globals.declare(d), it->second);
   }
   // Functions: the kernel and module defs keep their names; a closure is
   // named after its parent (softmax_row_stats), nested ones after the chain.
@@ -219,6 +220,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   for (const auto& name : spec.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
   for (const auto& [name, g] : spec.divisible) specParts.push_back(fmt::format("{} % {} == 0", name, g));
   for (const auto& name : spec.absentTensors) specParts.push_back(fmt::format("{} absent", name));
+  if (spec.index32) specParts.push_back("32-bit indices (dims, strides, extents < 2^31)");
   std::string paramLines;
   std::vector<AbiArg> abi;
   std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;

@@ -342,6 +342,22 @@ void checkDimExpressions(const KernelPlan& plan, const Arg* args, const Binding&
   }
 }
 
+// The largest dim, stride or extent of a launch served by 32-bit indices.
+constexpr int64_t kMaxIndex32 = INT32_MAX;
+
+// Whether every element offset of this view, and each of its strides, fits
+// in an int32_t: its extent (largest offset + 1) is at most 2^31 - 1.
+bool fitsIndex32(const Arg& a, int rank, int64_t elements) {
+  if (!a.hasStrides) return elements <= kMaxIndex32;
+  int64_t extent = 1;
+  for (int ax = 0; ax < rank; ++ax) {
+    const int64_t stride = a.strides[ax] < 0 ? -a.strides[ax] : a.strides[ax];
+    if (stride > kMaxIndex32 || a.shape[ax] > kMaxIndex32) return false;
+    extent += (a.shape[ax] - 1) * stride;  // each term below 2^62: no overflow
+    if (extent > kMaxIndex32) return false;
+  }
+  return true;
+}
 }  // namespace
 
 // Generated kernels take tensors as __restrict__ pointers (docs/language.md):
@@ -403,6 +419,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   out.unitStride = 0;
   out.alignedTensors = 0;
   out.absentTensors = 0;
+  out.index32 = plan.index32;
   for (size_t i = 0; i < plan.typeParams.size(); ++i) out.types[i] = ScalarType::Invalid;
 
   for (size_t pi = 0; pi < plan.params.size(); ++pi) {
@@ -486,6 +503,7 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
     else if (p.strided && pi < 64 && hasUnitInnerStride(a, p.rank)) out.unitStride |= uint64_t(1) << pi;
     if (p.accessedInRuns && pi < 64 && reinterpret_cast<uintptr_t>(a.data) % kVectorAlignment == 0)
       out.alignedTensors |= uint64_t(1) << pi;
+    if (out.index32 && !fitsIndex32(a, p.rank, elements)) out.index32 = false;
 
     // Layout: a non-strided parameter needs a row-major contiguous view.
     if (a.hasStrides && !p.strided) {
@@ -517,6 +535,8 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
       throw Error(fmt::format("{}: dim symbol {} is not bound by any argument's shape{}", k, plan.dimSymbols[d],
                               out.absentTensors ? " (absent tensors bind nothing)" : ""));
 
+  for (size_t d = 0; d < plan.dimSymbols.size(); ++d)
+    if (out.dims[d] > kMaxIndex32) out.index32 = false;
   if (!plan.dimExpressions.empty()) checkDimExpressions(plan, args, out);
   // Memory last: the sizes it reasons about are checked by now.
   checkNoOverlap(plan, args);
@@ -545,6 +565,7 @@ void makeSpecKey(const KernelPlan& plan, Binding& b) {
     }
   }
   if (plan.anyOptional) putKeyWord(b.key, int64_t(b.absentTensors));
+  putKeyWord(b.key, b.index32 ? 1 : 0);
 }
 
 int granularityOf(const KernelPlan& plan, const Binding& b, const std::string& name) {

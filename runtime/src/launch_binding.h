@@ -26,9 +26,9 @@ inline constexpr int kMaxLaunchScalars = 8;  // integer scalars @grid and @block
 // about the rest, which is always correct.
 inline constexpr int kDivisibilityCodesPerWord = 21;
 inline constexpr int kMaxDivisibilitySlots = 4 * kDivisibilityCodesPerWord;
-// Contiguity, unit inner stride, alignment and absence bits, then the
-// granularity codes.
-inline constexpr int kLayoutKeyWords = 4 + kMaxDivisibilitySlots / kDivisibilityCodesPerWord;
+// Contiguity, unit inner stride, alignment and absence bits, the granularity
+// codes, and the 32-bit index bit.
+inline constexpr int kLayoutKeyWords = 5 + kMaxDivisibilitySlots / kDivisibilityCodesPerWord;
 inline constexpr int kMaxKeyWords = 29 + kLayoutKeyWords;  // 29 static dim values and bound dtypes
 // Tensors whose address is a multiple of this many bytes get the aligned
 // specialization: the widest vector access of either vendor.
@@ -92,6 +92,9 @@ struct KernelPlan {
   std::vector<DimExpression> dimExpressions;
   // Parameters (indices) of the integer scalars @grid and @block use.
   std::vector<int> launchScalars;
+  // Whether launches that fit get 32-bit indices (RuntimeOptions::index32,
+  // which the runtime copies here).
+  bool index32 = true;
 
   // Error when `extraStatic` names an unknown dim symbol or the kernel is
   // beyond the fixed limits above.
@@ -126,6 +129,9 @@ struct Binding {
   uint8_t granularity[kMaxDivisibilitySlots] = {};
   // Bit i: optional tensor parameter i was passed as spindle::none().
   uint64_t absentTensors = 0;
+  // Every dim, stride and tensor extent of the launch is below 2^31 (and the
+  // plan allows it): the 32-bit index specialization serves it.
+  bool index32 = false;
   // The values of plan.launchScalars, in order, as int64.
   int64_t launchScalars[kMaxLaunchScalars];
   SpecKey key;

@@ -143,6 +143,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
     else if (envIs("SPINDLE_CHECKED", "0")) im.opts.checked = false;
     else im.opts.checked = be.kind() == BackendKind::Cpu;
   }
+  if (envIs("SPINDLE_INDEX32", "0")) im.opts.index32 = false;
 
   // 2. Device and target.
   int count = be.deviceCount(&why);
@@ -378,6 +379,7 @@ struct Kernel::State {
       if (b.absentTensors & (uint64_t(1) << p)) spec.absentTensors.insert(plan.params[p].name);
     spec.lineDirectives = rt().opts.lineDirectives;
     spec.checked = *rt().opts.checked;
+    spec.index32 = b.index32;
     return spec;
   }
 
@@ -473,6 +475,7 @@ Kernel Module::kernel(const std::string& name, const KernelOptions& options) con
   s->consts = options.consts;
   s->info = info;
   s->plan = rt::KernelPlan::make(*info, options.staticDims);
+  s->plan.index32 = state_->rt->opts.index32;
   return Kernel(std::move(s));
 }
 
@@ -610,6 +613,7 @@ CompileReport Kernel::compile(const Specialization& spec) const {
   for (const auto& name : spec.absentTensors)
     b.absentTensors |= uint64_t(1) << paramIndex(
                            name, [](const rt::ParamPlan& p) { return p.optional; }, "optional tensor parameter");
+  b.index32 = spec.index32;
   rt::makeSpecKey(plan, b);
   std::lock_guard<std::mutex> lock(s.mu);
   return s.get(b.key, s.specialization(b), /*load=*/false).report;

@@ -120,8 +120,8 @@ TEST_F(CliTest, GenWritesTheGoldenAndRejectsBadRequests) {
   EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --no-line-directives"), 0);
   // Layout flags name what the kernel can use: tensors indexed in runs, their row dims.
   EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned x --aligned y"), 0);
-  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned a"), 1);       // no such tensor
-  EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --aligned x"), 1);  // x has no runs
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned a"), 1);    // no such tensor
+  EXPECT_EQ(runSpindle("gen '" + samples + "matmul.spn' --static K=64 --aligned A"), 1);  // A has no runs
   EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible N"), 0);
   EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible M"), 1);                 // not a row dim
   EXPECT_EQ(runSpindle("run '" + samples + "scale_strided.spn' --dims M=64,N=64 --aligned x"), 1);  // run decides

@@ -48,6 +48,8 @@ inline std::string suffixFor(const std::vector<std::string>& flags) {
       suffix += ".nolines";
     } else if (flags[i] == "--checked") {
       suffix += ".checked";
+    } else if (flags[i] == "--index32") {
+      suffix += ".index32";
     } else if (i + 1 < flags.size()) {
       // --aligned and --divisible name a tensor or dim, as --contiguous does:
       // tell them apart.

@@ -177,13 +177,15 @@ TEST(GoldenFiles, EveryPreludePartIsCompiledSomewhere) {
 
 // The whole file a user reads for a softmax (the README's example) stays
 // short: the prelude carries only what it uses (docs/language.md 10.1).
-TEST(GoldenFiles, SoftmaxFileIsUnder150Lines) {
+// 150 lines for the kernel that read scalar columns; 190 since it reads runs
+// of 4 (a whole-run path and a checked tail for the loads and the stores).
+TEST(GoldenFiles, SoftmaxFileIsUnder190Lines) {
   const fs::path root = SPINDLE_SOURCE_DIR;
   auto module = spindle::CompiledModule::load((root / "samples/softmax.spn").string());
   spindle::Specialization spec;
   spec.staticDims["N"] = 4096;
   std::string source = module->generate("softmax", spec).source;
-  EXPECT_LT(std::count(source.begin(), source.end(), '\n'), 150) << source;
+  EXPECT_LT(std::count(source.begin(), source.end(), '\n'), 190) << source;
 }
 
 // Every golden on disk belongs to a case: a renamed kernel must not leave a

@@ -211,6 +211,7 @@ TEST(Runtime, CompileFromArgumentsFollowsTheirLayout) {
   Specialization spec;
   spec.alignedTensors = {"x", "y"};
   spec.divisible = {{"N", 16}};
+  spec.index32 = true;  // the launches fit 32-bit indices
   EXPECT_EQ(k.compile(spec).keyHex, aligned.keyHex);
   spec.divisible = {{"N", 8}};
   EXPECT_EQ(k.compile(spec).keyHex, eights.keyHex);
@@ -260,6 +261,7 @@ TEST(Runtime, CompileFromArgumentsFindsUnitInnerStride) {
   Specialization spec;
   spec.unitStrideTensors = {"x"};
   spec.alignedTensors = {"x", "y"};
+  spec.index32 = true;  // the launches fit 32-bit indices
   spec.divisible = {{"D", 16}, {"x.stride0", 8}};
   EXPECT_EQ(k.compile(spec).keyHex, padded.keyHex);
   spec.unitStrideTensors = {"y"};

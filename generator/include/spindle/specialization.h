@@ -87,6 +87,15 @@ struct Specialization {
   // they are compiled out. `--checked`; the runtime's RuntimeOptions::checked
   // or SPINDLE_CHECKED=1.
   bool checked = false;
+  // 32-bit index arithmetic (`--index32`): every dim and stride of the launch
+  // and every tensor's extent (its largest element offset + 1) is below
+  // 2^31, so dims and strides are int32_t in the kernel and element offsets
+  // are computed in 32 bits from indices narrowed to int32_t (an index of an
+  // access in bounds fits; one out of bounds is undefined either way). The
+  // kernel's own 64-bit arithmetic stays 64-bit: a dim read as a value is
+  // `int64_t(N)`. The runtime picks it at every launch whose arguments allow
+  // it (RuntimeOptions::index32) and checks that at launch, like alignment.
+  bool index32 = false;
 
   bool operator==(const Specialization& other) const;
   bool operator!=(const Specialization& other) const { return !(*this == other); }
@@ -109,7 +118,8 @@ std::string dimDivisibleName(const std::string& tensor, int axis);
 
 // The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --const C=V,
 // --contiguous X, --unit-stride X, --aligned X, --divisible N (granularity
-// 16) or N=G (any other), --absent X, --no-line-directives, in that order and
+// 16) or N=G (any other), --absent X, --no-line-directives, --checked,
+// --index32, in that order and
 // each kind sorted by name (a float const's value always has a '.' or an
 // exponent, so it reads back as a float). parseSpecializationFlag reads them
 // back to an equal Specialization.

@@ -109,6 +109,11 @@ struct RuntimeOptions {
   // (1 or 0) if set, else on for the cpu target and off on GPUs. Checked
   // binaries have keys of their own.
   std::optional<bool> checked;
+  // 32-bit index arithmetic (Specialization::index32) for every launch whose
+  // dims, strides and tensor extents are all below 2^31, the common case;
+  // larger launches get the 64-bit form. False, or SPINDLE_INDEX32=0: always
+  // 64-bit. Part of the key (a launch's bit is checked like its alignment).
+  bool index32 = true;
   // AMD: compile with -munsafe-fp-atomics (SPINDLE_UNSAFE_FP_ATOMICS=1 too),
   // so f32 atomic_add and f16 (gfx90a, gfx94x) / bf16 (gfx94x) atomic_add on
   // global memory use the hardware's float atomics instead of a

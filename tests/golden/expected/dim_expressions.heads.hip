@@ -87,19 +87,19 @@ inline hipError_t launch_heads(hipStream_t stream, const float* __restrict__ x, 
 }
 #endif
 
-#line 22 "tests/golden/kernels/dim_expressions.spn"
+#line 24 "tests/golden/kernels/dim_expressions.spn"
 extern "C" __global__ __launch_bounds__(64) void heads(
     const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, int64_t C, int64_t NH) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 23 "tests/golden/kernels/dim_expressions.spn"
+#line 25 "tests/golden/kernels/dim_expressions.spn"
   int32_t h = int(blockIdx.x);
   float s = 0.0f;
   const int32_t i_step = int(blockDim.x);
-#line 25 "tests/golden/kernels/dim_expressions.spn"
+#line 27 "tests/golden/kernels/dim_expressions.spn"
   for (int64_t i = int(threadIdx.x); i < C / NH; i += i_step) {
     s += x[h * (C / NH) + i] * w[i * NH + h];
   }
-#line 27 "tests/golden/kernels/dim_expressions.spn"
+#line 29 "tests/golden/kernels/dim_expressions.spn"
   float t = __spn_block_sum(s, __spn_reduce_scratch);
   if (int(threadIdx.x) == 0) {
     out[h] = t;

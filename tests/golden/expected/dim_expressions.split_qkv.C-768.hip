@@ -43,15 +43,15 @@ inline hipError_t launch_split_qkv(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 11 "tests/golden/kernels/dim_expressions.spn"
+#line 13 "tests/golden/kernels/dim_expressions.spn"
 extern "C" __global__ __launch_bounds__(256) void split_qkv(
     const float* __restrict__ qkv, float* __restrict__ q, float* __restrict__ k, float* __restrict__ v, int64_t B,
     int64_t T) {
-#line 12 "tests/golden/kernels/dim_expressions.spn"
+#line 14 "tests/golden/kernels/dim_expressions.spn"
   int64_t b = int(blockIdx.x) / T;
   int64_t t = int(blockIdx.x) % T;
   const int32_t c_step = int(blockDim.x);
-#line 14 "tests/golden/kernels/dim_expressions.spn"
+#line 16 "tests/golden/kernels/dim_expressions.spn"
   for (int64_t c = int(threadIdx.x); c < C; c += c_step) {
     q[(b * T + t) * C + c] = qkv[(b * T + t) * (3 * C) + c];
     k[(b * T + t) * C + c] = qkv[(b * T + t) * (3 * C) + C + c];

@@ -47,10 +47,10 @@ inline hipError_t launch_tiled_matmul(hipStream_t stream, const float* __restric
 }
 #endif
 
-#line 20 "tests/golden/kernels/static_dims.spn"
+#line 21 "tests/golden/kernels/static_dims.spn"
 extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N) {
-#line 21 "tests/golden/kernels/static_dims.spn"
+#line 22 "tests/golden/kernels/static_dims.spn"
   __shared__ float a_tile[16 * 16];
   __shared__ float b_tile[16 * 16];
   int32_t tx = int(threadIdx.x);
@@ -59,7 +59,7 @@ extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
   int64_t col = int64_t(int(blockIdx.x)) * 16 + tx;
   float acc = 0.0f;
   #pragma unroll
-#line 28 "tests/golden/kernels/static_dims.spn"
+#line 29 "tests/golden/kernels/static_dims.spn"
   for (int64_t kt = 0; kt < K / 16; ++kt) {
     int64_t k0 = kt * 16;
     a_tile[ty * 16 + tx] = row < M ? A[row * K + k0 + tx] : 0.0f;
@@ -68,10 +68,10 @@ extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
     for (int32_t kk = 0; kk < 16; ++kk) {
       acc += a_tile[ty * 16 + kk] * b_tile[kk * 16 + tx];
     }
-#line 35 "tests/golden/kernels/static_dims.spn"
+#line 36 "tests/golden/kernels/static_dims.spn"
     __syncthreads();
   }
-#line 36 "tests/golden/kernels/static_dims.spn"
+#line 37 "tests/golden/kernels/static_dims.spn"
   if (row < M && col < N) {
     C[row * N + col] = acc;
   }

@@ -74,7 +74,7 @@ inline hipError_t launch_scale_rows(hipStream_t stream, const __spn_bf16* __rest
 }
 #endif
 
-#line 24 "tests/golden/kernels/strided_rows.spn"
+#line 25 "tests/golden/kernels/strided_rows.spn"
 extern "C" __global__ __launch_bounds__(128) void scale_rows(
     const __spn_bf16* __restrict__ x, int64_t x_stride0, const __spn_bf16* __restrict__ w, __spn_bf16* __restrict__ y,
     int64_t M, int64_t D) {
@@ -83,36 +83,36 @@ extern "C" __global__ __launch_bounds__(128) void scale_rows(
   y = __spn_assume_aligned<16>(y);  // 16-byte aligned at launch
   __builtin_assume(D % 16 == 0);  // a multiple of 16 at launch
   __builtin_assume(x_stride0 % 8 == 0);  // a multiple of 8 at launch
-#line 25 "tests/golden/kernels/strided_rows.spn"
+#line 26 "tests/golden/kernels/strided_rows.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 xs[8];
   __spn_fill(xs, 8, __spn_bf16(0.0f));
-#line 27 "tests/golden/kernels/strided_rows.spn"
+#line 28 "tests/golden/kernels/strided_rows.spn"
   __spn_bf16 ws[8];
   __spn_fill(ws, 8, __spn_bf16(0.0f));
-#line 28 "tests/golden/kernels/strided_rows.spn"
+#line 29 "tests/golden/kernels/strided_rows.spn"
   const int32_t j_step = int(blockDim.x) * 8;
-#line 28 "tests/golden/kernels/strided_rows.spn"
+#line 29 "tests/golden/kernels/strided_rows.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < D; j += j_step) {
     if (j + 8 <= D) {
       #pragma unroll
-#line 30 "tests/golden/kernels/strided_rows.spn"
+#line 31 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
         xs[k] = x[row * x_stride0 + j + k];
       }
       #pragma unroll
-#line 32 "tests/golden/kernels/strided_rows.spn"
+#line 33 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
         ws[k] = w[j + k];
       }
       #pragma unroll
-#line 34 "tests/golden/kernels/strided_rows.spn"
+#line 35 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
         y[row * D + j + k] = __spn_bf16(float(xs[k]) * float(ws[k]));
       }
     } else {
       #pragma unroll
-#line 37 "tests/golden/kernels/strided_rows.spn"
+#line 38 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
         if (j + k < D) {
           y[row * D + j + k] = __spn_bf16(float(x[row * x_stride0 + j + k]) * float(w[j + k]));

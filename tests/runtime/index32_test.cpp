@@ -1,0 +1,162 @@
+// 32-bit index arithmetic (Specialization::index32, docs/language.md 9.4):
+// which launches get it (every dim, stride and tensor extent below 2^31),
+// that its kernels compute what the 64-bit form computes, and that the
+// 64-bit form stays correct past 2^31 elements. By value on the cpu target,
+// unchecked (checked builds keep 64-bit offsets for their bounds checks).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spindle/runtime.hpp"
+#include "test_util.h"
+
+namespace spindle::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Rows gathered through a loaded index, a strided view, a dim expression
+// and the kernel's own 64-bit arithmetic on dims (N * 3 past 2^31 must not
+// wrap even when N is int32_t in the kernel).
+const char* kGather = R"(
+@grid(cdiv(B * C, 64))
+@block(64)
+kernel gather(table: f32[V, C], ids: i32[B], w: f32[B, 2 * C] strided, out: f32[B, C], big: i64[B]):
+    i = i64(block_id()) * 64 + thread_id()
+    if i < B * C:
+        b = i // C
+        c = i % C
+        out[b, c] = table[ids[b], c] * w[b, C + c]
+        if c == 0:
+            big[b] = C * 3000000000 + dim(w, 1) * 1000000000 + b
+)";
+
+struct GatherRun {
+  std::vector<float> out;
+  std::vector<int64_t> big;
+  std::string source;
+};
+
+GatherRun runGather(bool index32, int64_t V, int64_t C, int64_t B, int64_t pitch, const std::vector<float>& table,
+                    const std::vector<int32_t>& ids, const std::vector<float>& w) {
+  RuntimeOptions o = cpuOptions("cpu");
+  o.index32 = index32;
+  Runtime rt(o);
+  Module m = rt.loadModuleFromString("gather.spn", kGather);
+  Kernel k = m.kernel("gather");
+  DeviceBuffer dt = rt.allocate(table.size() * 4), di = rt.allocate(ids.size() * 4), dw = rt.allocate(w.size() * 4),
+               dout = rt.allocate(size_t(B * C) * 4), dbig = rt.allocate(size_t(B) * 8);
+  rt.copyToDevice(dt, table.data(), table.size() * 4);
+  rt.copyToDevice(di, ids.data(), ids.size() * 4);
+  rt.copyToDevice(dw, w.data(), w.size() * 4);
+  const std::initializer_list<Arg> args = {
+      tensor(dt.data(), ScalarType::F32, {V, C}), tensor(di.data(), ScalarType::I32, {B}),
+      tensor(dw.data(), ScalarType::F32, {B, 2 * C}, {pitch, 1}), tensor(dout.data(), ScalarType::F32, {B, C}),
+      tensor(dbig.data(), ScalarType::I64, {B})};
+  GatherRun r;
+  r.source = k.compileFor(args).source;
+  k.launch(nullptr, args);
+  r.out.resize(size_t(B * C));
+  r.big.resize(size_t(B));
+  rt.copyToHost(r.out.data(), dout, r.out.size() * 4);
+  rt.copyToHost(r.big.data(), dbig, r.big.size() * 8);
+  return r;
+}
+
+TEST(Index32, KernelsComputeWhatThe64BitFormComputes) {
+  std::mt19937 rng(std::random_device{}());
+  const int64_t V = 37, C = 45, B = 29, pitch = 2 * C + 7;
+  std::uniform_real_distribution<float> value(-2, 2);
+  std::uniform_int_distribution<int32_t> id(0, int32_t(V - 1));
+  std::vector<float> table(size_t(V * C)), w(size_t(B * pitch));
+  std::vector<int32_t> ids(static_cast<size_t>(B));
+  for (auto& x : table) x = value(rng);
+  for (auto& x : w) x = value(rng);
+  for (auto& x : ids) x = id(rng);
+
+  const GatherRun narrow = runGather(true, V, C, B, pitch, table, ids, w);
+  const GatherRun wide = runGather(false, V, C, B, pitch, table, ids, w);
+  EXPECT_THAT(narrow.source, HasSubstr("--index32"));
+  EXPECT_THAT(narrow.source, HasSubstr("int32_t C,"));
+  EXPECT_THAT(narrow.source, HasSubstr("int32_t w_stride0"));
+  EXPECT_THAT(wide.source, Not(HasSubstr("int32_t C,")));
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t c = 0; c < C; ++c) {
+      const float want = table[size_t(ids[size_t(b)] * C + c)] * w[size_t(b * pitch + C + c)];
+      ASSERT_EQ(narrow.out[size_t(b * C + c)], want) << "row " << b << " column " << c;
+      ASSERT_EQ(wide.out[size_t(b * C + c)], want) << "row " << b << " column " << c;
+    }
+    const int64_t big = C * 3000000000 + 2 * C * 1000000000 + b;  // past 2^31: 64-bit arithmetic
+    EXPECT_EQ(narrow.big[size_t(b)], big) << "row " << b;
+    EXPECT_EQ(wide.big[size_t(b)], big) << "row " << b;
+  }
+}
+
+// A byte tensor of N elements whose last four are read: at N = 2^31 - 1 the
+// launch fits 32 bits, at 2^31 it takes the 64-bit form; both must read the
+// right bytes. Only the pages at the end are touched (a reservation, not
+// 2 GiB of memory).
+TEST(Index32, TheBoundaryTakesTheRightForm) {
+  const int64_t kSize = (int64_t(1) << 31) + 4096;
+  void* reserved =
+      ::mmap(nullptr, size_t(kSize), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(reserved, MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(reserved);
+  Runtime rt(cpuOptions("cpu"));
+  Module m = rt.loadModuleFromString("tail.spn", R"(
+@grid(1)
+@block(4)
+kernel tail(x: u8[N], out: u8[4]):
+    t = thread_id()
+    out[t] = x[N - 1 - t]
+)");
+  Kernel k = m.kernel("tail");
+  DeviceBuffer dout = rt.allocate(4);
+  for (int64_t n : {(int64_t(1) << 31) - 1, int64_t(1) << 31}) {
+    for (int64_t i = 1; i <= 4; ++i) bytes[n - i] = uint8_t((n + i) & 0xff);
+    const std::initializer_list<Arg> args = {tensor(bytes, ScalarType::U8, {n}),
+                                             tensor(dout.data(), ScalarType::U8, {4})};
+    const std::string source = k.compileFor(args).source;
+    if (n < (int64_t(1) << 31)) EXPECT_THAT(source, HasSubstr("int32_t N)")) << "N = " << n;
+    else EXPECT_THAT(source, HasSubstr("int64_t N)")) << "N = " << n;
+    k.launch(nullptr, args);
+    uint8_t out[4] = {};
+    rt.copyToHost(out, dout, 4);
+    for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(out[t], uint8_t((n + t + 1) & 0xff)) << "N = " << n << ", thread " << t;
+  }
+  ::munmap(reserved, size_t(kSize));
+}
+
+// A view's extent (largest offset + 1) and each of its strides decide, not
+// its element count: four elements spread over 2^31 do not fit. Binding
+// only; no memory is touched.
+TEST(Index32, AViewsExtentDecides) {
+  Runtime rt(cpuOptions("cpu"));
+  Module m = rt.loadModuleFromString("corners.spn", R"(
+@grid(1)
+@block(1)
+kernel corners(x: f32[M, N] strided, y: f32[4]):
+    y[0] = x[M - 1, N - 1]
+)");
+  Kernel k = m.kernel("corners");
+  static float dummy[4], out[4];
+  auto sourceFor = [&](int64_t stride0, int64_t stride1) {
+    return k.compileFor({tensor(dummy, ScalarType::F32, {2, 2}, {stride0, stride1}), tensor(out, ScalarType::F32, {4})})
+        .source;
+  };
+  const int64_t kMax = INT32_MAX;
+  EXPECT_THAT(sourceFor(kMax - 2, 1), HasSubstr("int32_t x_stride0"));  // extent 2^31 - 1
+  EXPECT_THAT(sourceFor(kMax - 1, 1), HasSubstr("int64_t x_stride0"));  // extent 2^31
+  EXPECT_THAT(sourceFor(1, kMax - 2), HasSubstr("int32_t x_stride0"));  // the last axis counts as much
+  EXPECT_THAT(sourceFor(1, kMax - 1), HasSubstr("int64_t x_stride0"));
+  EXPECT_THAT(sourceFor(-(kMax - 2), 1), HasSubstr("int32_t x_stride0"));  // a negative stride by its size
+}
+
+}  // namespace
+}  // namespace spindle::test
