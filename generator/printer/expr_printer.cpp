@@ -618,16 +618,15 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
 
 // The same address with 32-bit indices (Specialization::index32): every
 // tensor's extent is below 2^31, so the offset of an element in bounds and
-// every partial sum of it fit an int32_t; each 64-bit index is narrowed
-// (`int32_t(j + k)`: the device compiler then keeps its arithmetic in 32
-// bits too) and dims and strides are int32_t already. Checked builds keep
-// the 64-bit form, whose bounds check sees the whole index.
+// every partial sum of it fit an int32_t. Dims and strides are int32_t, so
+// `row * N` of an i32 row is a 32-bit product; an i64 index keeps its own
+// arithmetic (`row * N + j`, j an i64 loop variable, is a 64-bit sum). Not
+// narrowing it is deliberate: nvcc proves the alignment of a run
+// `x[row * N + j + k]` (and merges it into one 16-byte access) from a
+// 64-bit j, and only 8 bytes' worth from int32_t(j) + k. Checked builds
+// keep the 64-bit form, whose bounds check sees the whole index.
 std::string FunctionPrinter::flatIndex32(const Symbol& base, const std::vector<ExprPtr>& indices) const {
-  auto index = [&](size_t axis, int prec) -> std::string {
-    const Expr& e = *indices[axis];
-    if (scalarBits(computeType(e.type)) < 64 || e.kind == ExprKind::IntLit) return value(e, prec);
-    return "int32_t(" + value(e) + ")";
-  };
+  auto index = [&](size_t axis, int prec) { return value(*indices[axis], prec); };
   auto dim = [&](size_t axis) -> std::string {
     CppExpr d = dimExpr(base, axis);
     return d.prec == kPrimary ? d.text : "int32_t(" + d.text + ")";  // a dim expression reads the dims widened

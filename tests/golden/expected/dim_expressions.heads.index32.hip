@@ -97,7 +97,7 @@ extern "C" __global__ __launch_bounds__(64) void heads(
   const int32_t i_step = int(blockDim.x);
 #line 27 "tests/golden/kernels/dim_expressions.spn"
   for (int64_t i = int(threadIdx.x); i < int64_t(uint32_t(C) / uint32_t(NH)); i += i_step) {
-    s += x[int32_t(h * int64_t(uint32_t(C) / uint32_t(NH)) + i)] * w[int32_t(i) * NH + h];
+    s += x[h * int64_t(uint32_t(C) / uint32_t(NH)) + i] * w[i * NH + h];
   }
 #line 29 "tests/golden/kernels/dim_expressions.spn"
   float t = __spn_block_sum(s, __spn_reduce_scratch);

@@ -52,8 +52,8 @@ extern "C" __global__ __launch_bounds__(256) void split_qkv(
   const int32_t c_step = int(blockDim.x);
 #line 16 "tests/golden/kernels/dim_expressions.spn"
   for (int64_t c = int(threadIdx.x); c < int64_t(C); c += c_step) {
-    q[(int32_t(b) * T + int32_t(t)) * C + int32_t(c)] = qkv[(int32_t(b) * T + int32_t(t)) * int32_t(3 * int64_t(C)) + int32_t(c)];
-    k[(int32_t(b) * T + int32_t(t)) * C + int32_t(c)] = qkv[(int32_t(b) * T + int32_t(t)) * int32_t(3 * int64_t(C)) + int32_t(int64_t(C) + c)];
-    v[(int32_t(b) * T + int32_t(t)) * C + int32_t(c)] = qkv[(int32_t(b) * T + int32_t(t)) * int32_t(3 * int64_t(C)) + int32_t(2 * int64_t(C) + c)];
+    q[(b * T + t) * C + c] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + c];
+    k[(b * T + t) * C + c] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + int64_t(C) + c];
+    v[(b * T + t) * C + c] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + 2 * int64_t(C) + c];
   }
 }

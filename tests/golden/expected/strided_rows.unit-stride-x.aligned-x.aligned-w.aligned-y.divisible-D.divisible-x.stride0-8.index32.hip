@@ -98,24 +98,24 @@ extern "C" __global__ __launch_bounds__(128) void scale_rows(
       #pragma unroll
 #line 31 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
-        xs[k] = x[row * x_stride0 + int32_t(j + k)];
+        xs[k] = x[row * x_stride0 + j + k];
       }
       #pragma unroll
 #line 33 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
-        ws[k] = w[int32_t(j + k)];
+        ws[k] = w[j + k];
       }
       #pragma unroll
 #line 35 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
-        y[row * D + int32_t(j + k)] = __spn_bf16(float(xs[k]) * float(ws[k]));
+        y[row * D + j + k] = __spn_bf16(float(xs[k]) * float(ws[k]));
       }
     } else {
       #pragma unroll
 #line 38 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {
         if (j + k < int64_t(D)) {
-          y[row * D + int32_t(j + k)] = __spn_bf16(float(x[row * x_stride0 + int32_t(j + k)]) * float(w[int32_t(j + k)]));
+          y[row * D + j + k] = __spn_bf16(float(x[row * x_stride0 + j + k]) * float(w[j + k]));
         }
       }
     }
