@@ -15,8 +15,10 @@ made by the first load().
 
 from __future__ import annotations
 
+import glob
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Optional
@@ -40,6 +42,7 @@ __all__ = [
     "default_runtime",
     "load",
     "loads",
+    "nvrtc_from_wheels",
 ]
 
 __version__ = "0.2.0"
@@ -127,6 +130,58 @@ class Module:
         return f"<spindle module {self.path!r}: {', '.join(self.kernel_names())}>"
 
 
+def nvrtc_from_wheels(paths=None) -> Optional[tuple[str, Optional[str]]]:
+    """nvrtc and the CUDA headers from pip's NVIDIA wheels, or None.
+
+    Looks in each of `paths` (default: sys.path) for `nvidia/*/lib/libnvrtc.so*`
+    (nvidia-cuda-nvrtc-cu12 installs nvidia/cuda_nvrtc/lib, the CUDA 13 wheels
+    nvidia/cu13/lib) and for an `nvidia/*/include` holding cuda_fp16.h
+    (nvidia-cuda-runtime). Returns (library, include directory or None), the
+    newest library of the first directory that has one.
+    """
+    for base in sys.path if paths is None else paths:
+        nv = os.path.join(os.fspath(base), "nvidia")
+        if not os.path.isdir(nv):
+            continue
+        libs = glob.glob(os.path.join(nv, "*", "lib", "libnvrtc.so*"))
+        if not libs:
+            continue
+
+        def version(path):
+            tail = os.path.basename(path)[len("libnvrtc.so") :].lstrip(".")
+            return [int(p) for p in tail.split(".") if p.isdigit()]
+
+        lib = max(libs, key=version)
+        includes = sorted(glob.glob(os.path.join(nv, "*", "include", "cuda_fp16.h")))
+        # Prefer the headers next to the library (CUDA 13: one nvidia/cu13 tree).
+        same = [i for i in includes if os.path.dirname(os.path.dirname(i)) == os.path.dirname(os.path.dirname(lib))]
+        include = (same or includes or [None])[0]
+        return lib, os.path.dirname(include) if include else None
+    return None
+
+
+def _system_nvrtc() -> bool:
+    """Whether the runtime's own search finds nvrtc (docs/runtime.md)."""
+    if any(os.environ.get(v) for v in ("SPINDLE_NVRTC", "CUDA_HOME", "CUDA_PATH")):
+        return True
+    if glob.glob("/usr/local/cuda/lib64/libnvrtc.so*"):
+        return True
+    import ctypes.util
+
+    return ctypes.util.find_library("nvrtc") is not None
+
+
+def _use_nvrtc_wheels(backend: str) -> None:
+    # Only where the runtime's own search would come up empty.
+    if backend not in ("auto", "cuda", "") or _system_nvrtc():
+        return
+    found = nvrtc_from_wheels()
+    if found:
+        os.environ["SPINDLE_NVRTC"] = found[0]
+        if found[1] and not os.environ.get("SPINDLE_CUDA_INCLUDE"):
+            os.environ["SPINDLE_CUDA_INCLUDE"] = found[1]
+
+
 class Runtime:
     """One backend and device (spindle::Runtime): compiles, caches, launches.
 
@@ -146,6 +201,7 @@ class Runtime:
     ):
         if backend == "cpu" and not target:
             target = "cpu"
+        _use_nvrtc_wheels(backend)
         self._native = _spindle.Runtime(backend, target, device, cache_dir, disk_cache, checked)
 
     def load(self, path: str | os.PathLike) -> Module:

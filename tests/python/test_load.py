@@ -1,4 +1,7 @@
 # Loading modules, kernel objects, diagnostics: no GPU, no compiler.
+import os
+import pathlib
+
 import pytest
 
 import spindle
@@ -82,3 +85,49 @@ def test_import_initializes_no_gpu_runtime():
         check=True,
     ).stdout
     assert "libcuda" not in maps and "libnvrtc" not in maps and "libamdhip" not in maps
+
+
+def test_nvrtc_from_wheels(tmp_path):
+    def touch(rel):
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("")
+        return str(p)
+
+    assert spindle.nvrtc_from_wheels([tmp_path]) is None
+    # nvidia-cuda-nvrtc-cu12 and nvidia-cuda-runtime-cu12.
+    touch("site/nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.4")
+    lib = touch("site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+    inc = touch("site/nvidia/cuda_runtime/include/cuda_fp16.h")
+    touch("site/nvidia/cuda_nvrtc/include/nvrtc.h")
+    assert spindle.nvrtc_from_wheels([tmp_path / "none", tmp_path / "site"]) == (lib, str(pathlib.Path(inc).parent))
+    # CUDA 13 wheels: one nvidia/cu13 tree, preferred to older headers.
+    lib13 = touch("site13/nvidia/cu13/lib/libnvrtc.so.13")
+    inc13 = touch("site13/nvidia/cu13/include/cuda_fp16.h")
+    touch("site13/nvidia/cuda_runtime/include/cuda_fp16.h")
+    assert spindle.nvrtc_from_wheels([tmp_path / "site13"]) == (lib13, str(pathlib.Path(inc13).parent))
+    # nvrtc without the runtime wheel's headers.
+    only = touch("bare/nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+    assert spindle.nvrtc_from_wheels([tmp_path / "bare"]) == (only, None)
+
+
+def test_nvrtc_wheels_are_used_only_where_nothing_else_is(tmp_path, monkeypatch):
+    import sys
+
+    lib = tmp_path / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+    lib.parent.mkdir(parents=True)
+    lib.write_text("")
+    for v in ("SPINDLE_NVRTC", "SPINDLE_CUDA_INCLUDE", "CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path)
+    monkeypatch.setattr(spindle, "_system_nvrtc", lambda: False)  # as on a machine with no toolkit
+    spindle._use_nvrtc_wheels("cpu")
+    assert "SPINDLE_NVRTC" not in os.environ
+    spindle._use_nvrtc_wheels("auto")
+    assert os.environ["SPINDLE_NVRTC"] == str(lib)
+    assert "SPINDLE_CUDA_INCLUDE" not in os.environ
+    monkeypatch.undo()
+    monkeypatch.setenv("SPINDLE_NVRTC", "/elsewhere/libnvrtc.so")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path)
+    spindle._use_nvrtc_wheels("cuda")  # SPINDLE_NVRTC wins
+    assert os.environ["SPINDLE_NVRTC"] == "/elsewhere/libnvrtc.so"
