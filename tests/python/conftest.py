@@ -39,3 +39,14 @@ def hip_compile_only(cache_dir):
 @pytest.fixture
 def rng():
     return np.random.default_rng(int(os.environ.get("SPINDLE_TEST_SEED", "1234")))
+
+
+@pytest.fixture(scope="session")
+def cuda_compile_only(cache_dir):
+    """nvrtc for sm_90 with no GPU: compile-only (skipped without nvrtc)."""
+    rt = spindle.Runtime(backend="cuda", target="sm_90", cache_dir=cache_dir)
+    try:
+        rt.load(SAMPLES / "axpy.spn").axpy.specialize(dtypes={"T": "f32"}).compile()
+    except spindle.Error as e:
+        pytest.skip(f"no nvrtc: {e}")
+    return rt

@@ -209,3 +209,38 @@ def test_the_gil_is_released_while_compiling(cpu_fresh):
 @pytest.fixture
 def cpu_fresh(tmp_path):
     return spindle.Runtime(backend="cpu", cache_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "sample, flags, static, dtypes",
+    [
+        ("axpy", ["--dtype", "T=f32"], {}, {"T": "f32"}),
+        ("axpy", ["--dtype", "T=bf16"], {}, {"T": "bf16"}),
+        ("softmax", ["--static", "N=1024"], {"N": 1024}, {}),
+    ],
+)
+def test_keys_are_the_cli_keys(cuda_compile_only, tmp_path, sample, flags, static, dtypes):
+    # The same specialization from Python and from the C++ CLI (`spindle
+    # compile`, whose path ctest passes) is the same disk-cache key: the
+    # same binary.
+    import os
+    import re
+    import subprocess
+
+    cli = os.environ.get("SPINDLE_CLI")
+    if not cli:
+        pytest.skip("SPINDLE_CLI not set (ctest sets it)")
+    path = str(SAMPLES / f"{sample}.spn")
+    out = subprocess.run(
+        [cli, "compile", path, "--kernel", sample, *flags, "--target", "sm_90"],
+        env={**os.environ, "SPINDLE_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    cli_key = re.search(r"^key: ([0-9a-f]{64})$", out, re.M)[1]
+    k = getattr(cuda_compile_only.load(path), sample).specialize(static=static, dtypes=dtypes)
+    report = k.compile()
+    assert report["key"] == cli_key
+    assert report["target"] == "sm_90" and report["binary_bytes"] > 0
+    assert report["source"] == k.source()
