@@ -44,14 +44,17 @@ def test_axpy(gpu, gen, dtype, n):
     want = (2.5 * x.float() + y.float()).to(dtype)
     kernel(gpu, "axpy")(x, y, 2.5)
     torch.cuda.synchronize()
-    torch.testing.assert_close(y, want, rtol=0 if dtype != torch.float32 else 1e-6, atol=1e-6)
+    # f32 math, one rounding on the store; nvrtc may fuse the multiply-add,
+    # which moves a value next to a rounding tie by one ulp of the dtype.
+    tol = {torch.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
+    torch.testing.assert_close(y, want, rtol=tol, atol=tol)
 
 
 def test_softmax_layernorm_transpose_matmul(gpu, gen):
     x = randn(64, 1000, gen=gen)
     y = torch.empty_like(x)
     kernel(gpu, "softmax")(x, y)
-    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
     w, b = randn(1000, gen=gen), randn(1000, gen=gen)
     kernel(gpu, "layernorm")(x, w, b, y)
     torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (1000,), w, b, eps=1e-5), rtol=1e-4, atol=1e-4)
