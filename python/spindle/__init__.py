@@ -21,7 +21,7 @@ import re
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Iterable, Optional
 
 from . import _spindle
 from ._spindle import CompileError, Error, Kernel, LaunchError
@@ -87,7 +87,7 @@ def parse_diagnostics(text: str) -> list[Diagnostic]:
     return out
 
 
-CompileError.diagnostics = property(
+CompileError.diagnostics = property(  # type: ignore[method-assign,assignment]
     lambda self: parse_diagnostics(str(self)),
     doc="The diagnostics (file, line, column, severity, message, code), parsed from the message.",
 )
@@ -123,14 +123,14 @@ class Module:
             )
         return self.kernel(name)
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return list(super().__dir__()) + self.kernel_names()
 
     def __repr__(self) -> str:
         return f"<spindle module {self.path!r}: {', '.join(self.kernel_names())}>"
 
 
-def nvrtc_from_wheels(paths=None) -> Optional[tuple[str, Optional[str]]]:
+def nvrtc_from_wheels(paths: Optional[Iterable[str | os.PathLike[str]]] = None) -> Optional[tuple[str, Optional[str]]]:
     """nvrtc and the CUDA headers from pip's NVIDIA wheels, or None.
 
     Looks in each of `paths` (default: sys.path) for `nvidia/*/lib/libnvrtc.so*`
@@ -147,7 +147,7 @@ def nvrtc_from_wheels(paths=None) -> Optional[tuple[str, Optional[str]]]:
         if not libs:
             continue
 
-        def version(path):
+        def version(path: str) -> list[int]:
             tail = os.path.basename(path)[len("libnvrtc.so") :].lstrip(".")
             return [int(p) for p in tail.split(".") if p.isdigit()]
 
@@ -155,8 +155,8 @@ def nvrtc_from_wheels(paths=None) -> Optional[tuple[str, Optional[str]]]:
         includes = sorted(glob.glob(os.path.join(nv, "*", "include", "cuda_fp16.h")))
         # Prefer the headers next to the library (CUDA 13: one nvidia/cu13 tree).
         same = [i for i in includes if os.path.dirname(os.path.dirname(i)) == os.path.dirname(os.path.dirname(lib))]
-        include = (same or includes or [None])[0]
-        return lib, os.path.dirname(include) if include else None
+        headers = same or includes
+        return lib, os.path.dirname(headers[0]) if headers else None
     return None
 
 
@@ -204,7 +204,7 @@ class Runtime:
         _use_nvrtc_wheels(backend)
         self._native = _spindle.Runtime(backend, target, device, cache_dir, disk_cache, checked)
 
-    def load(self, path: str | os.PathLike) -> Module:
+    def load(self, path: str | os.PathLike[str]) -> Module:
         """Load a .spn file; CompileError (with .diagnostics) when it has errors."""
         try:
             return Module(self._native._load(os.fspath(path)), self)
@@ -220,13 +220,13 @@ class Runtime:
         except Error as e:
             raise _module_error(str(e)) from None
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, float]:
         return self._native.stats()
 
     def reset_stats(self) -> None:
         self._native.reset_stats()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._native, name)
@@ -241,7 +241,7 @@ def _module_error(message: str) -> Error:
     return CompileError(message) if " has errors:" in message else Error(message)
 
 
-_default: dict[tuple, Runtime] = {}
+_default: dict[tuple[str, str, int], Runtime] = {}
 _default_lock = threading.Lock()
 
 
@@ -255,7 +255,7 @@ def default_runtime(backend: str = "auto", target: str = "", device: int = 0) ->
         return rt
 
 
-def load(path: str | os.PathLike, *, backend: str = "auto", target: str = "", device: int = 0) -> Module:
+def load(path: str | os.PathLike[str], *, backend: str = "auto", target: str = "", device: int = 0) -> Module:
     """Load a .spn file with the default runtime for backend/target/device."""
     return default_runtime(backend, target, device).load(path)
 
