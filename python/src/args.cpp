@@ -10,12 +10,14 @@ namespace spindle::py {
 namespace {
 
 // torch, found once it has been imported by the caller (never imported here:
-// importing spindle must stay cheap and initialize no GPU runtime).
+// importing spindle must stay cheap and initialize no GPU runtime). Strong
+// references that are never released: a static's destructor runs after the
+// interpreter is gone, when dropping a Python reference would crash.
 struct Torch {
   bool ready = false;
   PyObject* tensorType = nullptr;
-  nb::object dtypes;     // dict: torch.dtype -> spindle dtype name
-  nb::object rawStream;  // torch._C._cuda_getCurrentRawStream
+  PyObject* dtypes = nullptr;     // dict: torch.dtype -> int(ScalarType)
+  PyObject* rawStream = nullptr;  // torch._C._cuda_getCurrentRawStream, or null
 };
 Torch& torchState() {
   static Torch t;
@@ -23,8 +25,7 @@ Torch& torchState() {
   PyObject* mod = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");
   if (!mod) return t;
   nb::module_ torch = nb::borrow<nb::module_>(mod);
-  t.tensorType = torch.attr("Tensor").ptr();
-  Py_INCREF(t.tensorType);
+  t.tensorType = nb::object(torch.attr("Tensor")).release().ptr();
   nb::dict d;
   const std::pair<const char*, const char*> names[] = {{"float32", "f32"},       {"float64", "f64"},
                                                        {"float16", "f16"},       {"bfloat16", "bf16"},
@@ -35,10 +36,11 @@ Torch& torchState() {
                                                        {"bool", "bool"},         {"float8_e4m3fn", "f8e4m3"},
                                                        {"float8_e5m2", "f8e5m2"}};
   for (const auto& [torchName, spindleName] : names)
-    if (nb::hasattr(torch, torchName)) d[torch.attr(torchName)] = spindleName;
-  t.dtypes = d;
+    if (nb::hasattr(torch, torchName)) d[torch.attr(torchName)] = int(*scalarFromName(spindleName));
+  t.dtypes = d.release().ptr();
   nb::object c = torch.attr("_C");
-  if (nb::hasattr(c, "_cuda_getCurrentRawStream")) t.rawStream = c.attr("_cuda_getCurrentRawStream");
+  if (nb::hasattr(c, "_cuda_getCurrentRawStream"))
+    t.rawStream = nb::object(c.attr("_cuda_getCurrentRawStream")).release().ptr();
   t.ready = true;
   return t;
 }
@@ -122,10 +124,10 @@ void checkFixedType(const KernelInfo& k, const KernelParamInfo& p, ScalarType go
 bool torchTensor(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, BoundArgs& out) {
   Torch& t = torchState();
   if (!t.ready || !PyObject_TypeCheck(h.ptr(), (PyTypeObject*)t.tensorType)) return false;
-  nb::object name = nb::steal(PyDict_GetItem(t.dtypes.ptr(), h.attr("dtype").ptr()));
-  if (!name.is_valid()) fail(k, p, fmt::format("unsupported torch dtype {}", pyStr(h.attr("dtype"))));
-  Py_INCREF(name.ptr());  // PyDict_GetItem borrows
-  ScalarType dtype = *scalarFromName(nb::cast<std::string>(name));
+  nb::object torchDtype = h.attr("dtype");
+  PyObject* code = PyDict_GetItem(t.dtypes, torchDtype.ptr());  // borrowed
+  if (!code) fail(k, p, fmt::format("unsupported torch dtype {}", pyStr(torchDtype)));
+  auto dtype = ScalarType(PyLong_AsLong(code));
   int device = nb::cast<int>(h.attr("get_device")());
   checkDevice(k, p, w, device < 0 ? 1 : (w.backend == BackendKind::Hip ? 10 : 2), device < 0 ? 0 : device);
   if (device >= 0 && out.torchCudaDevice < 0) out.torchCudaDevice = device;
@@ -376,8 +378,8 @@ void* streamHandle(nb::handle stream, int torchCudaDevice) {
   if (stream.is_none()) {
     if (torchCudaDevice < 0) return nullptr;
     Torch& t = torchState();
-    if (!t.rawStream.is_valid()) return nullptr;
-    return reinterpret_cast<void*>(nb::cast<uintptr_t>(t.rawStream(torchCudaDevice)));
+    if (!t.rawStream) return nullptr;
+    return reinterpret_cast<void*>(nb::cast<uintptr_t>(nb::handle(t.rawStream)(torchCudaDevice)));
   }
   if (PyLong_Check(stream.ptr())) return reinterpret_cast<void*>(nb::cast<uintptr_t>(stream));
   if (nb::hasattr(stream, "__cuda_stream__")) {

@@ -256,6 +256,9 @@ NB_MODULE(_spindle, m) {
   using namespace spindle;
   using namespace spindle::py;
   m.doc() = "The Spindle runtime (C++), for the spindle package.";
+  // A script that dies of an exception keeps kernels alive in its traceback
+  // until the interpreter is gone, and nanobind would report them as leaks.
+  nb::set_leak_warnings(false);
 
   nb::exception<Error> error(m, "Error");
   nb::exception<CompileFailure>(m, "CompileError", error);
