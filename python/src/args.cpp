@@ -145,13 +145,59 @@ bool torchTensor(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarg
   return true;
 }
 
+// The array interfaces (NumPy's __array_interface__, Numba's and CuPy's
+// __cuda_array_interface__, version 2 or later): for arrays that speak
+// neither DLPack nor the buffer protocol. `device` is the DLPack device type
+// they mean (1 host, 2 CUDA); a CUDA array is taken to be on the runtime's
+// device (the interface does not say which).
+bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, Arg& out) {
+  int device = 0;
+  nb::object iface;
+  if (nb::hasattr(h, "__cuda_array_interface__")) {
+    iface = h.attr("__cuda_array_interface__");
+    device = w.backend == BackendKind::Hip ? 10 : 2;
+  } else if (nb::hasattr(h, "__array_interface__")) {
+    iface = h.attr("__array_interface__");
+    device = 1;
+  } else {
+    return false;
+  }
+  nb::dict d = nb::borrow<nb::dict>(iface);
+  std::string typestr = nb::cast<std::string>(d["typestr"]);
+  static const std::map<std::string, ScalarType> types = {
+      {"<f2", ScalarType::F16}, {"<f4", ScalarType::F32}, {"<f8", ScalarType::F64}, {"|i1", ScalarType::I8},
+      {"<i2", ScalarType::I16}, {"<i4", ScalarType::I32}, {"<i8", ScalarType::I64}, {"|u1", ScalarType::U8},
+      {"<u2", ScalarType::U16}, {"<u4", ScalarType::U32}, {"<u8", ScalarType::U64}, {"|b1", ScalarType::Bool}};
+  auto t = types.find(typestr);
+  if (t == types.end()) fail(k, p, fmt::format("unsupported array typestr '{}'", typestr));
+  checkDevice(k, p, w, device, w.device);
+  nb::tuple shape = nb::borrow<nb::tuple>(d["shape"]);
+  size_t rank = shape.size();
+  if (rank > size_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", rank, kMaxRank));
+  int64_t sh[kMaxRank], st[kMaxRank];
+  for (size_t i = 0; i < rank; ++i) sh[i] = nb::cast<int64_t>(shape[i]);
+  bool strided = d.contains("strides") && !d["strides"].is_none();
+  int64_t bytes = int64_t(scalarBytes(t->second));
+  for (size_t i = 0; i < rank && strided; ++i) {
+    int64_t b = nb::cast<int64_t>(nb::borrow<nb::tuple>(d["strides"])[i]);
+    if (b % bytes) fail(k, p, fmt::format("stride {} of {} bytes is not a whole number of elements", i, b));
+    st[i] = b / bytes;
+  }
+  auto ptr = reinterpret_cast<const void*>(nb::cast<uintptr_t>(nb::borrow<nb::tuple>(d["data"])[0]));
+  out = tensor(ptr, t->second, sh, int(rank), strided ? st : nullptr);
+  return true;
+}
+
 Arg arrayArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, BoundArgs& out) {
   nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(h, a, /*convert=*/false))
+  if (!nb::try_cast(h, a, /*convert=*/false)) {
+    Arg viaInterface;
+    if (interfaceArg(k, p, w, h, viaInterface)) return viaInterface;
     fail(k, p,
-         fmt::format("expected a tensor (an array with DLPack or the buffer protocol: NumPy, torch, CuPy, JAX), got "
-                     "{}",
+         fmt::format("expected a tensor (an array with DLPack, the buffer protocol, __cuda_array_interface__ or "
+                     "__array_interface__: torch, CuPy, JAX, NumPy), got {}",
                      typeName(h)));
+  }
   ScalarType dtype = dtypeFromDlpack(a.dtype());
   if (dtype == ScalarType::Invalid)
     fail(k, p,

@@ -244,3 +244,44 @@ def test_keys_are_the_cli_keys(cuda_compile_only, tmp_path, sample, flags, stati
     assert report["key"] == cli_key
     assert report["target"] == "sm_90" and report["binary_bytes"] > 0
     assert report["source"] == k.source()
+
+
+class Interface:
+    """An array known only by an array interface (no DLPack, no buffer)."""
+
+    def __init__(self, name, **iface):
+        setattr(self, name, {"version": 3, "strides": None, **iface})
+
+
+def test_array_interface_on_the_cpu_target(cpu, rng):
+    x = rng.standard_normal(300).astype(np.float32)
+    y = rng.standard_normal(300).astype(np.float32)
+    want = np.float32(0.5) * x + y
+
+    def wrap(a):
+        return Interface("__array_interface__", **a.__array_interface__)
+
+    cpu.load(SAMPLES / "axpy.spn").axpy(wrap(x), wrap(y), 0.5)
+    np.testing.assert_array_equal(y, want)
+    base = rng.standard_normal((20, 30)).astype(np.float32)
+    out = np.empty((30, 20), np.float32)
+    cpu.load(SAMPLES / "scale_strided.spn").scale_strided(wrap(base.T), wrap(out), 2.0)  # byte strides
+    np.testing.assert_array_equal(out, 2 * base.T)
+    with pytest.raises(spindle.ArgumentError, match=r"parameter 'x' \(T\[N\]\): a GPU array for the cpu target"):
+        cuda = Interface("__cuda_array_interface__", shape=(300,), typestr="<f4", data=(1 << 24, False))
+        cpu.load(SAMPLES / "axpy.spn").axpy(cuda, wrap(y), 1.0)
+    with pytest.raises(spindle.ArgumentError, match=r"parameter 'x' \(T\[N\]\): unsupported array typestr '>f4'"):
+        cpu.load(SAMPLES / "axpy.spn").axpy(Interface("__array_interface__", shape=(4,), typestr=">f4", data=(1 << 24, False)), wrap(y), 1.0)
+
+
+def test_cuda_array_interface_compiles_without_a_gpu(cuda_compile_only):
+    # Pointers are checked (alignment, overlap), never read: no device needed.
+    def cuda(addr, n=4096):
+        return Interface("__cuda_array_interface__", shape=(n,), typestr="<f2", data=(addr, False))
+
+    k = cuda_compile_only.load(SAMPLES / "axpy.spn").axpy
+    report = k.compile_for(cuda(1 << 24), cuda(1 << 25), 1.0)
+    assert "T = f16, x 16-byte aligned, y 16-byte aligned" in report["source"]
+    assert k.compile_for(cuda(1 << 26, 100), cuda(1 << 27, 100), 3.0)["key"] == report["key"]  # N is dynamic
+    with pytest.raises(spindle.LaunchError, match="overlap in memory"):
+        k.compile_for(cuda(1 << 24), cuda((1 << 24) + 64), 1.0)
