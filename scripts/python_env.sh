@@ -9,7 +9,7 @@
 # with a filled wheelhouse this runs offline. Prints the venv's python.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-venv=${1:-$root/build/pyenv}
+venv=$(realpath -m "${1:-$root/build/pyenv}")
 wheels=${SPINDLE_WHEELHOUSE:-$root/.whl}
 reqs=$root/python/requirements-build.txt
 python=${PYTHON:-python3}
