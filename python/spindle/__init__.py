@@ -121,7 +121,10 @@ class Module:
             raise AttributeError(
                 f"module '{self.path}' has no kernel '{name}' (it has: {', '.join(self.kernel_names()) or 'none'})"
             )
-        return self.kernel(name)
+        # Kept on the instance: the next `mod.name` is a plain attribute
+        # lookup, not a call into the extension (launch overhead).
+        k = self.__dict__[name] = self.kernel(name)
+        return k
 
     def __dir__(self) -> list[str]:
         return list(super().__dir__()) + self.kernel_names()
