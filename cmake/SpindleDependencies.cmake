@@ -2,6 +2,15 @@
 # out. Nothing here downloads anything.
 
 find_package(fmt REQUIRED)  # libfmt-dev: all text formatting
+# The generator and the runtime use fmt header-only in the Python wheel
+# (SKBUILD): Debian's libfmt-dev has no static library, and the extension
+# must not need libfmt.so at import.
+option(SPINDLE_FMT_HEADER_ONLY "Use fmt header-only in the generator and the runtime" OFF)
+if(SKBUILD OR SPINDLE_FMT_HEADER_ONLY)
+  set(SPINDLE_FMT_TARGET fmt::fmt-header-only)
+else()
+  set(SPINDLE_FMT_TARGET fmt::fmt)
+endif()
 
 # --- AMD: hipcc and hiprtc from ROCm (Debian's hipcc, libamdhip64-dev) ------
 find_program(SPINDLE_HIPCC hipcc)

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake git python3
+  python3-dev python3-venv  # the Python package: its headers, and venvs for its build and tests (scripts/python_env.sh)
   libfmt-dev            # all text formatting
   libgtest-dev          # unit tests
   hipcc libamdhip64-dev # AMD: hipcc and hiprtc (ROCm 5.2), compile-only here

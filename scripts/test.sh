@@ -10,11 +10,16 @@
 #      over every golden: verify_tests runs it under the sanitizers)
 #   3. a bounded libFuzzer run of the parser and of the whole pipeline
 #      (scripts/fuzz.sh, 60 s each)
-#   4. the normal build and the whole ctest suite, last, so its summary is
-#      the closing line
+#   4. the Python package built as a user builds it, offline from the
+#      wheelhouse .whl/ (scripts/python_wheel.sh: pip install --no-index
+#      --find-links .whl ., then pytest against the installed copy)
+#   5. the normal build, with the Python extension (a venv from
+#      scripts/python_env.sh: nanobind, numpy, pytest), and the whole ctest
+#      suite (python_tests runs pytest on it), last, so its summary is the
+#      closing line
 #
 # Environment: BUILD_DIR (default build), JOBS (default: all cores),
-# SPINDLE_QUICK=1 skips steps 2 and 3 (for a fast local run).
+# SPINDLE_QUICK=1 skips steps 2, 3 and 4 (for a fast local run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -30,7 +35,12 @@ if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
   echo "== fuzzing (bounded)"
   bash "$root/scripts/fuzz.sh" "${SPINDLE_FUZZ_SECONDS:-60}"
 fi
+if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
+  echo "== Python package (offline wheel build, tests against the installed package)"
+  bash "$root/scripts/python_wheel.sh" "$build/wheelenv"
+fi
 echo "== build and test"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+python=$(bash "$root/scripts/python_env.sh" "$build/pyenv")
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

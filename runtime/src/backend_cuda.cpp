@@ -305,6 +305,9 @@ class CudaBackend final : public Backend {
   // The toolkit's include directory, for <cuda_fp16.h> and <cuda_bf16.h>.
   static std::string findCudaInclude(const std::string& nvrtcFile) {
     std::vector<std::string> dirs;
+    // Named outright: the Python package sets it to the nvidia-cuda-runtime
+    // wheel's include directory when nvrtc comes from the wheels.
+    if (const char* d = std::getenv("SPINDLE_CUDA_INCLUDE")) dirs.push_back(d);
     if (!nvrtcFile.empty()) dirs.push_back(parentDir(parentDir(nvrtcFile)) + "/include");
     for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
       if (const char* home = std::getenv(var)) dirs.push_back(std::string(home) + "/include");

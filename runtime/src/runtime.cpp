@@ -546,8 +546,11 @@ CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues
   return compile(spec);
 }
 
-CompileReport Kernel::compile(const Specialization& spec) const {
-  State& s = *state_;
+namespace {
+// The binding compile(spec) and source(spec) use: `spec` checked against the
+// kernel, its static values, dtypes and layout facts as bindArguments would
+// have found them.
+rt::Binding bindSpecialization(const Kernel::State& s, const Specialization& spec) {
   const rt::KernelPlan& plan = s.plan;
   // A kernel handle's consts are fixed when it is made; the binary must be
   // the one its launches use.
@@ -615,8 +618,33 @@ CompileReport Kernel::compile(const Specialization& spec) const {
                            name, [](const rt::ParamPlan& p) { return p.optional; }, "optional tensor parameter");
   b.index32 = spec.index32;
   rt::makeSpecKey(plan, b);
+  return b;
+}
+
+std::string generateSource(const Kernel::State& s, const rt::Binding& b) {
+  try {
+    return s.compiled().generate(s.info->name, s.specialization(b)).source;
+  } catch (const GeneratorError& err) {
+    throw Error(fmt::format("{}: {}", s.info->name, err.what()));
+  }
+}
+}  // namespace
+
+CompileReport Kernel::compile(const Specialization& spec) const {
+  State& s = *state_;
+  rt::Binding b = bindSpecialization(s, spec);
   std::lock_guard<std::mutex> lock(s.mu);
   return s.get(b.key, s.specialization(b), /*load=*/false).report;
+}
+
+std::string Kernel::source(const Specialization& spec) const {
+  return generateSource(*state_, bindSpecialization(*state_, spec));
+}
+
+std::string Kernel::sourceFor(const Arg* args, size_t count) const {
+  rt::Binding b;
+  rt::bindArguments(state_->plan, args, count, b);
+  return generateSource(*state_, b);
 }
 
 }  // namespace spindle

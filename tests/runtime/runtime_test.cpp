@@ -435,5 +435,39 @@ TEST(Runtime, DisableDiskCacheFromTheEnvironment) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
+// source(spec) and sourceFor(args) give the text compile(spec) and
+// compileFor(args) compile, with the same checks, without compiling (the
+// Python package's source()); the cpu target has a compiler wherever the
+// suite runs, so the two can be compared.
+TEST(Runtime, SourceIsWhatCompileCompiles) {
+#if SPINDLE_HAVE_CPU_TARGET
+  test::TempDir dir;
+  RuntimeOptions o;
+  o.backend = BackendKind::Cpu;
+  o.target = "cpu";
+  o.cacheDir = dir.path();
+  Runtime rt(o);
+  Kernel k = rt.loadModuleFromString("rowscale.spn", kRowscale).kernel("rowscale");
+  Specialization spec;
+  spec.staticDims = {{"N", 64}};
+  std::string generated = k.source(spec);
+  EXPECT_EQ(rt.stats().compiles, 0u);
+  EXPECT_EQ(generated, k.compile(spec).source);
+  std::vector<float> x(4 * 96), y(4 * 96);
+  Arg args[] = {tensor(x.data(), ScalarType::F32, {4, 96}), tensor(y.data(), ScalarType::F32, {4, 96}), scalar(2.0f)};
+  std::string bound = k.sourceFor(args, 3);
+  EXPECT_CONTAINS(bound, "constexpr int32_t N = 96;");  // the arguments fit 32-bit indices
+  EXPECT_NE(bound, generated);
+  EXPECT_EQ(bound, k.compileFor(args, 3).source);
+  spec.staticDims.clear();
+  EXPECT_EQ(errorFrom([&] { k.source(spec); }), errorFrom([&] { k.compile(spec); }));
+  EXPECT_CONTAINS(errorFrom([&] { k.source(spec); }), "rowscale: static dim N needs a value");
+  args[2] = scalar(2.0);
+  EXPECT_EQ(errorFrom([&] { k.sourceFor(args, 3); }), errorFrom([&] { k.compileFor(args, 3); }));
+#else
+  GTEST_SKIP() << "built without the cpu target";
+#endif
+}
+
 }  // namespace
 }  // namespace spindle

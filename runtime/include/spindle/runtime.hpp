@@ -195,6 +195,12 @@ class Kernel {
   CompileReport compile(const std::map<std::string, int64_t>& staticValues,
                         const std::map<std::string, ScalarType>& typeArgs) const;
 
+  // The specialized HIP source that compile(spec) and compileFor(args) would
+  // compile, checked the same way, generated without compiling: no compiler,
+  // device or cache needed (the Python package's `source()`).
+  std::string source(const Specialization& spec) const;
+  std::string sourceFor(const Arg* args, size_t count) const;
+
   struct State;
   explicit Kernel(std::shared_ptr<State> state) : state_(std::move(state)) {}
 

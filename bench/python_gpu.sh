@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The Python package on a GPU machine: install it into the current Python
+# (the venv with torch) from the wheelhouse, offline, then run
+# tests/python/gpu_test.py and the launch-overhead benchmark.
+#
+#   bash bench/python_gpu.sh [RESULTS_DIR]     (default: build-bench-gpu/results)
+#
+# Needs .whl/ filled for this Python on a machine with PyPI, e.g. for 3.12:
+#   pip download -d .whl --python-version 3.12 --only-binary=:all: -r python/requirements-build.txt
+# and the Python headers. Without libfmt-dev, Debian's libfmt-dev and libfmt9
+# .debs in .debs/ are unpacked as bench/run.sh does (fmt is header-only in
+# the package). Environment: PYTHON (default python).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RESULTS="${1:-$ROOT/build-bench-gpu/results}"
+PY="${PYTHON:-python}"
+mkdir -p "$RESULTS"
+defines=()
+if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt /usr/share/cmake/fmt 2>/dev/null \
+     | grep -q -i config; then
+  debroot="$ROOT/build-bench-gpu/debroot"
+  mkdir -p "$debroot"
+  for deb in "$ROOT"/.debs/libfmt*.deb; do dpkg -x "$deb" "$debroot" || exit 2; done
+  defines=(-Ccmake.define.fmt_DIR="$(dirname "$(ls "$debroot"/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
+fi
+echo "== pip install (offline, from .whl/)"
+{ "$PY" -m pip install --no-index --find-links "$ROOT/.whl" pytest numpy &&
+  "$PY" -m pip install --no-index --find-links "$ROOT/.whl" "${defines[@]}" "$ROOT"; } > "$RESULTS/python_install.log" 2>&1 ||
+  { tail -40 "$RESULTS/python_install.log"; echo "python_gpu: install failed"; exit 2; }
+cd "$RESULTS" || exit 2
+echo "== tests/python/gpu_test.py"
+"$PY" -m pytest -q -p no:cacheprovider "$ROOT/tests/python/gpu_test.py" 2>&1 | tee "$RESULTS/python_gpu_test.log"
+rc=${PIPESTATUS[0]}
+echo "== bench/python_launch.py"
+"$PY" "$ROOT/bench/python_launch.py" --json "$RESULTS/python_launch.jsonl" 2>&1 | tee "$RESULTS/python_launch.log"
+exit "$rc"

@@ -1,0 +1,444 @@
+#include "args.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+namespace spindle::py {
+
+namespace {
+
+// torch, found once it has been imported by the caller (never imported here:
+// importing spindle must stay cheap and initialize no GPU runtime). Strong
+// references that are never released: a static's destructor runs after the
+// interpreter is gone, when dropping a Python reference would crash.
+struct Torch {
+  bool ready = false;
+  PyObject* tensorType = nullptr;
+  PyObject* dtypes = nullptr;     // dict: torch.dtype -> int(ScalarType)
+  PyObject* rawStream = nullptr;  // torch._C._cuda_getCurrentRawStream, or null
+};
+Torch& torchState() {
+  static Torch t;
+  if (t.ready) return t;
+  PyObject* mod = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");
+  if (!mod) return t;
+  nb::module_ torch = nb::borrow<nb::module_>(mod);
+  t.tensorType = nb::object(torch.attr("Tensor")).release().ptr();
+  nb::dict d;
+  const std::pair<const char*, const char*> names[] = {{"float32", "f32"},       {"float64", "f64"},
+                                                       {"float16", "f16"},       {"bfloat16", "bf16"},
+                                                       {"int8", "i8"},           {"int16", "i16"},
+                                                       {"int32", "i32"},         {"int64", "i64"},
+                                                       {"uint8", "u8"},          {"uint16", "u16"},
+                                                       {"uint32", "u32"},        {"uint64", "u64"},
+                                                       {"bool", "bool"},         {"float8_e4m3fn", "f8e4m3"},
+                                                       {"float8_e5m2", "f8e5m2"}};
+  for (const auto& [torchName, spindleName] : names)
+    if (nb::hasattr(torch, torchName)) d[torch.attr(torchName)] = int(*scalarFromName(spindleName));
+  t.dtypes = d.release().ptr();
+  nb::object c = torch.attr("_C");
+  if (nb::hasattr(c, "_cuda_getCurrentRawStream"))
+    t.rawStream = nb::object(c.attr("_cuda_getCurrentRawStream")).release().ptr();
+  t.ready = true;
+  return t;
+}
+
+ScalarType dtypeFromDlpack(nb::dlpack::dtype t) {
+  using C = nb::dlpack::dtype_code;
+  if (t.lanes != 1) return ScalarType::Invalid;
+  switch (C(t.code)) {
+    case C::Int:
+      return t.bits == 8    ? ScalarType::I8
+             : t.bits == 16 ? ScalarType::I16
+             : t.bits == 32 ? ScalarType::I32
+             : t.bits == 64 ? ScalarType::I64
+                            : ScalarType::Invalid;
+    case C::UInt:
+      return t.bits == 8    ? ScalarType::U8
+             : t.bits == 16 ? ScalarType::U16
+             : t.bits == 32 ? ScalarType::U32
+             : t.bits == 64 ? ScalarType::U64
+                            : ScalarType::Invalid;
+    case C::Float:
+      return t.bits == 16   ? ScalarType::F16
+             : t.bits == 32 ? ScalarType::F32
+             : t.bits == 64 ? ScalarType::F64
+                            : ScalarType::Invalid;
+    case C::Bfloat: return t.bits == 16 ? ScalarType::BF16 : ScalarType::Invalid;
+    case C::Bool: return t.bits == 8 ? ScalarType::Bool : ScalarType::Invalid;
+    case C::Float8_E4M3FN: return ScalarType::F8E4M3;
+    case C::Float8_E5M2: return ScalarType::F8E5M2;
+    default: return ScalarType::Invalid;
+  }
+}
+
+const char* deviceWord(const DeviceTarget& w) {
+  return w.backend == BackendKind::Cuda ? "cuda" : w.backend == BackendKind::Hip ? "hip" : "cpu";
+}
+
+std::string typeName(nb::handle h) { return Py_TYPE(h.ptr())->tp_name; }
+
+// str(h). (nb::str(accessor) would convert without calling str().)
+std::string pyStr(nb::handle h) {
+  nb::object s = nb::steal(PyObject_Str(h.ptr()));
+  if (!s.is_valid()) throw nb::python_error();
+  return nb::cast<std::string>(s);
+}
+
+[[noreturn]] void fail(const KernelInfo& k, const KernelParamInfo& p, const std::string& what) {
+  throw ArgError(fmt::format("{}: parameter '{}' ({}): {}", k.name, p.name, paramTypeText(p), what));
+}
+
+// Where an array lives, as DLPack device types: 1 CPU, 2 CUDA, 3 CUDA host,
+// 10 ROCm, 11 ROCm host, 13 CUDA managed.
+void checkDevice(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, int type, int id) {
+  bool host = type == 1 || type == 3 || type == 11;
+  if (w.backend == BackendKind::Cpu) {
+    if (!host) fail(k, p, "a GPU array for the cpu target; pass a host (NumPy) array");
+    return;
+  }
+  bool ok = w.backend == BackendKind::Cuda ? (type == 2 || type == 13) : type == 10;
+  if (!ok) {
+    if (host) fail(k, p, fmt::format("a CPU array for a GPU kernel; move it to {}:{} first", deviceWord(w), w.device));
+    fail(k, p, fmt::format("an array on DLPack device type {}, not {}", type, deviceWord(w)));
+  }
+  if (id != w.device)
+    fail(k, p,
+         fmt::format("an array on {0}:{1}, but the kernel's runtime launches on {0}:{2}; load the module with "
+                     "spindle.Runtime(device={1})",
+                     deviceWord(w), id, w.device));
+}
+
+void checkFixedType(const KernelInfo& k, const KernelParamInfo& p, ScalarType got,
+                    const std::map<std::string, ScalarType>& fixed) {
+  if (p.typeParam.empty()) return;
+  auto it = fixed.find(p.typeParam);
+  if (it != fixed.end() && it->second != got)
+    fail(k, p,
+         fmt::format("type parameter {} is specialized to {}, got {}", p.typeParam, scalarName(it->second),
+                     scalarName(got)));
+}
+
+bool torchTensor(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, BoundArgs& out) {
+  Torch& t = torchState();
+  if (!t.ready || !PyObject_TypeCheck(h.ptr(), (PyTypeObject*)t.tensorType)) return false;
+  nb::object torchDtype = h.attr("dtype");
+  PyObject* code = PyDict_GetItem(t.dtypes, torchDtype.ptr());  // borrowed
+  if (!code) fail(k, p, fmt::format("unsupported torch dtype {}", pyStr(torchDtype)));
+  auto dtype = ScalarType(PyLong_AsLong(code));
+  int device = nb::cast<int>(h.attr("get_device")());
+  checkDevice(k, p, w, device < 0 ? 1 : (w.backend == BackendKind::Hip ? 10 : 2), device < 0 ? 0 : device);
+  if (device >= 0 && out.torchCudaDevice < 0) out.torchCudaDevice = device;
+  nb::tuple shape = nb::borrow<nb::tuple>(h.attr("shape"));
+  nb::tuple strides = nb::borrow<nb::tuple>(h.attr("stride")());
+  int64_t s[kMaxRank], st[kMaxRank];
+  size_t rank = shape.size();
+  if (rank > size_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", rank, kMaxRank));
+  for (size_t i = 0; i < rank; ++i) {
+    s[i] = nb::cast<int64_t>(shape[i]);
+    st[i] = nb::cast<int64_t>(strides[i]);
+  }
+  auto ptr = reinterpret_cast<const void*>(nb::cast<uintptr_t>(h.attr("data_ptr")()));
+  out.args.push_back(tensor(ptr, dtype, s, int(rank), st));
+  return true;
+}
+
+// The array interfaces (NumPy's __array_interface__, Numba's and CuPy's
+// __cuda_array_interface__, version 2 or later): for arrays that speak
+// neither DLPack nor the buffer protocol. `device` is the DLPack device type
+// they mean (1 host, 2 CUDA); a CUDA array is taken to be on the runtime's
+// device (the interface does not say which).
+bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, Arg& out) {
+  int device = 0;
+  nb::object iface;
+  if (nb::hasattr(h, "__cuda_array_interface__")) {
+    iface = h.attr("__cuda_array_interface__");
+    device = w.backend == BackendKind::Hip ? 10 : 2;
+  } else if (nb::hasattr(h, "__array_interface__")) {
+    iface = h.attr("__array_interface__");
+    device = 1;
+  } else {
+    return false;
+  }
+  nb::dict d = nb::borrow<nb::dict>(iface);
+  std::string typestr = nb::cast<std::string>(d["typestr"]);
+  static const std::map<std::string, ScalarType> types = {
+      {"<f2", ScalarType::F16}, {"<f4", ScalarType::F32}, {"<f8", ScalarType::F64}, {"|i1", ScalarType::I8},
+      {"<i2", ScalarType::I16}, {"<i4", ScalarType::I32}, {"<i8", ScalarType::I64}, {"|u1", ScalarType::U8},
+      {"<u2", ScalarType::U16}, {"<u4", ScalarType::U32}, {"<u8", ScalarType::U64}, {"|b1", ScalarType::Bool}};
+  auto t = types.find(typestr);
+  if (t == types.end()) fail(k, p, fmt::format("unsupported array typestr '{}'", typestr));
+  checkDevice(k, p, w, device, w.device);
+  nb::tuple shape = nb::borrow<nb::tuple>(d["shape"]);
+  size_t rank = shape.size();
+  if (rank > size_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", rank, kMaxRank));
+  int64_t sh[kMaxRank], st[kMaxRank];
+  for (size_t i = 0; i < rank; ++i) sh[i] = nb::cast<int64_t>(shape[i]);
+  bool strided = d.contains("strides") && !d["strides"].is_none();
+  int64_t bytes = int64_t(scalarBytes(t->second));
+  for (size_t i = 0; i < rank && strided; ++i) {
+    int64_t b = nb::cast<int64_t>(nb::borrow<nb::tuple>(d["strides"])[i]);
+    if (b % bytes) fail(k, p, fmt::format("stride {} of {} bytes is not a whole number of elements", i, b));
+    st[i] = b / bytes;
+  }
+  auto ptr = reinterpret_cast<const void*>(nb::cast<uintptr_t>(nb::borrow<nb::tuple>(d["data"])[0]));
+  out = tensor(ptr, t->second, sh, int(rank), strided ? st : nullptr);
+  return true;
+}
+
+Arg arrayArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, BoundArgs& out) {
+  nb::ndarray<nb::ro> a;
+  if (!nb::try_cast(h, a, /*convert=*/false)) {
+    Arg viaInterface;
+    if (interfaceArg(k, p, w, h, viaInterface)) return viaInterface;
+    fail(k, p,
+         fmt::format("expected a tensor (an array with DLPack, the buffer protocol, __cuda_array_interface__ or "
+                     "__array_interface__: torch, CuPy, JAX, NumPy), got {}",
+                     typeName(h)));
+  }
+  ScalarType dtype = dtypeFromDlpack(a.dtype());
+  if (dtype == ScalarType::Invalid)
+    fail(k, p,
+         fmt::format("unsupported array dtype (DLPack code {}, {} bits, {} lanes)", int(a.dtype().code),
+                     int(a.dtype().bits), int(a.dtype().lanes)));
+  checkDevice(k, p, w, a.device_type(), a.device_id());
+  if (a.ndim() > size_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", a.ndim(), kMaxRank));
+  const char* data = static_cast<const char*>(a.data_handle()) + a.byte_offset();
+  Arg arg = tensor(data, dtype, a.shape_ptr(), int(a.ndim()), a.stride_ptr());
+  out.arrays.push_back(std::move(a));
+  return arg;
+}
+
+double maxFinite(ScalarType t) {
+  switch (t) {
+    case ScalarType::F16: return 65504.0;
+    case ScalarType::BF16: return 3.3895313892515355e38;
+    case ScalarType::F32: return std::numeric_limits<float>::max();
+    case ScalarType::F8E4M3: return 448.0;
+    case ScalarType::F8E5M2: return 57344.0;
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+Arg integerArg(const KernelInfo& k, const KernelParamInfo& p, ScalarType t, nb::handle h) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (t == ScalarType::U64 && overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(h.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+    } else {
+      return scalar(uint64_t(u));
+    }
+  }
+  std::string text = pyStr(h);
+  auto outOfRange = [&] { fail(k, p, fmt::format("{} does not fit {}", text, scalarName(t))); };
+  if (overflow) outOfRange();
+  int bits = scalarBits(t);
+  if (isSigned(t)) {
+    if (bits < 64 && (v < -(1LL << (bits - 1)) || v >= (1LL << (bits - 1)))) outOfRange();
+  } else {
+    if (v < 0 || (bits < 64 && v >= (1LL << bits))) outOfRange();
+  }
+  switch (t) {
+    case ScalarType::I32: return scalar(int32_t(v));
+    case ScalarType::I64: return scalar(int64_t(v));
+    case ScalarType::U32: return scalar(uint32_t(v));
+    case ScalarType::U64: return scalar(uint64_t(v));
+    default: return scalar(t, double(v));  // 8 and 16 bits: exact in a double
+  }
+}
+
+// NumPy scalars (np.float32(2), np.int64(3)) and 0-d arrays: their dtype must
+// be the parameter's; they are never converted.
+bool numpyScalar(const KernelInfo& k, const KernelParamInfo& p, ScalarType want, nb::handle h, Arg& out) {
+  if (!nb::hasattr(h, "dtype") || !nb::hasattr(h, "item") || !nb::hasattr(h, "ndim")) return false;
+  if (nb::cast<int>(h.attr("ndim")) != 0) return false;
+  std::string name = pyStr(h.attr("dtype"));
+  static const std::map<std::string, ScalarType> numpyNames = {
+      {"float16", ScalarType::F16}, {"float32", ScalarType::F32}, {"float64", ScalarType::F64},
+      {"int8", ScalarType::I8},     {"int16", ScalarType::I16},   {"int32", ScalarType::I32},
+      {"int64", ScalarType::I64},   {"uint8", ScalarType::U8},    {"uint16", ScalarType::U16},
+      {"uint32", ScalarType::U32},  {"uint64", ScalarType::U64},  {"bool", ScalarType::Bool}};
+  auto it = numpyNames.find(name);
+  if (it == numpyNames.end()) fail(k, p, fmt::format("unsupported NumPy scalar dtype {}", name));
+  if (it->second != want)
+    fail(k, p,
+         fmt::format("expected a {} scalar, got a NumPy {} (NumPy scalars are not converted; pass np.{}(...) or a "
+                     "Python number)",
+                     scalarName(want), name, std::string(scalarName(want))));
+  nb::object v = h.attr("item")();
+  if (want == ScalarType::Bool) out = scalar(nb::cast<bool>(v));
+  else if (isInteger(want)) out = integerArg(k, p, want, v);
+  else out = scalar(want, nb::cast<double>(v));
+  return true;
+}
+
+Arg scalarArg(const KernelInfo& k, const KernelParamInfo& p, ScalarType want, nb::handle h) {
+  Arg out;
+  if (want == ScalarType::Invalid) {
+    // A type parameter no tensor binds: only a NumPy scalar says which type.
+    if (nb::hasattr(h, "dtype") && nb::hasattr(h, "ndim") && nb::cast<int>(h.attr("ndim")) == 0) {
+      std::string name = pyStr(h.attr("dtype"));
+      static const std::map<std::string, std::string> alias = {{"float16", "f16"}, {"float32", "f32"},
+                                                               {"float64", "f64"}, {"int32", "i32"},
+                                                               {"int64", "i64"},   {"bool", "bool"}};
+      auto a = alias.find(name);
+      if (a != alias.end() && numpyScalar(k, p, *scalarFromName(a->second), h, out)) return out;
+    }
+    fail(k, p,
+         fmt::format("type parameter {} is bound by no tensor; pass a NumPy scalar of the type, or specialize(dtypes="
+                     "{{'{}': ...}})",
+                     p.typeParam, p.typeParam));
+  }
+  if (PyBool_Check(h.ptr())) {
+    if (want != ScalarType::Bool) fail(k, p, fmt::format("expected a {} scalar, got a Python bool", scalarName(want)));
+    return scalar(h.ptr() == Py_True);
+  }
+  // NumPy scalars first: np.float64 is a subclass of float, and stays strict.
+  if (!PyLong_CheckExact(h.ptr()) && !PyFloat_CheckExact(h.ptr()) && numpyScalar(k, p, want, h, out)) return out;
+  if (PyLong_Check(h.ptr())) {
+    if (want == ScalarType::Bool) fail(k, p, "expected a bool, got a Python int");
+    if (isInteger(want)) return integerArg(k, p, want, h);
+    double v = PyLong_AsDouble(h.ptr());
+    if (PyErr_Occurred() || std::fabs(v) > maxFinite(want)) {
+      PyErr_Clear();
+      fail(k, p, fmt::format("{} is out of the range of {}", pyStr(h), scalarName(want)));
+    }
+    return scalar(want, v);
+  }
+  if (PyFloat_Check(h.ptr())) {
+    if (!isFloat(want))
+      fail(k, p, fmt::format("expected a {} scalar, got a Python float (pass an int)", scalarName(want)));
+    double v = PyFloat_AS_DOUBLE(h.ptr());
+    if (std::isfinite(v) && std::fabs(v) > maxFinite(want))
+      fail(k, p, fmt::format("{} is out of the range of {}", v, scalarName(want)));
+    if (want == ScalarType::F32) return scalar(float(v));
+    if (want == ScalarType::F64) return scalar(v);
+    return scalar(want, v);
+  }
+  fail(k, p, fmt::format("expected a {} scalar, got {}", scalarName(want), typeName(h)));
+}
+
+}  // namespace
+
+std::string paramTypeText(const KernelParamInfo& p) {
+  std::string t = p.typeParam.empty() ? std::string(scalarName(p.dtype)) : p.typeParam;
+  if (!p.isTensor) return t;
+  t += "[";
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const DimInfo& d = p.dims[i];
+    if (i) t += ", ";
+    t += d.isSymbol ? d.symbol : !d.expressionText.empty() ? d.expressionText : std::to_string(d.value);
+  }
+  return t + "]";
+}
+
+void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle args, nb::handle kwargs,
+                const std::map<std::string, ScalarType>& fixedTypes, BoundArgs& out) {
+  size_t n = info.params.size();
+  size_t given = nb::len(args);
+  // Slots by parameter; a surplus of positional arguments goes to the runtime,
+  // whose arity message lists the signature.
+  std::vector<PyObject*> slot(std::max(n, given), nullptr);
+  for (size_t i = 0; i < given; ++i) slot[i] = PyTuple_GET_ITEM(args.ptr(), Py_ssize_t(i));
+  if (kwargs.is_valid() && !kwargs.is_none()) {
+    for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
+      std::string name = nb::cast<std::string>(key);
+      size_t i = 0;
+      while (i < n && info.params[i].name != name) ++i;
+      if (i == n) {
+        std::string names;
+        for (const auto& p : info.params) names += (names.empty() ? "" : ", ") + p.name;
+        throw ArgError(fmt::format("{}: no parameter '{}' (parameters: {})", info.name, name, names));
+      }
+      if (slot[i]) throw ArgError(fmt::format("{}: parameter '{}' given by position and by keyword", info.name, name));
+      slot[i] = value.ptr();
+    }
+  }
+  size_t count = given;
+  for (size_t i = 0; i < n; ++i) {
+    if (slot[i]) {
+      count = std::max(count, i + 1);
+      continue;
+    }
+    if (info.params[i].isTensor && info.params[i].optional) {
+      slot[i] = Py_None;
+      count = std::max(count, i + 1);
+    }
+  }
+  // A gap before the last argument given: name the missing one (otherwise the
+  // runtime's arity message says what is expected).
+  for (size_t i = 0; i < count && i < n; ++i)
+    if (!slot[i])
+      throw ArgError(fmt::format("{}: missing argument for parameter '{}' ({})", info.name, info.params[i].name,
+                                 paramTypeText(info.params[i])));
+
+  out.args.clear();
+  out.args.reserve(count);
+  // Tensors first: they bind the type parameters scalars of type T take.
+  std::map<std::string, ScalarType> bound = fixedTypes;
+  for (size_t i = 0; i < count; ++i) {
+    nb::handle h(slot[i]);
+    if (i >= n) {  // surplus: any value, the runtime counts them
+      out.args.push_back(scalar(int32_t(0)));
+      continue;
+    }
+    const KernelParamInfo& p = info.params[i];
+    if (!p.isTensor) {
+      out.args.push_back(Arg{});  // filled below
+      continue;
+    }
+    if (h.is_none()) {
+      out.args.push_back(none());
+      continue;
+    }
+    if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, out));
+    checkFixedType(info, p, out.args.back().dtype, fixedTypes);
+    if (!p.typeParam.empty()) bound.emplace(p.typeParam, out.args.back().dtype);
+  }
+  for (size_t i = 0; i < count && i < n; ++i) {
+    const KernelParamInfo& p = info.params[i];
+    if (p.isTensor) continue;
+    nb::handle h(slot[i]);
+    ScalarType want = p.dtype;
+    if (!p.typeParam.empty()) {
+      auto it = bound.find(p.typeParam);
+      want = it == bound.end() ? ScalarType::Invalid : it->second;
+    }
+    // An array for a scalar parameter: the runtime says "expected a scalar".
+    if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && nb::hasattr(h, "shape") &&
+        !(nb::hasattr(h, "ndim") && nb::cast<int>(h.attr("ndim")) == 0)) {
+      if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, out));
+      out.args[i] = out.args.back();
+      out.args.pop_back();
+      continue;
+    }
+    out.args[i] = scalarArg(info, p, want, h);
+  }
+}
+
+void* streamHandle(nb::handle stream, int torchCudaDevice) {
+  if (stream.is_none()) {
+    if (torchCudaDevice < 0) return nullptr;
+    Torch& t = torchState();
+    if (!t.rawStream) return nullptr;
+    return reinterpret_cast<void*>(nb::cast<uintptr_t>(nb::handle(t.rawStream)(torchCudaDevice)));
+  }
+  if (PyLong_Check(stream.ptr())) return reinterpret_cast<void*>(nb::cast<uintptr_t>(stream));
+  if (nb::hasattr(stream, "__cuda_stream__")) {
+    nb::tuple vh = nb::borrow<nb::tuple>(stream.attr("__cuda_stream__")());
+    return reinterpret_cast<void*>(nb::cast<uintptr_t>(vh[1]));
+  }
+  if (nb::hasattr(stream, "cuda_stream"))
+    return reinterpret_cast<void*>(nb::cast<uintptr_t>(stream.attr("cuda_stream")));
+  if (nb::hasattr(stream, "ptr")) return reinterpret_cast<void*>(nb::cast<uintptr_t>(stream.attr("ptr")));
+  throw ArgError(
+      fmt::format("stream: expected an int, a torch.cuda.Stream, a CuPy stream or an object with "
+                  "__cuda_stream__, got {}",
+                  typeName(stream)));
+}
+
+}  // namespace spindle::py
