@@ -61,10 +61,14 @@ struct __spn_bf16 {
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 // A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
-// type's limit (distances in 64-bit unsigned arithmetic, exact for any 64-bit or narrower integer).
+// type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
+// signedness (a loop over int32_t stays in 32-bit instructions), else 64: exact either way.
+template <bool Wide> struct __spn_distance_type { typedef unsigned long long type; };
+template <> struct __spn_distance_type<false> { typedef unsigned type; };
 template <typename T, typename B, typename S>
 __device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
-  typedef unsigned long long U;
+  typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
+                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type U;
   const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
   return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
 }
