@@ -252,80 +252,31 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);
   if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && scalarBits(b.type) == 64) {
     // 64-bit division is a long subroutine on GPUs. With 32-bit indices,
-    // operands made of dims, launch geometry and non-negative constants are
-    // known to fit 32 bits unsigned, where it is one short sequence.
+    // operands made of dims, launch geometry, non-negative constants and
+    // locals defined from them are known to fit 32 bits unsigned
+    // (index_bounds.h), where it is one short sequence.
     // Constants on both sides are left to the compiler to fold.
-    auto l32 = indexBounds(*b.lhs), r32 = indexBounds(*b.rhs);
-    if (l32 && r32 && l32->first >= 0 && l32->second <= UINT32_MAX && r32->first >= 1 && r32->second <= UINT32_MAX &&
-        (l32->first != l32->second || r32->first != r32->second))
+    auto l32 = bounds_.of(*b.lhs), r32 = bounds_.of(*b.rhs);
+    if (l32 && r32 && l32->lo >= 0 && l32->hi <= UINT32_MAX && r32->lo >= 1 && r32->hi <= UINT32_MAX &&
+        (l32->lo != l32->hi || r32->lo != r32->hi))
       return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
               kPostfix};
   }
   return {l + " " + cppOperator(b.op) + " " + r, prec};
 }
 
-// `e` as a uint32_t, a dim by its int32_t name (not its widened value).
+// `e` as a uint32_t: a dim by its int32_t name (not its widened value), and
+// + * // % whose range fits 32 bits unsigned in 32-bit operations (their
+// partial results are no larger), `uint32_t(i) / (uint32_t(T) * uint32_t(V))`.
 std::string FunctionPrinter::unsigned32(const Expr& e) const {
   const auto* n = e.as<NameExpr>();
   if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return "uint32_t(" + name(n->symbol) + ")";
   if (printsAsLiteral(e)) return value(e) + "u";
+  if (const auto* b = e.as<BinaryExpr>();
+      b && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod))
+    if (auto r = bounds_.of(e); r && r->lo >= 0 && r->hi <= UINT32_MAX)
+      return "(" + unsigned32(*b->lhs) + " " + cppOperator(b->op) + " " + unsigned32(*b->rhs) + ")";
   return "uint32_t(" + value(e) + ")";
-}
-
-// The range of an integer expression made of dims (below 2^31 with 32-bit
-// indices), launch geometry, literals and consts under + * // %, or nullopt
-// (a local, a parameter, anything else: their ranges are not tracked).
-std::optional<std::pair<int64_t, int64_t>> FunctionPrinter::indexBounds(const Expr& e) const {
-  constexpr int64_t kIndexMax = INT32_MAX, kLimit = int64_t(1) << 62;
-  using Bounds = std::pair<int64_t, int64_t>;
-  if (!isInteger(e.type)) return std::nullopt;
-  if (const auto* lit = e.as<IntLitExpr>()) {
-    if (lit->value > uint64_t(kLimit)) return std::nullopt;
-    return Bounds{int64_t(lit->value), int64_t(lit->value)};
-  }
-  if (const auto* n = e.as<NameExpr>(); n && n->symbol) {
-    // A static dim is a constant the compiler folds: left alone.
-    if (n->symbol->kind == SymbolKind::DimSymbol && ctx_.index32 && !ctx_.isStaticDim(n->symbol))
-      return Bounds{1, kIndexMax};
-    if (n->symbol->kind == SymbolKind::Const && !n->symbol->wave64Value && !n->symbol->value.isFloat)
-      return Bounds{n->symbol->value.i, n->symbol->value.i};
-    return std::nullopt;
-  }
-  if (const auto* c = e.as<CallExpr>(); c && !c->symbol) {
-    if (const BuiltinInfo* b = findBuiltin(c->callee)) {
-      if (b->category == BuiltinCategory::Geometry || b->id == BuiltinId::LaneId || b->id == BuiltinId::WarpSize)
-        return Bounds{0, kIndexMax};
-      if (b->category == BuiltinCategory::DimQuery && ctx_.index32) return Bounds{1, kIndexMax};
-      if (!scalarFromName(c->callee)) return std::nullopt;
-    }
-    // A cast to an integer at least as wide as its value's type keeps it.
-    if (c->args.size() == 1 && isInteger(c->args[0]->type) && scalarBits(c->type) >= scalarBits(c->args[0]->type))
-      return indexBounds(*c->args[0]);
-    return std::nullopt;
-  }
-  const auto* b = e.as<BinaryExpr>();
-  if (!b) return std::nullopt;
-  auto l = indexBounds(*b->lhs), r = indexBounds(*b->rhs);
-  if (!l || !r || l->first < 0 || r->first < 0) return std::nullopt;  // non-negative operands only
-  Bounds out;
-  switch (b->op) {
-    case BinaryOp::Add: out = {l->first + r->first, l->second + r->second}; break;
-    case BinaryOp::Mul:
-      if (l->second && r->second > kLimit / l->second) return std::nullopt;
-      out = {l->first * r->first, l->second * r->second};
-      break;
-    case BinaryOp::FloorDiv:
-      if (r->first < 1) return std::nullopt;
-      out = {l->first / r->second, l->second / r->first};
-      break;
-    case BinaryOp::Mod:
-      if (r->first < 1) return std::nullopt;
-      out = {0, std::min(l->second, r->second - 1)};
-      break;
-    default: return std::nullopt;
-  }
-  if (out.second > kLimit) return std::nullopt;
-  return out;
 }
 
 CppExpr FunctionPrinter::call(const CallExpr& c) const {

@@ -183,6 +183,7 @@ TupleResult tupleResultFor(const FunctionScope& f, const std::string& functionNa
 FunctionPrinter::FunctionPrinter(PrintContext& ctx, FunctionScope& fn, Emitter& out)
     : ctx_(ctx),
       fn_(fn),
+      bounds_(ctx, fn),
       out_(out),
       names_(&ctx.globals),
       plan_(ctx.plan.locals.at(&fn)),

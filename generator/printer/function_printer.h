@@ -14,6 +14,7 @@
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
 #include "emitter.h"
+#include "index_bounds.h"
 #include "kernel_source.h"
 #include "name_supply.h"
 #include "sema/builtins.h"
@@ -169,7 +170,6 @@ class FunctionPrinter {
   CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
   std::string flatIndex32(const Symbol& base, const std::vector<ExprPtr>& indices) const;
-  std::optional<std::pair<int64_t, int64_t>> indexBounds(const Expr& e) const;
   std::string unsigned32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
@@ -177,6 +177,7 @@ class FunctionPrinter {
 
   PrintContext& ctx_;
   FunctionScope& fn_;
+  IndexBounds bounds_;  // ranges of integer expressions with 32-bit indices
   Emitter& out_;
   NameSupply names_;
   std::map<StrideKey, std::string> strides_;

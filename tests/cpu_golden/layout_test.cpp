@@ -162,6 +162,36 @@ TEST_F(Layout, DimExpressionsHeads) {
   });
 }
 
+// ---- flat_index.spn: xent_grad, a flat index split with // and % (32-bit
+// unsigned divisions with 32-bit indices, which the runtime picks for these
+// sizes), checked and unchecked builds
+
+TEST_F(Layout, FlatIndexSplitsItsCoordinates) {
+  atBothWidths([&] {
+    const int64_t B = 3, T = 5, V = 37;  // 555 elements: the last of 3 blocks is partial
+    for (bool checked : {true, false}) {
+      SCOPED_TRACE(checked ? "checked" : "unchecked");
+      Kernel k = kernel("flat_index.spn", "xent_grad", {}, checked);
+      std::vector<float> probs = random<float>(size_t(B * T * V), 0, 1);
+      std::vector<int32_t> targets = random<int32_t>(size_t(B * T), 0, int32_t(V - 1));
+      const float dloss = 1.0f / float(B * T);
+      auto dp = upload(probs, checked), out = poisoned<float>(size_t(B * T * V), checked);
+      auto dt = upload(targets, checked);
+      EXPECT_CONTAINS(k.compileFor({dp.arg({B, T, V}), dt.arg({B, T}), scalar(dloss), out.arg({B, T, V})}).source,
+                      "uint32_t(i) / (uint32_t(T) * uint32_t(V))");
+      k.launch(nullptr, {dp.arg({B, T, V}), dt.arg({B, T}), scalar(dloss), out.arg({B, T, V})});
+      auto got = out.read();
+      Check check("dlogits");
+      for (int64_t bt = 0; bt < B * T; ++bt)
+        for (int64_t v = 0; v < V; ++v) {
+          const size_t i = size_t(bt * V + v);
+          const float hit = v == targets[size_t(bt)] ? 1.0f : 0.0f;
+          check.exact(at(bt, v), got[i], (probs[i] - hit) * dloss);
+        }
+    }
+  });
+}
+
 // ---- module_consts_dims.spn: scale_rows at static H=1024 (VPT = 8, SCALE = 0.125)
 
 TEST_F(Layout, ModuleConstsDims) {

@@ -1,0 +1,227 @@
+#include "index_bounds.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "frontend/ast_walk.h"
+#include "function_printer.h"
+#include "sema/builtins.h"
+#include "sema/sema.h"
+
+namespace spindle {
+
+namespace {
+
+constexpr int64_t kIndexMax = INT32_MAX;      // a dim, a stride, an extent with 32-bit indices
+constexpr int64_t kLimit = int64_t(1) << 62;  // past this, ranges are not tracked (no overflow below)
+constexpr int64_t kGridMax[3] = {INT32_MAX, 65535, 65535};
+
+// The axis a geometry builtin names: its argument, a literal or a const.
+int axisOf(const CallExpr& c) {
+  const Expr* a = !c.args.empty() ? c.args[0].get() : !c.kwargs.empty() ? c.kwargs[0].value.get() : nullptr;
+  if (!a) return 0;
+  if (const auto* lit = a->as<IntLitExpr>()) return int(lit->value);
+  if (const auto* n = a->as<NameExpr>(); n && n->symbol) return int(n->symbol->value.i);
+  return 0;
+}
+
+std::optional<IndexRange> bounded(int64_t lo, int64_t hi) {
+  if (lo > hi || hi > kLimit || lo < -kLimit) return std::nullopt;
+  return IndexRange{lo, hi};
+}
+
+// The factors of a product, `a * b * c`, left to right.
+void factors(const Expr& e, std::vector<const Expr*>& out) {
+  if (const auto* b = e.as<BinaryExpr>(); b && b->op == BinaryOp::Mul) {
+    factors(*b->lhs, out);
+    factors(*b->rhs, out);
+    return;
+  }
+  out.push_back(&e);
+}
+
+}  // namespace
+
+IndexBounds::IndexBounds(const PrintContext& ctx, const FunctionScope& fn) : ctx_(ctx) {
+  if (!ctx.index32) return;  // nothing to prove: dims are not known to fit
+  if (fn.kernel) collect(fn.kernel->body);
+  else if (fn.function) collect(fn.function->body);
+  for (const Symbol* s : reassigned_) definitions_.erase(s);
+  // A closure that assigns an outer local (nonlocal) receives it by reference.
+  for (const auto& scope : ctx.sema.scopes)
+    for (const Capture& c : scope->captures)
+      if (c.mode == CaptureMode::Reference) definitions_.erase(c.symbol), loops_.erase(c.symbol);
+}
+
+void IndexBounds::collect(const Block& body) {
+  for (const StmtPtr& stmt : body) {
+    if (const auto* a = stmt->as<AssignStmt>()) {
+      if (const auto* n = a->target->as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::Local) {
+        if (a->declares && !definitions_.count(n->symbol)) definitions_[n->symbol] = a->value.get();
+        else reassigned_.insert(n->symbol);
+      } else if (const auto* t = a->target->as<TupleExpr>()) {
+        for (const auto& el : t->elements)
+          if (const auto* n = el->as<NameExpr>(); n && n->symbol) reassigned_.insert(n->symbol);
+      }
+    } else if (const auto* a = stmt->as<AugAssignStmt>()) {
+      if (const auto* n = a->target->as<NameExpr>(); n && n->symbol) reassigned_.insert(n->symbol);
+    } else if (const auto* f = stmt->as<ForStmt>()) {
+      if (f->symbol && !f->isStatic) loops_[f->symbol] = f;
+    }
+    forEachChild(
+        *stmt, [](const Expr&) {}, [&](const Block& b) { collect(b); });
+  }
+}
+
+std::optional<IndexRange> IndexBounds::of(const Expr& e) const {
+  // @grid's expressions may be untyped here (they are typed for the launcher
+  // when it is printed); they hold integers only.
+  if (!ctx_.index32 || (e.type != ScalarType::Invalid && !isInteger(e.type))) return std::nullopt;
+  if (const auto* lit = e.as<IntLitExpr>()) {
+    if (lit->value > uint64_t(kLimit)) return std::nullopt;
+    return IndexRange{int64_t(lit->value), int64_t(lit->value)};
+  }
+  if (const auto* n = e.as<NameExpr>(); n && n->symbol) return ofName(*n->symbol);
+  if (const auto* c = e.as<CallExpr>(); c && !c->symbol) return ofCall(*c);
+  if (const auto* b = e.as<BinaryExpr>()) return ofBinary(*b);
+  return std::nullopt;
+}
+
+std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
+  switch (s.kind) {
+    case SymbolKind::DimSymbol:
+      // A static dim is a constant the device compiler folds: left to it.
+      if (ctx_.isStaticDim(&s)) return std::nullopt;
+      return IndexRange{1, kIndexMax};
+    case SymbolKind::Const:
+      if (s.wave64Value || s.value.isFloat) return std::nullopt;
+      return IndexRange{s.value.i, s.value.i};
+    case SymbolKind::Local: {
+      auto it = definitions_.find(&s);
+      if (it == definitions_.end() || visiting_.count(&s)) return std::nullopt;
+      visiting_.insert(&s);
+      auto r = of(*it->second);
+      visiting_.erase(&s);
+      return r;
+    }
+    case SymbolKind::LoopVar: {
+      auto it = loops_.find(&s);
+      if (it == loops_.end() || visiting_.count(&s)) return std::nullopt;
+      visiting_.insert(&s);
+      auto r = ofLoopVar(*it->second);
+      visiting_.erase(&s);
+      return r;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// range(stop), range(start, stop) and range(start, stop, step) with a step
+// known positive: the variable is in [start, stop - 1] while the body runs.
+std::optional<IndexRange> IndexBounds::ofLoopVar(const ForStmt& loop) const {
+  if (loop.stepSign != 1) return std::nullopt;
+  const size_t n = loop.rangeArgs.size();
+  auto start = n >= 2 ? of(*loop.rangeArgs[0]) : std::optional<IndexRange>(IndexRange{0, 0});
+  auto stop = of(*loop.rangeArgs[n >= 2 ? 1 : 0]);
+  if (!start || !stop) return std::nullopt;
+  return bounded(start->lo, std::max(start->lo, stop->hi - 1));
+}
+
+// block_id(axis) is below @grid's value on that axis: its expression's
+// bound, else the hardware's largest grid.
+std::optional<IndexRange> IndexBounds::gridAxis(int axis) const {
+  if (axis < 0 || axis > 2) return std::nullopt;
+  const Decorator* grid = ctx_.kernel.kernel ? ctx_.kernel.kernel->findDecorator("grid") : nullptr;
+  if (grid && size_t(axis) < grid->args.size())
+    if (auto r = of(*grid->args[size_t(axis)]); r && r->lo >= 1) return IndexRange{1, std::min(r->hi, kGridMax[axis])};
+  if (grid && size_t(axis) >= grid->args.size()) return IndexRange{1, 1};
+  return IndexRange{1, kGridMax[axis]};
+}
+
+std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
+  const BuiltinInfo* b = findBuiltin(c.callee);
+  if (b && b->category == BuiltinCategory::Geometry) {
+    const int axis = axisOf(c);
+    const auto& block = ctx_.plan.block;
+    const int64_t blockMax = size_t(axis) < block.values.size() && block.values[size_t(axis)]
+                                 ? *block.values[size_t(axis)]
+                                 : (size_t(axis) < block.axes.size() ? block.maxThreads : 1);
+    switch (b->id) {
+      case BuiltinId::ThreadId: return IndexRange{0, blockMax - 1};
+      case BuiltinId::BlockDim: return IndexRange{1, blockMax};
+      case BuiltinId::BlockId:
+        if (auto g = gridAxis(axis)) return IndexRange{0, g->hi - 1};
+        return std::nullopt;
+      case BuiltinId::GridDim: return gridAxis(axis);
+      default: return std::nullopt;
+    }
+  }
+  if (b && b->id == BuiltinId::LaneId) return IndexRange{0, 63};
+  if (b && b->id == BuiltinId::WarpSize) return IndexRange{32, 64};
+  if (b && b->category == BuiltinCategory::DimQuery) return IndexRange{1, kIndexMax};
+  if (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min || b->id == BuiltinId::Max) && c.args.size() == 2) {
+    auto l = of(*c.args[0]), r = of(*c.args[1]);
+    if (!l || !r || l->lo < 0 || r->lo < 0) return std::nullopt;
+    if (b->id == BuiltinId::Min) return IndexRange{std::min(l->lo, r->lo), std::min(l->hi, r->hi)};
+    if (b->id == BuiltinId::Max) return IndexRange{std::max(l->lo, r->lo), std::max(l->hi, r->hi)};
+    if (r->lo < 1) return std::nullopt;
+    return IndexRange{(l->lo + r->hi - 1) / r->hi, (l->hi + r->lo - 1) / r->lo};
+  }
+  if (b && !scalarFromName(c.callee)) return std::nullopt;
+  // A cast to an integer at least as wide as its value's type keeps it.
+  if (c.args.size() == 1 && isInteger(c.args[0]->type) && scalarBits(c.type) >= scalarBits(c.args[0]->type))
+    return of(*c.args[0]);
+  return std::nullopt;
+}
+
+// `T * V` where T and V are dims of one tensor parameter (each once per
+// time it appears in the shape): at most that tensor's element count.
+bool IndexBounds::isDimProductOfOneTensor(const Expr& e) const {
+  std::vector<const Expr*> fs;
+  factors(e, fs);
+  std::vector<const Symbol*> dims;
+  for (const Expr* f : fs) {
+    const auto* n = f->as<NameExpr>();
+    if (!n || !n->symbol || n->symbol->kind != SymbolKind::DimSymbol || ctx_.isStaticDim(n->symbol)) return false;
+    dims.push_back(n->symbol);
+  }
+  for (const Symbol* p : ctx_.kernel.params) {
+    if (p->kind != SymbolKind::TensorParam) continue;
+    std::vector<const Symbol*> shape;
+    for (const Expr* d : p->shape)
+      if (const auto* n = d->as<NameExpr>(); n && n->symbol) shape.push_back(n->symbol);
+    bool all = true;
+    for (const Symbol* d : dims) {
+      auto it = std::find(shape.begin(), shape.end(), d);
+      if (it == shape.end()) {
+        all = false;
+        break;
+      }
+      shape.erase(it);
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+std::optional<IndexRange> IndexBounds::ofBinary(const BinaryExpr& b) const {
+  if (b.op == BinaryOp::Mul && isDimProductOfOneTensor(b)) return IndexRange{1, kIndexMax};
+  auto l = of(*b.lhs), r = of(*b.rhs);
+  if (!l || !r || l->lo < 0 || r->lo < 0) return std::nullopt;  // non-negative operands only
+  switch (b.op) {
+    case BinaryOp::Add: return bounded(l->lo + r->lo, l->hi + r->hi);
+    case BinaryOp::Sub: return l->lo - r->hi >= 0 ? bounded(l->lo - r->hi, l->hi - r->lo) : std::nullopt;
+    case BinaryOp::Mul:
+      if (l->hi && r->hi > kLimit / l->hi) return std::nullopt;
+      return bounded(l->lo * r->lo, l->hi * r->hi);
+    case BinaryOp::FloorDiv:
+      if (r->lo < 1) return std::nullopt;
+      return bounded(l->lo / r->hi, l->hi / r->lo);
+    case BinaryOp::Mod:
+      if (r->lo < 1) return std::nullopt;
+      return bounded(0, std::min(l->hi, r->hi - 1));
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace spindle

@@ -1,0 +1,57 @@
+// What the printer can prove about the range of an integer expression with
+// 32-bit indices (Specialization::index32), so that a 64-bit `//` or `%`
+// whose operands fit 32 bits unsigned is printed as one 32-bit division
+// (docs/language.md 9.4). Interval arithmetic over:
+//   - dynamic dims: [1, 2^31 - 1] (the launch's key bit says so), and a
+//     product of dims of one tensor's shape too (`T * V` of a [B, T, V]
+//     tensor: at most its element count);
+//   - launch geometry: thread_id() below @block's axis, block_id() below
+//     @grid's axis (its expression bounded the same way), lane_id(),
+//     warp_size(), block_dim(), grid_dim();
+//   - literals and integer consts;
+//   - locals assigned exactly once (their value's range), and range loop
+//     variables with a positive step ([start, stop - 1]);
+//   - + - * // % of non-negative values, widening casts, cdiv, min, max.
+// Anything else (a scalar parameter, a loaded value, a local assigned twice
+// or through nonlocal) has no known range.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "frontend/ast.h"
+
+namespace spindle {
+
+struct PrintContext;
+struct FunctionScope;
+struct Symbol;
+
+struct IndexRange {
+  int64_t lo = 0, hi = 0;  // inclusive
+};
+
+class IndexBounds {
+ public:
+  IndexBounds(const PrintContext& ctx, const FunctionScope& fn);
+  std::optional<IndexRange> of(const Expr& e) const;
+
+ private:
+  std::optional<IndexRange> ofName(const Symbol& s) const;
+  std::optional<IndexRange> ofCall(const CallExpr& c) const;
+  std::optional<IndexRange> ofBinary(const BinaryExpr& b) const;
+  std::optional<IndexRange> ofLoopVar(const ForStmt& loop) const;
+  std::optional<IndexRange> gridAxis(int axis) const;
+  bool isDimProductOfOneTensor(const Expr& e) const;
+  void collect(const Block& body);
+
+  const PrintContext& ctx_;
+  std::map<const Symbol*, const Expr*> definitions_;  // locals assigned exactly once
+  std::set<const Symbol*> reassigned_;
+  std::map<const Symbol*, const ForStmt*> loops_;
+  mutable std::set<const Symbol*> visiting_;  // a local's definition being bounded (no cycles)
+};
+
+}  // namespace spindle
