@@ -661,7 +661,9 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
       std::string at = it->second == "0" ? "__spn_dynamic_shared" : "__spn_dynamic_shared + " + it->second;
       out_.linef("{}* {} = reinterpret_cast<{}*>({});", cppType(buf.type), name(&buf), cppType(buf.type), at);
     } else {
-      out_.linef("__shared__ {} {}[{}];", cppType(buf.type), name(&buf), count);
+      // 16-byte aligned, so runs read from it may be single vector accesses
+      // (nvcc assumes only the element's alignment otherwise).
+      out_.linef("alignas(16) __shared__ {} {}[{}];", cppType(buf.type), name(&buf), count);
       if (ctx_.checked) out_.linef("__spn_track_shared({}, sizeof {});", name(&buf), name(&buf));
     }
     return;

@@ -124,8 +124,8 @@ extern "C" __global__ __launch_bounds__(256) void atomic_stats(
     double* __restrict__ sum_f64, int32_t* __restrict__ c32, uint32_t* __restrict__ cu32, int64_t* __restrict__ c64,
     uint64_t* __restrict__ cu64, uint32_t* __restrict__ hist, int64_t N) {
 #line 25 "tests/golden/kernels/atomics.spn"
-  __shared__ uint32_t bins[16];
-  __shared__ int32_t block_top[1];
+  alignas(16) __shared__ uint32_t bins[16];
+  alignas(16) __shared__ int32_t block_top[1];
   int32_t t = int(threadIdx.x);
   int64_t i = int64_t(int(blockIdx.x)) * 256 + t;
   if (t < 16) {

@@ -366,8 +366,8 @@ extern "C" __global__ __launch_bounds__(128) void atomic_more(
     float* __restrict__ f32s, double* __restrict__ f64s, __half* __restrict__ h_seen, __spn_bf16* __restrict__ b_seen,
     float* __restrict__ out, int64_t N) {
 #line 19 "tests/golden/kernels/atomics_more.spn"
-  __shared__ __half part[3];
-  __shared__ __spn_bf16 partb[3];
+  alignas(16) __shared__ __half part[3];
+  alignas(16) __shared__ __spn_bf16 partb[3];
   int32_t t = int(threadIdx.x);
   int64_t i = int64_t(int(blockIdx.x)) * 128 + t;
   if (t < 3) {

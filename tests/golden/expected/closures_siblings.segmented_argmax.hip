@@ -86,8 +86,8 @@ extern "C" __global__ __launch_bounds__(128) void segmented_argmax(
     const float* __restrict__ x, int64_t* __restrict__ idx, float* __restrict__ val, int32_t* __restrict__ seen,
     int64_t R, int64_t N) {
 #line 25 "tests/golden/kernels/closures_siblings.spn"
-  __shared__ float best_v[128];
-  __shared__ int64_t best_i[128];
+  alignas(16) __shared__ float best_v[128];
+  alignas(16) __shared__ int64_t best_i[128];
   int64_t history[2];
   __spn_fill(history, 2, -1);
 #line 28 "tests/golden/kernels/closures_siblings.spn"

@@ -128,7 +128,7 @@ extern "C" __global__ __launch_bounds__(128) void rms_scale(
     __half* __restrict__ clipped, int64_t M, int64_t N) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
 #line 20 "tests/golden/kernels/dtypes_f16_bf16.spn"
-  __shared__ __half cache[128];
+  alignas(16) __shared__ __half cache[128];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float ss = 0.0f;

@@ -38,7 +38,7 @@ __device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 128, BK = 8, TM = 8,
-//   TN = 8, TX = 16, TY = 16, NT = 256
+//   TN = 8, VEC = 4, TX = 16, TY = 16, NT = 256, QR = 64, QC = 64
 
 constexpr int64_t K = 4096;  // static dim
 
@@ -53,92 +53,163 @@ inline hipError_t launch_matmul(hipStream_t stream, const float* __restrict__ A,
 }
 #endif
 
-#line 50 "samples/matmul.spn"
+#line 80 "samples/matmul.spn"
 extern "C" __global__ __launch_bounds__(256) void matmul(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N) {
-#line 51 "samples/matmul.spn"
-  __shared__ float As[8 * (128 + 4)];
-  __shared__ float Bs[8 * 128];
+#line 81 "samples/matmul.spn"
+  alignas(16) __shared__ float As[8 * (128 + 4)];
+  alignas(16) __shared__ float Bs[8 * 128];
   float acc[8 * 8];
   __spn_fill(acc, 8 * 8, 0.0f);
-#line 54 "samples/matmul.spn"
+#line 84 "samples/matmul.spn"
   float a_frag[8];
   __spn_fill(a_frag, 8, 0.0f);
-#line 55 "samples/matmul.spn"
+#line 85 "samples/matmul.spn"
   float b_frag[8];
   __spn_fill(b_frag, 8, 0.0f);
+#line 86 "samples/matmul.spn"
+  float run[4];
+  __spn_fill(run, 4, 0.0f);
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int32_t tid = ty * 16 + tx;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 63 "samples/matmul.spn"
+#line 94 "samples/matmul.spn"
   for (int64_t k0 = 0; k0 < K; k0 += 8) {
-    // As[c, r] = A[row0 + r, k0 + c] (stored transposed: the inner loop reads rows of As).
+    // As[c + k, r] = A[row0 + r, k0 + c + k]: a run of A's row, stored
+    // transposed (the inner loop reads runs of rows of As).
     #pragma unroll
-#line 65 "samples/matmul.spn"
-    for (int32_t l = 0; l < 128 * 8 / 256; ++l) {
+#line 97 "samples/matmul.spn"
+    for (int32_t l = 0; l < 128 * 8 / (4 * 256); ++l) {
       int32_t ea = tid + l * 256;
-      int32_t ar = ea / 8;
-      int32_t ac = ea % 8;
-      float av = 0.0f;
-      if (row0 + ar < M && k0 + ac < K) {
-        av = A[(row0 + ar) * K + k0 + ac];
+      int32_t ar = ea / (8 / 4);
+      int32_t ac = ea % (8 / 4) * 4;
+      if (row0 + ar < M && k0 + ac + 4 <= K) {
+        #pragma unroll
+#line 102 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          run[k] = A[(row0 + ar) * K + k0 + ac + k];
+        }
+      } else {
+        #pragma unroll
+#line 105 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          run[k] = 0.0f;
+          if (row0 + ar < M && k0 + ac + k < K) {
+            run[k] = A[(row0 + ar) * K + k0 + ac + k];
+          }
+        }
       }
-#line 72 "samples/matmul.spn"
-      As[ac * (128 + 4) + ar] = av;
+      #pragma unroll
+#line 109 "samples/matmul.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        As[(ac + k) * (128 + 4) + ar] = run[k];
+      }
     }
-    // Bs[r, c] = B[k0 + r, col0 + c]: consecutive threads read a row of B.
+    // Bs[r, c + k] = B[k0 + r, col0 + c + k]: consecutive threads read
+    // consecutive runs of a row of B. With K % BK == 0 (K is static) no
+    // slab crosses K, and the test of the row folds away.
     #pragma unroll
-#line 74 "samples/matmul.spn"
-    for (int32_t l = 0; l < 8 * 128 / 256; ++l) {
+#line 114 "samples/matmul.spn"
+    for (int32_t l = 0; l < 8 * 128 / (4 * 256); ++l) {
       int32_t eb = tid + l * 256;
-      int32_t br = eb / 128;
-      int32_t bc = eb % 128;
-      float bv = 0.0f;
-      if (k0 + br < K && col0 + bc < N) {
-        bv = B[(k0 + br) * N + col0 + bc];
+      int32_t br = eb / (128 / 4);
+      int32_t bc = eb % (128 / 4) * 4;
+      if ((K % 8 == 0 || k0 + br < K) && col0 + bc + 4 <= N) {
+        #pragma unroll
+#line 119 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          run[k] = B[(k0 + br) * N + col0 + bc + k];
+        }
+      } else {
+        #pragma unroll
+#line 122 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          run[k] = 0.0f;
+          if (k0 + br < K && col0 + bc + k < N) {
+            run[k] = B[(k0 + br) * N + col0 + bc + k];
+          }
+        }
       }
-#line 81 "samples/matmul.spn"
-      Bs[br * 128 + bc] = bv;
+      #pragma unroll
+#line 126 "samples/matmul.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        Bs[br * 128 + bc + k] = run[k];
+      }
     }
-#line 82 "samples/matmul.spn"
+#line 128 "samples/matmul.spn"
     __syncthreads();
     #pragma unroll
     for (int32_t kk = 0; kk < 8; ++kk) {
       #pragma unroll
-#line 85 "samples/matmul.spn"
-      for (int32_t i = 0; i < 8; ++i) {
-        a_frag[i] = As[kk * (128 + 4) + ty + i * 16];
+#line 131 "samples/matmul.spn"
+      for (int32_t q = 0; q < 8 / 4; ++q) {
+        #pragma unroll
+#line 132 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          a_frag[q * 4 + k] = As[kk * (128 + 4) + q * 64 + ty * 4 + k];
+        }
       }
       #pragma unroll
-#line 87 "samples/matmul.spn"
-      for (int32_t j = 0; j < 8; ++j) {
-        b_frag[j] = Bs[kk * 128 + tx + j * 16];
+#line 134 "samples/matmul.spn"
+      for (int32_t q = 0; q < 8 / 4; ++q) {
+        #pragma unroll
+#line 135 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          b_frag[q * 4 + k] = Bs[kk * 128 + q * 64 + tx * 4 + k];
+        }
       }
       #pragma unroll
-#line 89 "samples/matmul.spn"
+#line 137 "samples/matmul.spn"
       for (int32_t i = 0; i < 8; ++i) {
         #pragma unroll
-#line 90 "samples/matmul.spn"
+#line 138 "samples/matmul.spn"
         for (int32_t j = 0; j < 8; ++j) {
           acc[i * 8 + j] = fmaf(a_frag[i], b_frag[j], acc[i * 8 + j]);
         }
       }
     }
-#line 92 "samples/matmul.spn"
+#line 140 "samples/matmul.spn"
     __syncthreads();
   }
+
+  // Tile row qi * QR + ty * VEC + i is acc row qi * VEC + i; tile column
+  // qj * QC + tx * VEC + k is acc column qj * VEC + k. The column is
+  // computed in 32 bits (unsigned, so exact while N <= 2^32) and widened:
+  // from an i64 sum nvcc does not prove every run of C 16-byte aligned.
   #pragma unroll
-#line 94 "samples/matmul.spn"
-  for (int32_t i = 0; i < 8; ++i) {
+#line 146 "samples/matmul.spn"
+  for (int32_t qi = 0; qi < 8 / 4; ++qi) {
     #pragma unroll
-#line 95 "samples/matmul.spn"
-    for (int32_t j = 0; j < 8; ++j) {
-      int64_t cr = row0 + ty + i * 16;
-      int64_t cc = col0 + tx + j * 16;
-      if (cr < M && cc < N) {
-        C[cr * N + cc] = acc[i * 8 + j];
+#line 147 "samples/matmul.spn"
+    for (int32_t i = 0; i < 4; ++i) {
+      int64_t cr = row0 + qi * 64 + ty * 4 + i;
+      #pragma unroll
+#line 149 "samples/matmul.spn"
+      for (int32_t qj = 0; qj < 8 / 4; ++qj) {
+        int64_t cc = int64_t(uint32_t(int(blockIdx.x)) * 128 + uint32_t(qj * 64 + tx * 4));
+        #pragma unroll
+#line 151 "samples/matmul.spn"
+        for (int32_t k = 0; k < 4; ++k) {
+          run[k] = acc[(qi * 4 + i) * 8 + qj * 4 + k];
+        }
+#line 153 "samples/matmul.spn"
+        if (cr < M && cc + 4 <= N) {
+          #pragma unroll
+#line 154 "samples/matmul.spn"
+          for (int32_t k = 0; k < 4; ++k) {
+            C[cr * N + cc + k] = run[k];
+          }
+        } else {
+          #pragma unroll
+#line 157 "samples/matmul.spn"
+          for (int32_t k = 0; k < 4; ++k) {
+            if (cr < M && cc + k < N) {
+              C[cr * N + cc + k] = run[k];
+            }
+          }
+        }
       }
     }
   }

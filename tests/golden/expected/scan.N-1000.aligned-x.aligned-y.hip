@@ -178,7 +178,7 @@ extern "C" __global__ __launch_bounds__(256) void scan(const float* __restrict__
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
   y = __spn_assume_aligned<16>(y);  // 16-byte aligned at launch
 #line 47 "samples/scan.spn"
-  __shared__ float totals[(__spn_cdiv(N, int64_t(256) * 4) * 8)];
+  alignas(16) __shared__ float totals[(__spn_cdiv(N, int64_t(256) * 4) * 8)];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   int32_t lane = __spn_lane_id();

@@ -172,7 +172,7 @@ inline hipError_t launch_scan(hipStream_t stream, const float* __restrict__ x, f
 extern "C" __global__ __launch_bounds__(256) void scan(const float* __restrict__ x, float* __restrict__ y, int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
 #line 47 "samples/scan.spn"
-  __shared__ float totals[(__spn_cdiv(N, int64_t(256) * 4) * 8)];
+  alignas(16) __shared__ float totals[(__spn_cdiv(N, int64_t(256) * 4) * 8)];
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   int32_t lane = __spn_lane_id();

@@ -125,9 +125,9 @@ extern "C" __global__ __launch_bounds__(256) void rowwise_softmax_cached(
     const float* __restrict__ x, float* __restrict__ y, int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
 #line 23 "tests/golden/kernels/scratch_dynamic.spn"
-  __shared__ float row_buf[N];
-  __shared__ double ex[N];
-  __shared__ float warp_part[2 * 32];
+  alignas(16) __shared__ float row_buf[N];
+  alignas(16) __shared__ double ex[N];
+  alignas(16) __shared__ float warp_part[2 * 32];
   float mine[4];
   __spn_fill(mine, 4, -__spn_inff());
 #line 27 "tests/golden/kernels/scratch_dynamic.spn"

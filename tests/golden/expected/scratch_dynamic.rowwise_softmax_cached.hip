@@ -137,7 +137,7 @@ extern "C" __global__ __launch_bounds__(256) void rowwise_softmax_cached(
 #line 23 "tests/golden/kernels/scratch_dynamic.spn"
   float* row_buf = reinterpret_cast<float*>(__spn_dynamic_shared);
   double* ex = reinterpret_cast<double*>(__spn_dynamic_shared + __spn_align16(N * sizeof(float)));
-  __shared__ float warp_part[2 * 32];
+  alignas(16) __shared__ float warp_part[2 * 32];
   float mine[4];
   __spn_fill(mine, 4, -__spn_inff());
 #line 27 "tests/golden/kernels/scratch_dynamic.spn"

@@ -178,7 +178,7 @@ __device__ __forceinline__ void load(float* slots, const float* x, int32_t t, in
 extern "C" __global__ __launch_bounds__(128) void block_sums(
     const float* __restrict__ x, float* __restrict__ sums, int64_t N, int64_t G) {
 #line 22 "tests/golden/kernels/shared_tree.spn"
-  __shared__ float slots[128];
+  alignas(16) __shared__ float slots[128];
   __spn_track_shared(slots, sizeof slots);
 #line 23 "tests/golden/kernels/shared_tree.spn"
   int32_t t = int(threadIdx.x);

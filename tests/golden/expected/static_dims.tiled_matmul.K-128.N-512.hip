@@ -51,8 +51,8 @@ inline hipError_t launch_tiled_matmul(hipStream_t stream, const float* __restric
 extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M) {
 #line 22 "tests/golden/kernels/static_dims.spn"
-  __shared__ float a_tile[16 * 16];
-  __shared__ float b_tile[16 * 16];
+  alignas(16) __shared__ float a_tile[16 * 16];
+  alignas(16) __shared__ float b_tile[16 * 16];
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int64_t row = int64_t(int(blockIdx.y)) * 16 + ty;

@@ -120,7 +120,7 @@ extern "C" __global__ __launch_bounds__(64) void rows(
     int64_t wide_stride0, int64_t wide_stride1, __spn_bf16* __restrict__ h, int64_t R, int64_t C) {
 #line 40 "tests/golden/kernels/tensor_params.spn"
   int32_t r = int(blockIdx.x);
-  __shared__ float tile[64];
+  alignas(16) __shared__ float tile[64];
   tile[int(threadIdx.x)] = float(int(threadIdx.x));
   __syncthreads();
   if (int(threadIdx.x) == 0) {

@@ -100,7 +100,7 @@ extern "C" __global__ __launch_bounds__(64) void rows(
     int64_t wide_stride0, int64_t wide_stride1, float* __restrict__ h, int64_t R) {
 #line 40 "tests/golden/kernels/tensor_params.spn"
   int32_t r = int(blockIdx.x);
-  __shared__ float tile[64];
+  alignas(16) __shared__ float tile[64];
   tile[int(threadIdx.x)] = float(int(threadIdx.x));
   __syncthreads();
   if (int(threadIdx.x) == 0) {

@@ -48,7 +48,7 @@ inline hipError_t launch_transpose(hipStream_t stream, const float* __restrict__
 extern "C" __global__ __launch_bounds__(512) void transpose(
     const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
 #line 35 "samples/transpose.spn"
-  __shared__ float tile[64 * (64 + 1)];
+  alignas(16) __shared__ float tile[64 * (64 + 1)];
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int64_t row0 = int64_t(int(blockIdx.y)) * 64;

@@ -165,7 +165,7 @@ extern "C" __global__ __launch_bounds__(128) void row_stats(
 #line 46 "tests/golden/kernels/tuples.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
-  __shared__ float tile[128];
+  alignas(16) __shared__ float tile[128];
 #line 61 "tests/golden/kernels/tuples.spn"
   const row_stats_partial_result partial_ret = row_stats_partial(x, row, t, N);
   float total = partial_ret.s;

@@ -130,7 +130,7 @@ extern "C" __global__ __launch_bounds__(256) void warp_ops(
     const float* __restrict__ x, float* __restrict__ y, float* __restrict__ scan, int32_t* __restrict__ counts,
     uint64_t* __restrict__ votes) {
 #line 12 "tests/golden/kernels/warp_primitives.spn"
-  __shared__ float slots[256];
+  alignas(16) __shared__ float slots[256];
   int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
   int32_t lane = __spn_lane_id();
   float v = 0.0f;
