@@ -5,12 +5,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
+#include "../passes/vector_runs.h"
 #include "emitter.h"
 #include "kernel_source.h"
 #include "name_supply.h"
@@ -40,6 +42,7 @@ struct PrintContext {
   const KernelPrintPlan& plan;                                // the driver's decisions
   std::map<const FunctionScope*, TupleResult> tupleResults;   // tuple-returning defs and closures
   bool checked = false;                                       // a checked build: every element access is bounds-checked
+  const Specialization* spec = nullptr;                       // the whole specialization (vector runs read it)
 
   bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims.count(s->name) > 0; }
 };
@@ -118,6 +121,7 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
+  bool printVectorRun(const ForStmt& f);
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
   static std::string typeLimitLiteral(BuiltinId id, ScalarType t);
@@ -180,6 +184,7 @@ class FunctionPrinter {
   std::map<const Expr*, std::string> hoisted_;
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
   bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
+  mutable std::unique_ptr<Divisibility> divisibility_;         // the kernel's, built at its first run loop
 };
 
 }  // namespace spindle

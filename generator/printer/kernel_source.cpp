@@ -94,6 +94,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    {},
                    spec.checked};
   // clang-format on
+  ctx.spec = &spec;
 
   // File-scope names: consts, static dims, functions. Static dims come
   // from the specialization and precede the host launcher, which uses them;
