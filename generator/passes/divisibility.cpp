@@ -71,7 +71,8 @@ void Divisibility::solveLocals() {
         const ForStmt& f = *it->second;
         const Expr* start = f.rangeArgs.size() >= 2 ? f.rangeArgs[0].get() : nullptr;
         next = std::min(next, start ? of(*start) : kZero);
-        if (f.rangeArgs.size() == 3) next = std::min(next, f.step != 0 ? powerOfTwoDivisor(f.step) : of(*f.rangeArgs[2]));
+        if (f.rangeArgs.size() == 3)
+          next = std::min(next, f.step != 0 ? powerOfTwoDivisor(f.step) : of(*f.rangeArgs[2]));
         else next = std::min<int64_t>(next, 1);
       }
       if (next < d) d = next, changed = true;

@@ -57,15 +57,19 @@ std::string offsetReason(const IndexExpr& idx, const Expr& start, const Symbol& 
     std::string term = textOf(source, i);
     if (ds < need && a + 1 < rank) {
       // The stride is what falls short: name the dim or stride to declare.
-      if (x.strided) return fmt::format("the row stride of '{}' has no granularity {}: --divisible {}.stride{}",
-                                        x.name, need, x.name, a);
-      for (size_t k = a + 1; k < rank; ++k)
+      if (x.strided)
+        return fmt::format("the row stride of '{}' has no granularity {}: --divisible {}.stride{}={}", x.name, need,
+                           x.name, a, need);
+      // The innermost dim first: its granularity serves every row.
+      for (size_t k = rank - 1; k > a; --k)
         if (div.dimOf(x, k) < need) {
           const auto* n = x.shape[k]->as<NameExpr>();
           std::string flag = n ? n->name : dimDivisibleName(x.name, int(k));
-          return fmt::format("the offset of row `{}` of '{}' is a multiple of {} element(s), not {}: {} has no "
-                             "granularity {} (--divisible {})",
-                             term, x.name, std::max<int64_t>(di * ds, 1), need, textOf(source, *x.shape[k]), need, flag);
+          if (need < 16) flag += fmt::format("={}", need);
+          return fmt::format(
+              "the offset of row `{}` of '{}' is a multiple of {} element(s), not {}: {} has no "
+              "granularity {} (--divisible {})",
+              term, x.name, std::max<int64_t>(di * ds, 1), need, textOf(source, *x.shape[k]), need, flag);
         }
     }
     return fmt::format("`{}` is not a known multiple of {} (known: {}); state it with multiple_of({}, {})", term,
@@ -145,9 +149,10 @@ std::optional<RunAccess> analyzeRunCopy(const ForStmt& loop, const FunctionScope
     return no(fmt::format("the local array '{}' is not known to hold the run", r.local->name));
   if (r.tensor->owner != &kernel) return no("the tensor is not a parameter of the kernel");
   if (r.tensor->strided && !r.tensor->unitInnerStride)
-    return no(fmt::format("'{}' has no unit inner stride in this specialization (suggest --unit-stride {} or "
-                          "--contiguous {})",
-                          r.tensor->name, r.tensor->name, r.tensor->name));
+    return no(
+        fmt::format("'{}' has no unit inner stride in this specialization (suggest --unit-stride {} or "
+                    "--contiguous {})",
+                    r.tensor->name, r.tensor->name, r.tensor->name));
   if (r.hint && r.hint->callee == "load_keep") return no("load_keep has no vector form yet");
   if (r.length <= 0) return no("the run length is not a compile-time constant");
   const int word = r.bytes % 16 == 0 ? 16 : r.bytes % 8 == 0 ? 8 : r.bytes % 4 == 0 ? 4 : 0;
@@ -182,7 +187,8 @@ std::vector<RunAccess> findRunAccesses(const FunctionScope& kernel, const Specia
       RunAccess r;
       r.loop = &f, r.element = idx, r.store = store, r.tensor = idx->base->as<NameExpr>()->symbol;
       int64_t v = 0;
-      if (f.rangeArgs.size() == 1 && div.constantValue(*f.rangeArgs[0], v)) r.length = v, r.bytes = v * int64_t(scalarBytes(r.tensor->type));
+      if (f.rangeArgs.size() == 1 && div.constantValue(*f.rangeArgs[0], v))
+        r.length = v, r.bytes = v * int64_t(scalarBytes(r.tensor->type));
       r.whyNot = "the loop body is not a plain copy between the run and a local array `L[k]`";
       out.push_back(r);
     }
@@ -216,6 +222,21 @@ std::vector<RunAccess> findRunAccesses(const FunctionScope& kernel, const Specia
   };
   walk(kernel.kernel->body);
   return out;
+}
+
+std::string describeRunAccess(const RunAccess& r, const std::string& source) {
+  std::string what = r.store ? "store" : "load";
+  if (r.hint) what = r.hint->callee;
+  std::string run = r.length > 0
+                        ? fmt::format("a run of {} {} ({} bytes)", r.length, scalarName(r.tensor->type), r.bytes)
+                        : fmt::format("a run of {} of unknown length", scalarName(r.tensor->type));
+  const std::string at = fmt::format("{}:{}", r.element->range.begin.line, r.element->range.begin.col);
+  if (r.wordBytes) {
+    const int64_t words = r.bytes / r.wordBytes;
+    return fmt::format("{}: vector: {}: {} of {} as {} word{} of {} bytes", at, textOf(source, *r.element), what, run,
+                       words, words == 1 ? "" : "s", r.wordBytes);
+  }
+  return fmt::format("{}: scalar: {}: {} of {}: {}", at, textOf(source, *r.element), what, run, r.whyNot);
 }
 
 }  // namespace spindle

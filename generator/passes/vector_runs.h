@@ -31,11 +31,11 @@ struct RunAccess {
   int64_t bytes = 0;
   // Set for a run copy (the loop is the whole access):
   bool copy = false;
-  const Symbol* local = nullptr;       // the local array
-  const Expr* runStart = nullptr;      // e
-  const CallExpr* hint = nullptr;      // load_stream(...) / store_stream(...) around the element
-  int wordBytes = 0;                   // 16, 8 or 4 when it becomes a vector access; 0 stays scalar
-  std::string whyNot;                  // when wordBytes == 0
+  const Symbol* local = nullptr;   // the local array
+  const Expr* runStart = nullptr;  // e
+  const CallExpr* hint = nullptr;  // load_stream(...) / store_stream(...) around the element
+  int wordBytes = 0;               // 16, 8 or 4 when it becomes a vector access; 0 stays scalar
+  std::string whyNot;              // when wordBytes == 0
 };
 
 // What `loop` is as a run copy of a kernel tensor, with its verdict;
@@ -49,5 +49,10 @@ std::optional<RunAccess> analyzeRunCopy(const ForStmt& loop, const FunctionScope
 // (`acc += x[row, j + k]`), which stays scalar.
 std::vector<RunAccess> findRunAccesses(const FunctionScope& kernel, const Specialization& spec,
                                        const std::string& source);
+
+// One line of the report: "LINE:COL: vector: x[row, j + k]: load of a run
+// of 8 bf16 (16 bytes) as 1 word of 16 bytes" or "LINE:COL: scalar: ...:
+// WHY".
+std::string describeRunAccess(const RunAccess& r, const std::string& source);
 
 }  // namespace spindle

@@ -1,5 +1,7 @@
 #include "kernel_source.h"
 
+#include "../passes/vector_runs.h"
+
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -303,6 +305,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   for (const auto& m : body.mappings()) out.lineMappings.push_back({bodyStart + m.outputLine, m.spnLine});
   out.kernelSymbol = ctx.functionNames[&kernel];
   out.abi = std::move(abi);
+  const std::string text = sema.file ? sema.file->text() : std::string();
+  for (const RunAccess& r : findRunAccesses(kernel, spec, text)) out.runReport.push_back(describeRunAccess(r, text));
   return out;
 }
 

@@ -68,8 +68,9 @@ TEST_F(VectorRuns, HalvesAtPromisedOffsets) {
       auto y = poisoned<F16>(size_t(M * N), checked);
       std::vector<Arg> args{dx.arg({M, N}), y.arg({M, N}), doffs.arg({M})};
       const std::string source = k.compileFor(args.data(), args.size()).source;
-      EXPECT_NE(source.find(checked ? "__spn_check_multiple_of(" : "__spn_store_run_stream<4, 8>(&y[row * N + j], hs);"),
-                std::string::npos);
+      EXPECT_NE(
+          source.find(checked ? "__spn_check_multiple_of(" : "__spn_store_run_stream<4, 8>(&y[row * N + j], hs);"),
+          std::string::npos);
       k.launch(nullptr, args.data(), args.size());
       auto got = y.read();
       Check check("y");
