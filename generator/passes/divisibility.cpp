@@ -86,7 +86,7 @@ bool Divisibility::constantValue(const Expr& e, int64_t& out) const {
     const Symbol* s = n->symbol;
     if (!s) return false;
     if (s->kind == SymbolKind::Const && !s->value.isFloat && s->value.function.empty() && !s->wave64Value &&
-        s->unavailable.empty())
+        s->unavailable.empty() && !s->perSpecialization)
       return out = s->value.i, true;
     if (isKernelDim(*s))
       if (auto it = spec_.staticDims.find(s->name); it != spec_.staticDims.end()) return out = it->second, true;
@@ -117,7 +117,9 @@ int64_t Divisibility::symbolOf(const Symbol& s) const {
   if (auto it = solved_.find(&s); it != solved_.end()) return it->second;
   switch (s.kind) {
     case SymbolKind::Const:
-      if (!s.value.isFloat && s.value.function.empty() && s.unavailable.empty()) {
+      // A const only the specialization knows has a stand-in value until
+      // the driver evaluates it (generate.cpp): unknown before that.
+      if (!s.value.isFloat && s.value.function.empty() && s.unavailable.empty() && !s.perSpecialization) {
         int64_t d = powerOfTwoDivisor(s.value.i);
         if (s.wave64Value) d = std::min(d, powerOfTwoDivisor(s.wave64Value->i));
         return d;
