@@ -155,21 +155,37 @@ std::optional<RunAccess> analyzeRunCopy(const ForStmt& loop, const FunctionScope
                     r.tensor->name, r.tensor->name, r.tensor->name));
   if (r.hint && r.hint->callee == "load_keep") return no("load_keep has no vector form yet");
   if (r.length <= 0) return no("the run length is not a compile-time constant");
-  const int word = r.bytes % 16 == 0 ? 16 : r.bytes % 8 == 0 ? 8 : r.bytes % 4 == 0 ? 4 : 0;
-  if (!word) return no(fmt::format("a run of {} bytes is not a multiple of 4, 8 or 16 bytes", r.bytes));
+  // The largest word that divides the run and that its start provably
+  // sits on: 16 bytes, else 8, else 4 (a 16-byte run at an 8-byte offset
+  // is two 8-byte words). The reason names what the largest one lacks.
+  std::vector<int> words;
+  for (int w : {16, 8, 4})
+    if (r.bytes % w == 0 && size_t(w) % elementBytes == 0) words.push_back(w);
+  if (words.empty()) return no(fmt::format("a run of {} bytes is not a multiple of 4, 8 or 16 bytes", r.bytes));
   if (!spec.alignedTensors.count(r.tensor->name))
     return no(fmt::format("the base of '{}' is not known 16-byte aligned in this specialization (suggest --aligned {})",
                           r.tensor->name, r.tensor->name));
   // The first element's offset, sum(index * stride), times the element
   // size must be a multiple of the word.
-  const int64_t needElements = std::max<int64_t>(word / int64_t(elementBytes), 1);
-  if (elementBytes > size_t(word) || word % elementBytes != 0) return no("the element does not divide the word");
   const size_t rank = elem->indices.size();
-  for (size_t a = 0; a < rank; ++a) {
-    const Expr& i = a + 1 == rank ? *r.runStart : *elem->indices[a];
-    const int64_t d = div.of(i), ds = div.strideOf(*r.tensor, a);
-    if (d < Divisibility::kZero && (d >= Divisibility::kZero / ds ? Divisibility::kZero : d * ds) < needElements)
-      return no(offsetReason(*elem, *r.runStart, *r.tensor, div, needElements, source));
+  auto aligned = [&](int64_t needElements) {
+    for (size_t a = 0; a < rank; ++a) {
+      const Expr& i = a + 1 == rank ? *r.runStart : *elem->indices[a];
+      const int64_t d = div.of(i), ds = div.strideOf(*r.tensor, a);
+      if (d < Divisibility::kZero && (d >= Divisibility::kZero / ds ? Divisibility::kZero : d * ds) < needElements)
+        return false;
+    }
+    return true;
+  };
+  int word = 0;
+  for (int w : words)
+    if (aligned(w / int64_t(elementBytes))) {
+      word = w;
+      break;
+    }
+  if (!word) {
+    const int64_t need = words.front() / int64_t(elementBytes);
+    return no(offsetReason(*elem, *r.runStart, *r.tensor, div, need, source));
   }
   r.wordBytes = word;
   return r;

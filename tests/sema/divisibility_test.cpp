@@ -143,3 +143,68 @@ TEST(Divisibility, StridesOfContiguousTensors) {
 
 }  // namespace
 }  // namespace spindle::test
+
+namespace spindle::test {
+namespace {
+
+// The run report of kernel k of `text` under `spec` (GeneratedKernel::runReport).
+std::vector<std::string> runReport(const std::string& text, const Specialization& spec) {
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  if (!m) {
+    ADD_FAILURE() << diags.renderAll();
+    return {};
+  }
+  return m->generate("k", spec).runReport;
+}
+
+// Which run copies become vector accesses, of which word, and why the
+// others do not: word sizes from the run's bytes and the start's
+// alignment, a run of no whole word, a converting copy, a start on no
+// word boundary.
+TEST(VectorRuns, WordSizesAndReasons) {
+  const std::string text = R"(@grid(M)
+@block(32)
+kernel k(x: bf16[M, 64], y: f32[M, 64], z: bf16[M, 64]):
+    row = block_id()
+    a = local(bf16, [8], 0.0)
+    b = local(f32, [3], 0.0)
+    c = local(bf16, [3], 0.0)
+    d = local(f32, [8], 0.0)
+    for k in static_range(8):
+        a[k] = x[row, 8 + k]
+    for k in static_range(3):
+        b[k] = y[row, 5 + k]
+    for k in static_range(3):
+        c[k] = x[row, 0 + k]
+    for k in static_range(8):
+        d[k] = x[row, 0 + k]
+    for k in static_range(4):
+        a[k] = z[row, 2 + k]
+    for k in static_range(8):
+        z[row, 4 + k] = a[k]
+    for k in static_range(8):
+        z[row, 1 + k] = a[k]
+)";
+  Specialization spec;
+  spec.alignedTensors = {"x", "y", "z"};
+  auto r = runReport(text, spec);
+  ASSERT_EQ(r.size(), 7u);
+  EXPECT_EQ(r[0], "10:16: vector: x[row, 8 + k]: load of a run of 8 bf16 (16 bytes) as 1 word of 16 bytes");
+  EXPECT_EQ(r[1], "12:16: vector: y[row, 5 + k]: load of a run of 3 f32 (12 bytes) as 3 words of 4 bytes");
+  EXPECT_EQ(
+      r[2],
+      "14:16: scalar: x[row, 0 + k]: load of a run of 3 bf16 (6 bytes): a run of 6 bytes is not a multiple of 4, 8 "
+      "or 16 bytes");
+  EXPECT_EQ(r[3],
+            "16:16: scalar: x[row, 0 + k]: load of a run of 8 bf16 (16 bytes): the local array 'd' is f32, the "
+            "tensor bf16: a copy converts");
+  EXPECT_EQ(r[4], "18:16: vector: z[row, 2 + k]: load of a run of 4 bf16 (8 bytes) as 2 words of 4 bytes");
+  EXPECT_EQ(r[5], "20:9: vector: z[row, 4 + k]: store of a run of 8 bf16 (16 bytes) as 2 words of 8 bytes");
+  EXPECT_EQ(r[6],
+            "22:9: scalar: z[row, 1 + k]: store of a run of 8 bf16 (16 bytes): `1` is not a known multiple of 8 "
+            "(known: 1); state it with multiple_of(1, 8)");
+}
+
+}  // namespace
+}  // namespace spindle::test
