@@ -29,6 +29,7 @@ const Stage kStages[] = {
     {"ast", false, false, showAst},
     {"scopes", true, false, showScopes},
     {"key", true, true, inspectKey},
+    {"runs", true, true, inspectRuns},
 };
 
 std::string stageNames() {

@@ -1,4 +1,4 @@
-// `spindle inspect --stage scopes|key`: what sema and the passes decided.
+// `spindle inspect --stage scopes|key|runs`: what sema and the passes decided.
 #include "inspect_stages.h"
 
 #include <fmt/format.h>
@@ -162,6 +162,37 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
         "  @grid uses resident_blocks(): the device's occupancy for the loaded binary, asked at launch, "
         "not in the key\n";
   out += fmt::format("key: {}\n", specializationKey(sema, sel.kernel, spec));
+  return out;
+}
+
+// The runs of the kernel as generated for this specialization: the report
+// comes from the printer's own decisions (GeneratedKernel::runReport), so
+// it cannot disagree with the source `spindle gen` prints.
+std::string inspectRuns(const LoadedModule& result, const Args& options) {
+  KernelSelection sel;
+  for (size_t i = 0; i < options.size(); ++i) {
+    if (!parseSpecOption(options, i, sel)) throw std::invalid_argument(fmt::format("unknown option '{}'", options[i]));
+  }
+  SemaModule& sema = *result.sema;
+  if (sel.kernel.empty()) {
+    if (sema.kernels.size() != 1) throw std::invalid_argument("the module has several kernels; pick one with --kernel");
+    sel.kernel = sema.kernels[0]->name;
+  }
+  if (!sema.findKernel(sel.kernel)) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
+  GeneratedKernel g;
+  try {
+    g = generateKernel(sema, sel.kernel, checkConsts(sema, sel.spec));
+  } catch (const GeneratorError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  const std::string path = sema.file ? sema.file->path() : "<input>";
+  size_t vector = 0;
+  std::string out = fmt::format("kernel: {}\n", sel.kernel);
+  for (const std::string& line : g.runReport) {
+    out += path + ":" + line + "\n";
+    vector += line.find(": vector: ") != std::string::npos;
+  }
+  out += fmt::format("{} run access{}, {} vector\n", g.runReport.size(), g.runReport.size() == 1 ? "" : "es", vector);
   return out;
 }
 

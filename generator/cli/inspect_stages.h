@@ -17,4 +17,9 @@ std::string inspectScopes(const LoadedModule& result);
 // std::invalid_argument for a bad one (reported as a one-line error).
 std::string inspectKey(const LoadedModule& result, const Args& options);
 
+// --stage runs: every run access of a kernel in one specialization (the
+// same options as --stage key), and whether it became a vector access or
+// why not (docs/language.md 9.4).
+std::string inspectRuns(const LoadedModule& result, const Args& options);
+
 }  // namespace spindle::cli

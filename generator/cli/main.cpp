@@ -22,7 +22,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"check", cmdCheck, "check FILE...            parse and analyze; print diagnostics only"},
-    {"inspect", cmdInspect, "inspect FILE --stage S   show a stage: ast, scopes, key"},
+    {"inspect", cmdInspect, "inspect FILE --stage S   show a stage: ast, scopes, key, runs"},
     {"gen", cmdGen, "gen FILE [options]       print readable HIP for a kernel"},
     {"compile", cmdCompile, "compile FILE --kernel K --target T   compile through the runtime's backend"},
     {"run", cmdRun, "run FILE --kernel K --dims M=..,N=..   launch on a GPU (or the host: --target cpu) and time it"},

@@ -59,7 +59,8 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::FloatPredicate:
     case BuiltinCategory::CachedLoad:
     case BuiltinCategory::CachedStore:
-    case BuiltinCategory::UniformHint: return ConvergenceNeed::None;
+    case BuiltinCategory::UniformHint:
+    case BuiltinCategory::DivisorHint: return ConvergenceNeed::None;
   }
   return ConvergenceNeed::None;
 }
@@ -119,7 +120,8 @@ ValueFact builtinResult(const BuiltinInfo& b, const std::vector<ValueFact>& args
     case BuiltinCategory::IntMath:
     case BuiltinCategory::BitCount:
     case BuiltinCategory::FloatPredicate:
-    case BuiltinCategory::CachedLoad:  // the element, as a load of x[i]
+    case BuiltinCategory::CachedLoad:   // the element, as a load of x[i]
+    case BuiltinCategory::DivisorHint:  // multiple_of(e, n): e's (n is a const)
     case BuiltinCategory::TypeConversion: return joined();
     case BuiltinCategory::UniformHint:  // assume_uniform(v): the programmer's word
     case BuiltinCategory::CachedStore:

@@ -396,6 +396,17 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
               kPostfix};
     }
     case BuiltinCategory::UniformHint: return expr(*c.args[0]);  // only the analysis reads the hint
+    case BuiltinCategory::DivisorHint: {
+      // multiple_of(e, n): e; the promise is the divisibility analysis's.
+      // A checked build tests it, naming e as written and its value.
+      if (!ctx_.checked) return expr(*c.args[0]);
+      const Expr& e = *c.args[0];
+      const std::string& text = ctx_.sema.file->text();
+      std::string written = text.substr(e.range.begin.offset, e.range.end.offset - e.range.begin.offset);
+      return {fmt::format("{}(\"{}\", {}, {}, {}, {}, {})", b.hipF32, ctx_.sourcePath, c.range.begin.line,
+                          c.range.begin.col, cStringLiteral(written), value(e), value(*c.args[1])),
+              kPostfix};
+    }
     case BuiltinCategory::FloatMath: {
       std::string fn(c.type == ScalarType::F64 ? b.hipOther : b.hipF32);
       return {fn + "(" + floatArgList() + ")", kPostfix};

@@ -749,7 +749,54 @@ std::string FunctionPrinter::hoistRangeArg(const ForStmt& f, const Expr& arg, co
 
 // static_range unrolls fully, so its bounds must be known here: consts and
 // dims that are static in this specialization.
+// A run copy the divisibility analysis proves aligned (passes/vector_runs)
+// prints as one prelude call that moves whole words instead of the loop:
+// the device compiler need not prove the alignment itself (it often cannot:
+// `wte[ix * C + c + k]` with `ix` a loaded token id). A checked build keeps
+// the element loop, whose accesses are bounds-checked one by one, and checks
+// the alignment the analysis proved before it. False when `f` is not such
+// a loop.
+bool FunctionPrinter::printVectorRun(const ForStmt& f) {
+  if (!ctx_.spec || &fn_ != &ctx_.kernel || !f.isStatic) return false;
+  if (!divisibility_) divisibility_ = std::make_unique<Divisibility>(fn_, *ctx_.spec);
+  auto run = analyzeRunCopy(f, ctx_.kernel, *divisibility_, *ctx_.spec, ctx_.sema.file->text());
+  if (!run || !run->wordBytes) return false;
+  // The address of the run's first element: the element with `e + k` as e.
+  const Expr& last = *run->element->indices.back();
+  std::string start = value(*run->runStart);
+  if (expr(*run->runStart).prec < kPrimary) start = "(" + start + ")";
+  hoisted_[&last] = start;
+  const std::string address = "&" + name(run->tensor) + "[" + flatIndex(*run->tensor, run->element->indices) + "]";
+  hoisted_.erase(&last);
+  const char* hint = !run->hint                             ? ""
+                     : run->hint->callee == "load_stream"   ? "_stream"
+                     : run->hint->callee == "load_readonly" ? "_readonly"
+                     : run->hint->callee == "store_stream"  ? "_stream"
+                                                            : "";
+  out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
+  if (ctx_.checked) {
+    // The generator's proof, tested: a failure is a bug in the analysis or
+    // a false multiple_of promise.
+    out_.linef("__spn_check_run_aligned(\"{}\", {}, {}, \"{}\", {}, {});", ctx_.sourcePath,
+               run->element->range.begin.line, run->element->range.begin.col, run->tensor->name, address,
+               run->wordBytes);
+    return false;
+  }
+  const int64_t words = run->bytes / run->wordBytes;
+  out_.linef("// vector {} of {} bytes ({} {} of {}, {} word{} of {} bytes)", run->store ? "store" : "load", run->bytes,
+             run->length, scalarName(run->tensor->type), run->tensor->name, words, words == 1 ? "" : "s",
+             run->wordBytes);
+  // L[k] is the local array itself; L[b + k] starts at &L[b] (checked
+  // builds, which check each element's index, keep the loop).
+  const std::string local =
+      run->localStart ? "&" + name(run->local) + "[" + value(*run->localStart) + "]" : name(run->local);
+  if (run->store) out_.linef("__spn_store_run{}<{}, {}>({}, {});", hint, run->length, run->wordBytes, address, local);
+  else out_.linef("__spn_load_run{}<{}, {}>({}, {});", hint, run->length, run->wordBytes, local, address);
+  return true;
+}
+
 void FunctionPrinter::printFor(const ForStmt& f) {
+  if (printVectorRun(f)) return;
   const Symbol* var = f.symbol;
   // Sibling loops may reuse a name; a nested loop that reuses its parent's
   // name gets a suffix so no declaration shadows another.

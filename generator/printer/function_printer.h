@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "../passes/comment_placement.h"
 #include "../passes/local_declarations.h"
+#include "../passes/vector_runs.h"
 #include "emitter.h"
 #include "index_bounds.h"
 #include "kernel_source.h"
@@ -48,6 +50,7 @@ struct PrintContext {
   // The C++ type of dims and strides in this specialization.
   const char* indexType() const { return index32 ? "int32_t" : "int64_t"; }
   ScalarType indexScalarType() const { return index32 ? ScalarType::I32 : ScalarType::I64; }
+  const Specialization* spec = nullptr;  // the whole specialization (vector runs read it)
 
   bool isStaticDim(const Symbol* s) const { return isKernelDim(*s) && staticDims.count(s->name) > 0; }
 };
@@ -126,6 +129,7 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
+  bool printVectorRun(const ForStmt& f);
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
   static std::string typeLimitLiteral(BuiltinId id, ScalarType t);
@@ -191,6 +195,7 @@ class FunctionPrinter {
   std::map<const Expr*, std::string> hoisted_;
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
   bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
+  mutable std::unique_ptr<Divisibility> divisibility_;         // the kernel's, built at its first run loop
 };
 
 }  // namespace spindle

@@ -1,5 +1,7 @@
 #include "kernel_source.h"
 
+#include "../passes/vector_runs.h"
+
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -95,6 +97,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    spec.checked,
                    spec.index32};
   // clang-format on
+  ctx.spec = &spec;
 
   // File-scope names: consts, static dims, functions. Static dims come
   // from the specialization and precede the host launcher, which uses them;
@@ -304,6 +307,8 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   for (const auto& m : body.mappings()) out.lineMappings.push_back({bodyStart + m.outputLine, m.spnLine});
   out.kernelSymbol = ctx.functionNames[&kernel];
   out.abi = std::move(abi);
+  const std::string text = sema.file ? sema.file->text() : std::string();
+  for (const RunAccess& r : findRunAccesses(kernel, spec, text)) out.runReport.push_back(describeRunAccess(r, text));
   return out;
 }
 

@@ -31,6 +31,7 @@ enum class BuiltinCategory {
   UniformHint,     // assume_uniform(v): v, taken as block-uniform by the divergence analysis
   CachedLoad,      // load_stream/load_readonly/load_keep(x[i]): x[i], with a cache hint
   CachedStore,     // store_stream(x[i], v): x[i] = v, with a cache hint
+  DivisorHint,     // multiple_of(e, n): e, promised a multiple of n (a const power of two)
 };
 
 enum class BuiltinId {

@@ -1679,6 +1679,7 @@ class Resolver {
       case BuiltinCategory::WarpBarrier:
       case BuiltinCategory::WarpVote:
       case BuiltinCategory::UniformHint:
+      case BuiltinCategory::DivisorHint:
       case BuiltinCategory::FloatMath:
       case BuiltinCategory::FloatPredicate:
       case BuiltinCategory::NumericMath:

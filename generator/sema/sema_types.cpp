@@ -903,6 +903,22 @@ class TypeChecker {
       case BuiltinCategory::LaneInfo: return ScalarType::I32;
       case BuiltinCategory::DimQuery: return ScalarType::I64;
       case BuiltinCategory::UniformHint: return args[0];  // the value itself
+      case BuiltinCategory::DivisorHint: {
+        // multiple_of(e, n): e, an integer; n a const power of two, so the
+        // promise is one the divisibility analysis can use and a checked
+        // build can test.
+        if (!isInteger(computeType(args[0]))) {
+          error(DiagId::sema_multiple_of_value, c.args[0]->range, scalarName(args[0]));
+          return ScalarType::Invalid;
+        }
+        auto n = evaluateConst(*c.args[1], constsOnly());
+        if (!n || n->isFloat || n->i <= 0 || (n->i & (n->i - 1)) != 0) {
+          error(DiagId::sema_multiple_of_divisor, c.args[1]->range,
+                n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string());
+          return ScalarType::Invalid;
+        }
+        return args[0];
+      }
       case BuiltinCategory::WarpVote: {
         checkCondition(*c.args[0]);
         return b.id == BuiltinId::Ballot ? ScalarType::U64 : ScalarType::Bool;

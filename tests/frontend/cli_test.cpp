@@ -120,8 +120,8 @@ TEST_F(CliTest, GenWritesTheGoldenAndRejectsBadRequests) {
   EXPECT_EQ(runSpindle("gen '" + samples + "softmax.spn' --static N=1024 --no-line-directives"), 0);
   // Layout flags name what the kernel can use: tensors indexed in runs, their row dims.
   EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned x --aligned y"), 0);
-  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned a"), 1);    // no such tensor
-  EXPECT_EQ(runSpindle("gen '" + samples + "matmul.spn' --static K=64 --aligned A"), 1);  // A has no runs
+  EXPECT_EQ(runSpindle("gen '" + samples + "axpy.spn' --dtype T=f16 --aligned a"), 1);  // no such tensor
+  EXPECT_EQ(runSpindle("gen '" + samples + "bias_gelu.spn' --aligned x"), 1);           // x has no runs
   EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible N"), 0);
   EXPECT_EQ(runSpindle("gen '" + samples + "scale_strided.spn' --divisible M"), 1);                 // not a row dim
   EXPECT_EQ(runSpindle("run '" + samples + "scale_strided.spn' --dims M=64,N=64 --aligned x"), 1);  // run decides
@@ -184,6 +184,38 @@ TEST_F(CliTest, GenVerifyRunsTheClangChecker) {
   const std::string kernels = SPINDLE_SOURCE_DIR "/tests/golden/kernels/";
   EXPECT_EQ(runSpindle("gen '" + kernels + "closures_nested.spn' --kernel row_moments --verify"), 0);
   EXPECT_EQ(runSpindle("gen '" + kernels + "generic.spn' --kernel axpby --dtype T=f16 --verify"), 0);
+}
+
+// --stage runs: every run access of a kernel in one specialization, vector
+// or scalar, and what is missing for a scalar one.
+TEST_F(CliTest, InspectRuns) {
+  const std::string runs = "'" SPINDLE_SOURCE_DIR "/tests/golden/kernels/vector_runs.spn' --stage runs";
+  std::string plain = spindleOutput("inspect " + runs + " --kernel encoder");
+  EXPECT_NE(plain.find("vector_runs.spn:40:21: scalar: wte[ix, c + k]: load of a run of 8 bf16 (16 bytes): the base "
+                       "of 'wte' is not known 16-byte aligned in this specialization (suggest --aligned wte)\n"),
+            std::string::npos)
+      << plain;
+  EXPECT_NE(plain.find("3 run accesses, 0 vector\n"), std::string::npos) << plain;
+  const std::string aligned = " --kernel encoder --aligned wte --aligned wpe --aligned out";
+  std::string noGranularity = spindleOutput("inspect " + runs + aligned);
+  EXPECT_NE(noGranularity.find("wte[ix, c + k]: load of a run of 8 bf16 (16 bytes): the offset of row `ix` of 'wte' "
+                               "is a multiple of 1 element(s), not 8: C has no granularity 8 (--divisible C=8)\n"),
+            std::string::npos)
+      << noGranularity;
+  std::string vector = spindleOutput("inspect " + runs + aligned + " --divisible C=8");
+  EXPECT_NE(vector.find("vector_runs.spn:42:33: vector: wpe[t, c + k]: load_stream of a run of 8 bf16 (16 bytes) as "
+                        "1 word of 16 bytes\n"),
+            std::string::npos)
+      << vector;
+  EXPECT_NE(vector.find("3 run accesses, 3 vector\n"), std::string::npos) << vector;
+  // A run that is no copy into a local array stays scalar, and says so.
+  std::string histogram = spindleOutput("inspect '" SPINDLE_SOURCE_DIR "/samples/histogram.spn' --stage runs");
+  EXPECT_NE(histogram.find(": scalar: x[start + k]: load of a run of 4 f32 (16 bytes): the loop body is not a plain "
+                           "copy between the run and a local array `L[k]` or `L[b + k]`\n"),
+            std::string::npos)
+      << histogram;
+  EXPECT_EQ(runSpindle("inspect " + runs), 1);  // two kernels, none named
+  EXPECT_EQ(runSpindle("inspect " + runs + " --kernel encoder --bogus"), 1);
 }
 
 TEST_F(CliTest, InspectScopesAndKey) {

@@ -125,6 +125,10 @@ struct GeneratedKernel {
     uint32_t spnLine;
   };
   std::vector<LineMapping> lineMappings;
+  // Every run access of the kernel's body (docs/language.md 9.4), one line
+  // each, "LINE:COL: vector: ..." or "LINE:COL: scalar: ... WHY" (without
+  // the file's path): what `spindle inspect --stage runs` shows.
+  std::vector<std::string> runReport;
 };
 
 struct LaunchGeometry {

@@ -169,6 +169,86 @@ __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
 }
 template <typename T>
 __device__ T __spn_block_max(T v, uint64_t* s) { return __spn_block_reduce(v, (T*)s, __spn_max_op<T>()); }
+// The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
+// 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
+// on AMD, which its nontemporal builtins also take (global_load_dwordx4).
+template <int W>
+struct __spn_run_word;
+#if defined(__SPN_CUDA)
+template <>
+struct __spn_run_word<16> { typedef uint4 type; };
+template <>
+struct __spn_run_word<8> { typedef uint2 type; };
+#elif !defined(__SPN_CPU)
+template <>
+struct __spn_run_word<16> { typedef unsigned int type __attribute__((ext_vector_type(4))); };
+template <>
+struct __spn_run_word<8> { typedef unsigned int type __attribute__((ext_vector_type(2))); };
+#endif
+template <>
+struct __spn_run_word<4> { typedef unsigned int type; };
+// One word of a run, with the cache hint of the load it replaces (0 none,
+// 1 load_stream, 2 load_readonly), as those builtins give it to one
+// element.
+template <int Hint, typename W>
+__device__ __forceinline__ W __spn_run_load_word(const W* p) {
+#if defined(__SPN_CUDA)
+  if constexpr (Hint == 1) return __ldcs(p);
+  else if constexpr (Hint == 2) return __ldg(p);
+  else return *p;
+#elif !defined(__SPN_CPU)
+  if constexpr (Hint == 1) return __builtin_nontemporal_load(p);
+  else return *p;
+#else
+  return *p;
+#endif
+}
+// A run copy `for k in static_range(N): xs[k] = x[..., e + k]` whose first
+// element the generator proved W-byte aligned (passes/vector_runs.cpp): the
+// N * sizeof(T) bytes as words of W bytes, one vector load each. The cpu
+// target copies the elements.
+template <int N, int W, int Hint = 0, typename T>
+__device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
+  static_assert(N * sizeof(T) % W == 0, "the run is whole words");
+#if defined(__SPN_CPU)
+  for (int k = 0; k < N; ++k) local[k] = p[k];
+#else
+  typedef typename __spn_run_word<W>::type Word;
+  Word words[N * sizeof(T) / W];
+#pragma unroll
+  for (int k = 0; k < int(N * sizeof(T) / W); ++k) words[k] = __spn_run_load_word<Hint>(reinterpret_cast<const Word*>(p) + k);
+  // The words' elements, one by one (nvrtc has no memcpy; register copies after unrolling).
+  const T* elements = reinterpret_cast<const T*>(words);
+#pragma unroll
+  for (int k = 0; k < N; ++k) local[k] = elements[k];
+#endif
+}
+// The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
+// (Hint 1: store_stream).
+template <int N, int W, int Hint = 0, typename T>
+__device__ __forceinline__ void __spn_store_run(T* p, const T* local) {
+  static_assert(N * sizeof(T) % W == 0, "the run is whole words");
+#if defined(__SPN_CPU)
+  for (int k = 0; k < N; ++k) p[k] = local[k];
+#else
+  typedef typename __spn_run_word<W>::type Word;
+  Word words[N * sizeof(T) / W];
+  T* elements = reinterpret_cast<T*>(words);
+#pragma unroll
+  for (int k = 0; k < N; ++k) elements[k] = local[k];
+#pragma unroll
+  for (int k = 0; k < int(N * sizeof(T) / W); ++k) {
+    Word* q = reinterpret_cast<Word*>(p) + k;
+#if defined(__SPN_CUDA)
+    if constexpr (Hint == 1) __stcs(q, words[k]);
+    else *q = words[k];
+#else
+    if constexpr (Hint == 1) __builtin_nontemporal_store(words[k], q);
+    else *q = words[k];
+#endif
+  }
+#endif
+}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: MAX_BLOCK = 1024, VEC = 8,
@@ -213,11 +293,8 @@ extern "C" __global__ __launch_bounds__(1024) void quant_per_token(
 #line 60 "samples/quant_per_token.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < N; j += j_step) {
     if (j + 8 <= N) {
-      #pragma unroll
-#line 62 "samples/quant_per_token.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        xs[k] = x[row * N + j + k];
-      }
+      // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
+      __spn_load_run<8, 16>(xs, &x[row * N + j]);
       #pragma unroll
 #line 64 "samples/quant_per_token.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -246,21 +323,16 @@ extern "C" __global__ __launch_bounds__(1024) void quant_per_token(
 #line 76 "samples/quant_per_token.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < N; j += j_step_1) {
     if (j + 8 <= N) {
-      #pragma unroll
-#line 78 "samples/quant_per_token.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        xs[k] = x[row * N + j + k];
-      }
+      // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
+      __spn_load_run<8, 16>(xs, &x[row * N + j]);
       #pragma unroll
 #line 80 "samples/quant_per_token.spn"
       for (int32_t k = 0; k < 8; ++k) {
         ys[k] = quant_per_token_quantize(float(xs[k]) * inv);
       }
-      #pragma unroll
 #line 82 "samples/quant_per_token.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        y[row * N + j + k] = ys[k];
-      }
+      // vector store of 8 bytes (8 f8e4m3 of y, 1 word of 8 bytes)
+      __spn_store_run<8, 8>(&y[row * N + j], ys);
     } else {
       #pragma unroll
 #line 85 "samples/quant_per_token.spn"
