@@ -24,8 +24,13 @@ if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt /usr/sh
   defines=(-Ccmake.define.fmt_DIR="$(dirname "$(ls "$debroot"/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
 fi
 echo "== pip install (offline, from .whl/)"
-{ "$PY" -m pip install --no-index --find-links "$ROOT/.whl" pytest numpy &&
-  "$PY" -m pip install --no-index --find-links "$ROOT/.whl" "${defines[@]}" "$ROOT"; } > "$RESULTS/python_install.log" 2>&1 ||
+# The build requirements go into this Python, and the build uses them
+# without isolation: an isolated build environment cannot run a venv's
+# `cmake` shim (the torch venv has the cmake package), so scikit-build-core
+# would ask for a cmake wheel the wheelhouse does not hold.
+{ "$PY" -m pip install --no-index --find-links "$ROOT/.whl" -r "$ROOT/python/requirements-build.txt" &&
+  "$PY" -m pip install --no-index --find-links "$ROOT/.whl" --no-build-isolation "${defines[@]}" "$ROOT"; } \
+  > "$RESULTS/python_install.log" 2>&1 ||
   { tail -40 "$RESULTS/python_install.log"; echo "python_gpu: install failed"; exit 2; }
 cd "$RESULTS" || exit 2
 echo "== tests/python/gpu_test.py"
