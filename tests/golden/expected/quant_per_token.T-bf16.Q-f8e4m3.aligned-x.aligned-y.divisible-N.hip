@@ -108,7 +108,16 @@ struct __spn_f8e4m3 {
 };
 
 __device__ __forceinline__ __spn_f8e4m3 __spn_saturate_f8e4m3(float v) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // The instruction saturates as saturate() does; only a NaN's sign is ours.
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(v));
+  __spn_f8e4m3 r;
+  r.bits = v != v ? static_cast<unsigned char>((__spn_float_bits(v) >> 24 & 0x80u) | 0x7fu) : static_cast<unsigned char>(pair);
+  return r;
+#else
   return __spn_f8e4m3(v != v ? v : fminf(fmaxf(v, -448.0f), 448.0f));
+#endif
 }
 #define __SPN_MAX_WARPS 32  // warps a block may hold (1024 threads / 32): one reduction slot each
 // The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
@@ -157,11 +166,15 @@ __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_reduce(v, op, lane, min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE));  // any block size
+  // Any block size; a whole warp (the warp-uniform common case) takes the
+  // plain butterfly, with no per-step test of the partner's presence.
+  const int lanes = min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE);
+  v = lanes == __SPN_WARP_SIZE ? __spn_warp_reduce(v, op) : __spn_warp_reduce(v, op, lane, lanes);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   if (thread < warps) {  // the first lanes of warp 0, one per warp
-    T w = __spn_warp_reduce(partial[thread], op, thread, warps);
+    T w = warps == __SPN_WARP_SIZE ? __spn_warp_reduce(partial[thread], op)
+                                   : __spn_warp_reduce(partial[thread], op, thread, warps);
     if (thread == 0) partial[__SPN_MAX_WARPS] = w;
   }
   __syncthreads();

@@ -114,11 +114,15 @@ __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
-  v = __spn_warp_reduce(v, op, lane, min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE));  // any block size
+  // Any block size; a whole warp (the warp-uniform common case) takes the
+  // plain butterfly, with no per-step test of the partner's presence.
+  const int lanes = min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE);
+  v = lanes == __SPN_WARP_SIZE ? __spn_warp_reduce(v, op) : __spn_warp_reduce(v, op, lane, lanes);
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   if (thread < warps) {  // the first lanes of warp 0, one per warp
-    T w = __spn_warp_reduce(partial[thread], op, thread, warps);
+    T w = warps == __SPN_WARP_SIZE ? __spn_warp_reduce(partial[thread], op)
+                                   : __spn_warp_reduce(partial[thread], op, thread, warps);
     if (thread == 0) partial[__SPN_MAX_WARPS] = w;
   }
   __syncthreads();

@@ -195,10 +195,27 @@ __device__ __forceinline__ __spn_bf16 __spn_saturate_bf16(float v) {
   return __spn_bf16(v != v ? v : fminf(fmaxf(v, -0x1.fep+127f), 0x1.fep+127f));
 }
 __device__ __forceinline__ __spn_f8e4m3 __spn_saturate_f8e4m3(float v) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  // The instruction saturates as saturate() does; only a NaN's sign is ours.
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(v));
+  __spn_f8e4m3 r;
+  r.bits = v != v ? static_cast<unsigned char>((__spn_float_bits(v) >> 24 & 0x80u) | 0x7fu) : static_cast<unsigned char>(pair);
+  return r;
+#else
   return __spn_f8e4m3(v != v ? v : fminf(fmaxf(v, -448.0f), 448.0f));
+#endif
 }
 __device__ __forceinline__ __spn_f8e5m2 __spn_saturate_f8e5m2(float v) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short pair;  // as __spn_saturate_f8e4m3
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(v));
+  __spn_f8e5m2 r;
+  r.bits = v != v ? static_cast<unsigned char>((__spn_float_bits(v) >> 24 & 0x80u) | 0x7eu) : static_cast<unsigned char>(pair);
+  return r;
+#else
   return __spn_f8e5m2(v != v ? v : fminf(fmaxf(v, -57344.0f), 57344.0f));
+#endif
 }
 
 template <typename A, typename B>
