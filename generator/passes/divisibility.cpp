@@ -81,7 +81,10 @@ void Divisibility::solveLocals() {
 }
 
 bool Divisibility::constantValue(const Expr& e, int64_t& out) const {
-  if (const auto* lit = e.as<IntLitExpr>()) return out = int64_t(lit->value), true;
+  if (const auto* lit = e.as<IntLitExpr>()) {
+    if (lit->value > uint64_t(INT64_MAX)) return false;  // 2^63, only ever negated
+    return out = int64_t(lit->value), true;
+  }
   if (const auto* n = e.as<NameExpr>()) {
     const Symbol* s = n->symbol;
     if (!s) return false;
@@ -94,16 +97,17 @@ bool Divisibility::constantValue(const Expr& e, int64_t& out) const {
   }
   if (const auto* u = e.as<UnaryExpr>(); u && u->op == UnaryOp::Neg) {
     int64_t v;
-    if (!constantValue(*u->operand, v)) return false;
+    if (!constantValue(*u->operand, v) || v == INT64_MIN) return false;  // -(-2^63) overflows
     return out = -v, true;
   }
   if (const auto* b = e.as<BinaryExpr>()) {
     int64_t l, r;
     if (!constantValue(*b->lhs, l) || !constantValue(*b->rhs, r)) return false;
     switch (b->op) {
-      case BinaryOp::Add: return out = l + r, true;
-      case BinaryOp::Sub: return out = l - r, true;
-      case BinaryOp::Mul: return out = l * r, true;
+      // An overflowing constant is no known constant (and would be UB here).
+      case BinaryOp::Add: return !__builtin_add_overflow(l, r, &out);
+      case BinaryOp::Sub: return !__builtin_sub_overflow(l, r, &out);
+      case BinaryOp::Mul: return !__builtin_mul_overflow(l, r, &out);
       case BinaryOp::FloorDiv:
         if (r <= 0 || l < 0) return false;
         return out = l / r, true;
