@@ -103,7 +103,10 @@ std::string inspectScopes(const LoadedModule& result) {
   return out;
 }
 
-std::string inspectKey(const LoadedModule& result, const Args& options) {
+namespace {
+// The specialization options of `--stage key` and `--stage runs`, and the
+// kernel they name (the module's only kernel when none is named).
+KernelSelection selectKernel(const LoadedModule& result, const Args& options) {
   KernelSelection sel;
   for (size_t i = 0; i < options.size(); ++i) {
     if (!parseSpecOption(options, i, sel)) throw std::invalid_argument(fmt::format("unknown option '{}'", options[i]));
@@ -113,6 +116,13 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
     if (sema.kernels.size() != 1) throw std::invalid_argument("the module has several kernels; pick one with --kernel");
     sel.kernel = sema.kernels[0]->name;
   }
+  return sel;
+}
+}  // namespace
+
+std::string inspectKey(const LoadedModule& result, const Args& options) {
+  KernelSelection sel = selectKernel(result, options);
+  SemaModule& sema = *result.sema;
   FunctionScope* k = sema.findKernel(sel.kernel);
   if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
   const Specialization spec = checkConsts(sema, sel.spec);  // canonical, as generation keys it
@@ -169,15 +179,8 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
 // comes from the printer's own decisions (GeneratedKernel::runReport), so
 // it cannot disagree with the source `spindle gen` prints.
 std::string inspectRuns(const LoadedModule& result, const Args& options) {
-  KernelSelection sel;
-  for (size_t i = 0; i < options.size(); ++i) {
-    if (!parseSpecOption(options, i, sel)) throw std::invalid_argument(fmt::format("unknown option '{}'", options[i]));
-  }
+  KernelSelection sel = selectKernel(result, options);
   SemaModule& sema = *result.sema;
-  if (sel.kernel.empty()) {
-    if (sema.kernels.size() != 1) throw std::invalid_argument("the module has several kernels; pick one with --kernel");
-    sel.kernel = sema.kernels[0]->name;
-  }
   if (!sema.findKernel(sel.kernel)) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
   GeneratedKernel g;
   try {
