@@ -346,9 +346,13 @@ void checkDimExpressions(const KernelPlan& plan, const Arg* args, const Binding&
 constexpr int64_t kMaxIndex32 = INT32_MAX;
 
 // Whether every element offset of this view, and each of its strides, fits
-// in an int32_t: its extent (largest offset + 1) is at most 2^31 - 1.
+// in an int32_t: its extent (largest offset + 1) is at most 2^31 - 1. Its
+// element count too, even where strides of 0 (a broadcast view) keep the
+// extent small: the generator bounds a product of one tensor's dims by it
+// (generator/printer/index_bounds.h).
 bool fitsIndex32(const Arg& a, int rank, int64_t elements) {
-  if (!a.hasStrides) return elements <= kMaxIndex32;
+  if (elements > kMaxIndex32) return false;
+  if (!a.hasStrides) return true;
   int64_t extent = 1;
   for (int ax = 0; ax < rank; ++ax) {
     const int64_t stride = a.strides[ax] < 0 ? -a.strides[ax] : a.strides[ax];

@@ -156,6 +156,11 @@ kernel corners(x: f32[M, N] strided, y: f32[4]):
   EXPECT_THAT(sourceFor(1, kMax - 2), HasSubstr("int32_t x_stride0"));  // the last axis counts as much
   EXPECT_THAT(sourceFor(1, kMax - 1), HasSubstr("int64_t x_stride0"));
   EXPECT_THAT(sourceFor(-(kMax - 2), 1), HasSubstr("int32_t x_stride0"));  // a negative stride by its size
+  // A broadcast view: 2^31 elements over 2 bytes of memory (strides 0). The
+  // element count decides too: a product of its dims must fit.
+  const std::initializer_list<Arg> broadcast = {
+      tensor(dummy, ScalarType::F32, {int64_t(1) << 16, int64_t(1) << 15}, {0, 1}), tensor(out, ScalarType::F32, {4})};
+  EXPECT_THAT(k.compileFor(broadcast).source, HasSubstr("int64_t x_stride0"));
 }
 
 }  // namespace

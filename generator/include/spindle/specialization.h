@@ -88,8 +88,8 @@ struct Specialization {
   // or SPINDLE_CHECKED=1.
   bool checked = false;
   // 32-bit index arithmetic (`--index32`): every dim and stride of the launch
-  // and every tensor's extent (its largest element offset + 1) is below
-  // 2^31, so dims and strides are int32_t in the kernel and element offsets
+  // and every tensor's extent (its largest element offset + 1) and element
+  // count is below 2^31, so dims and strides are int32_t in the kernel and element offsets
   // are computed in 32 bits from indices narrowed to int32_t (an index of an
   // access in bounds fits; one out of bounds is undefined either way). The
   // kernel's own 64-bit arithmetic stays 64-bit: a dim read as a value is
