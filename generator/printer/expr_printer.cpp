@@ -230,6 +230,18 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
     // The exponent is a compile-time integer, evaluated by sema.
     return {fmt::format("__spn_powi<{}>({})", b.exponent, value(*b.lhs)), kPostfix};
   }
+  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && scalarBits(b.type) == 64) {
+    // 64-bit division is a long subroutine on GPUs. With 32-bit indices,
+    // operands made of dims, launch geometry, non-negative constants and
+    // locals defined from them are known to fit 32 bits unsigned
+    // (index_bounds.h), where it is one short sequence.
+    // Constants on both sides are left to the compiler to fold.
+    auto l32 = bounds_.of(*b.lhs), r32 = bounds_.of(*b.rhs);
+    if (l32 && r32 && l32->lo >= 0 && l32->hi <= UINT32_MAX && r32->lo >= 1 && r32->hi <= UINT32_MAX &&
+        (l32->lo != l32->hi || r32->lo != r32->hi))
+      return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
+              kPostfix};
+  }
   int prec = binaryPrec(b.op);
   CppExpr lhs = expr(*b.lhs), rhs = expr(*b.rhs);
   // Weak operands print as C++ ints, but typing may have made the operation
@@ -250,18 +262,6 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
     lhs = {cppType(b.type) + "(" + lhs.text + ")", kPostfix};
   std::string l = loadValue(lhs, b.lhs->type, operandMinPrec(prec, lhs.prec));
   std::string r = loadValue(rhs, b.rhs->type, operandMinPrec(prec, rhs.prec) == prec ? prec + 1 : kPrimary);
-  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && scalarBits(b.type) == 64) {
-    // 64-bit division is a long subroutine on GPUs. With 32-bit indices,
-    // operands made of dims, launch geometry, non-negative constants and
-    // locals defined from them are known to fit 32 bits unsigned
-    // (index_bounds.h), where it is one short sequence.
-    // Constants on both sides are left to the compiler to fold.
-    auto l32 = bounds_.of(*b.lhs), r32 = bounds_.of(*b.rhs);
-    if (l32 && r32 && l32->lo >= 0 && l32->hi <= UINT32_MAX && r32->lo >= 1 && r32->hi <= UINT32_MAX &&
-        (l32->lo != l32->hi || r32->lo != r32->hi))
-      return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
-              kPostfix};
-  }
   return {l + " " + cppOperator(b.op) + " " + r, prec};
 }
 
@@ -548,8 +548,18 @@ CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {
 // Row-major (Horner) address of an element: ((i * D1 + j) * D2 + k); or,
 // for a strided tensor, i * x_stride0 + j * x_stride1, and i * x_stride0 + j
 // when its inner stride is 1 (a run's elements are then visibly adjacent).
+//
+// With 32-bit indices (Specialization::index32) every tensor's extent is
+// below 2^31, so the offset of an element in bounds and every partial sum of
+// it fit an int32_t: dims and strides are int32_t, `row * N` of an i32 row is
+// a 32-bit product and nothing is widened; an i64 index keeps its own
+// arithmetic (`row * N + j`, j an i64 loop variable, is a 64-bit sum). Not
+// narrowing it is deliberate: nvcc proves the alignment of a run
+// `x[row * N + j + k]` (and merges it into one 16-byte access) from a 64-bit
+// j, and only 8 bytes' worth from int32_t(j) + k. Checked builds keep the
+// 64-bit form, whose bounds check sees the whole index.
 std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const {
-  if (ctx_.index32 && !ctx_.checked) return flatIndex32(base, indices);
+  const bool index32 = ctx_.index32 && !ctx_.checked;
   if (base.strided) {
     std::string text;
     for (size_t axis = 0; axis < indices.size(); ++axis) {
@@ -567,45 +577,16 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
   const auto* innerDim = base.shape.size() > 1 ? base.shape[1]->as<NameExpr>() : nullptr;
   bool innerIs64 = innerDim && innerDim->symbol && innerDim->symbol->kind == SymbolKind::DimSymbol;
   bool globalTensor = base.kind == SymbolKind::TensorParam;  // scratch buffers are small
-  if (globalTensor && indices.size() > 1 && !innerIs64 && indices[0]->kind != ExprKind::IntLit &&
+  if (!index32 && globalTensor && indices.size() > 1 && !innerIs64 && indices[0]->kind != ExprKind::IntLit &&
       scalarBits(computeType(indices[0]->type)) < 64)
     acc = {"int64_t(" + acc.text + ")", kPostfix};
   for (size_t axis = 1; axis < indices.size(); ++axis) {
     CppExpr dim = dimExpr(base, axis);
+    if (index32 && dim.prec != kPrimary) dim = {"int32_t(" + dim.text + ")", kPostfix};  // reads the dims widened
     std::string product = paren(acc, kMultiplicative) + " * " + paren(dim, kMultiplicative + 1);
     acc = {product + " + " + value(*indices[axis], kAdditive), kAdditive};
   }
   return acc.text;
-}
-
-// The same address with 32-bit indices (Specialization::index32): every
-// tensor's extent is below 2^31, so the offset of an element in bounds and
-// every partial sum of it fit an int32_t. Dims and strides are int32_t, so
-// `row * N` of an i32 row is a 32-bit product; an i64 index keeps its own
-// arithmetic (`row * N + j`, j an i64 loop variable, is a 64-bit sum). Not
-// narrowing it is deliberate: nvcc proves the alignment of a run
-// `x[row * N + j + k]` (and merges it into one 16-byte access) from a
-// 64-bit j, and only 8 bytes' worth from int32_t(j) + k. Checked builds
-// keep the 64-bit form, whose bounds check sees the whole index.
-std::string FunctionPrinter::flatIndex32(const Symbol& base, const std::vector<ExprPtr>& indices) const {
-  auto index = [&](size_t axis, int prec) { return value(*indices[axis], prec); };
-  auto dim = [&](size_t axis) -> std::string {
-    CppExpr d = dimExpr(base, axis);
-    return d.prec == kPrimary ? d.text : "int32_t(" + d.text + ")";  // a dim expression reads the dims widened
-  };
-  if (base.strided) {
-    std::string text;
-    for (size_t axis = 0; axis < indices.size(); ++axis) {
-      if (axis) text += " + ";
-      if (base.unitInnerStride && axis + 1 == indices.size()) text += index(axis, axis ? kAdditive : 0);
-      else text += index(axis, kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
-    }
-    return text;
-  }
-  std::string acc = index(0, indices.size() > 1 ? kMultiplicative : 0);
-  for (size_t axis = 1; axis < indices.size(); ++axis)
-    acc = (axis > 1 ? "(" + acc + ")" : acc) + " * " + dim(axis) + " + " + index(axis, kAdditive);
-  return acc;
 }
 
 // A checked build's element (docs/language.md 5.12). The prelude's

@@ -173,7 +173,6 @@ class FunctionPrinter {
   // expr(), except that an element is printed for `access`.
   CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
-  std::string flatIndex32(const Symbol& base, const std::vector<ExprPtr>& indices) const;
   std::string unsigned32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
