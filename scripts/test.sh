@@ -13,11 +13,12 @@
 #   4. the Python package built as a user builds it, offline from the
 #      wheelhouse .whl/ (scripts/python_wheel.sh: pip install --no-index
 #      --find-links .whl ., then pytest against the installed copy)
-#   5. the normal build, with the Python extension (a venv from
-#      scripts/python_env.sh: nanobind, numpy, pytest), and the whole ctest
-#      suite (python_tests runs pytest on it), last, so its summary is the
-#      closing line
+#   5. the normal build and the whole ctest suite, last, so its summary is
+#      the closing line. The Python extension is in this build (a venv from
+#      scripts/python_env.sh: nanobind, numpy, pytest; ctest python_tests)
+#      only with SPINDLE_QUICK=1: otherwise step 4 built and tested it.
 #
+# Each step's wall time is printed after it (CI has a time budget).
 # Environment: BUILD_DIR (default build), JOBS (default: all cores),
 # SPINDLE_QUICK=1 skips steps 2, 3 and 4 (for a fast local run).
 set -euo pipefail
@@ -26,21 +27,31 @@ build=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
 export JOBS=$jobs
 
+step_start=$SECONDS
+step() {  # step NAME: the previous step's time, then NAME
+  [ -z "${step_name:-}" ] || echo "== $step_name took $((SECONDS - step_start)) s"
+  step_name=$1 step_start=$SECONDS
+  echo "== $1"
+}
+
+step "set-up"
 bash "$root/scripts/setup.sh"
-echo "== format (clang-format-14, .clang-format)"
+step "format (clang-format-14, .clang-format)"
 bash "$root/scripts/check_format.sh"
+python_build=(-DSPINDLE_BUILD_PYTHON=OFF)
 if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
-  echo "== sanitizers (ASan + UBSan)"
+  step "sanitizers (ASan + UBSan)"
   bash "$root/scripts/sanitize.sh" -E "golden_compile|golden_verify|golden_isa"
-  echo "== fuzzing (bounded)"
+  step "fuzzing (bounded)"
   bash "$root/scripts/fuzz.sh" "${SPINDLE_FUZZ_SECONDS:-60}"
-fi
-if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
-  echo "== Python package (offline wheel build, tests against the installed package)"
+  step "Python package (offline wheel build, tests against the installed package)"
   bash "$root/scripts/python_wheel.sh" "$build/wheelenv"
+else
+  python=$(bash "$root/scripts/python_env.sh" "$build/pyenv")
+  python_build=(-DSPINDLE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python")
 fi
-echo "== build and test"
-python=$(bash "$root/scripts/python_env.sh" "$build/pyenv")
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
+step "build and test"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${python_build[@]+"${python_build[@]}"}
 cmake --build "$build" -j "$jobs"
+echo "== build took $((SECONDS - step_start)) s"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"

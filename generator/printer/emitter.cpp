@@ -32,7 +32,7 @@ void Emitter::raw(std::string_view text) {
 }
 
 void Emitter::openScope(std::string_view header) {
-  line(std::string(header) + " {");
+  line(header.empty() ? std::string("{") : std::string(header) + " {");
   ++indent_;
 }
 

@@ -184,6 +184,8 @@ CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
   // int32_t in the kernel, so a read as a value widens (`N * 2` must not
   // wrap at 2^31). Element offsets read them directly (flatIndex).
   if (s->kind == SymbolKind::DimSymbol && ctx_.index32) return {"int64_t(" + name(s) + ")", kPostfix};
+  // An i64 loop variable counting in 32 bits (loopVarFits32) likewise.
+  if (loopVars32_.count(s)) return {"int64_t(" + name(s) + ")", kPostfix};
   return {name(s), kPrimary};
 }
 
@@ -216,6 +218,18 @@ CppExpr FunctionPrinter::unary(const UnaryExpr& u) const {
   return {};
 }
 
+// `(a + b)` as `a + b` where the parentheses enclose the whole text (an
+// operand of a comparison binds tighter than it: + * / % shifts do).
+static std::string withoutOuterParens(const std::string& text) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return text;
+  int depth = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (depth == 0) return text;  // the first `(` closes before the end
+  }
+  return text.substr(1, text.size() - 2);
+}
+
 CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
   if (b.op == BinaryOp::Pow) {
     // x ** n with n a constant: short powers of a plain name are written
@@ -242,6 +256,18 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
       return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
               kPostfix};
   }
+  if (ctx_.index32 && isComparison(b.op) && isInteger(b.lhs->type) && scalarBits(b.lhs->type) == 64 &&
+      isInteger(b.rhs->type) && scalarBits(b.rhs->type) == 64) {
+    // A bounds test like `row0 + r < M` on i64 values the index bounds
+    // keep within 32 bits: the same comparison in int32_t arithmetic (a
+    // 64-bit add or compare costs two instructions; a tiled kernel makes
+    // several per tile). Signed, as the source is: the device compiler
+    // keeps reasoning about values that cannot overflow (`k0 + 4 <= K` with
+    // k0 < K a multiple of 8 folds away; in unsigned arithmetic, which
+    // wraps, it would not).
+    auto l32 = signed32(*b.lhs), r32 = signed32(*b.rhs);
+    if (l32 && r32) return {*l32 + " " + cppOperator(b.op) + " " + *r32, binaryPrec(b.op)};
+  }
   int prec = binaryPrec(b.op);
   CppExpr lhs = expr(*b.lhs), rhs = expr(*b.rhs);
   // Weak operands print as C++ ints, but typing may have made the operation
@@ -265,12 +291,52 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
   return {l + " " + cppOperator(b.op) + " " + r, prec};
 }
 
+// `e` computed in int32_t where it and every partial result of its + - *
+// provably fit (index_bounds.h): a dim by its int32_t name, `int32_t(x)`
+// for a value the bounds keep in range; nothing where they do not.
+std::optional<std::string> FunctionPrinter::signed32(const Expr& e) const {
+  auto r = bounds_.of(e);
+  if (!r || r->lo < INT32_MIN || r->hi > INT32_MAX) return std::nullopt;
+  const auto* n = e.as<NameExpr>();
+  if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return name(n->symbol);
+  if (printsAsLiteral(e)) return value(e);
+  if (const auto* b = e.as<BinaryExpr>();
+      b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+    auto l = signed32(*b->lhs), rt = signed32(*b->rhs);
+    if (!l || !rt) return std::nullopt;
+    // An additive operand of `*`, or on the right of `-`, keeps its parentheses.
+    auto additive = [](const Expr& x) {
+      const auto* xb = x.as<BinaryExpr>();
+      return xb && (xb->op == BinaryOp::Add || xb->op == BinaryOp::Sub);
+    };
+    if (b->op == BinaryOp::Mul && additive(*b->lhs)) *l = "(" + *l + ")";
+    if (b->op != BinaryOp::Add && additive(*b->rhs)) *rt = "(" + *rt + ")";
+    return *l + " " + cppOperator(b->op) + " " + *rt;
+  }
+  if (const auto* b = e.as<BinaryExpr>(); b && (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod)) {
+    // Of non-negative operands, C++'s truncating / and % are the language's
+    // floor division and modulo.
+    auto lr = bounds_.of(*b->lhs), rr = bounds_.of(*b->rhs);
+    auto l = signed32(*b->lhs), rt = signed32(*b->rhs);
+    if (lr && rr && lr->lo >= 0 && rr->lo >= 1 && l && rt) {
+      auto operand = [](const Expr& x, std::string text) {
+        return x.kind == ExprKind::Binary ? "(" + text + ")" : text;
+      };
+      return operand(*b->lhs, *l) + " " + cppOperator(b->op) + " " + operand(*b->rhs, *rt);
+    }
+  }
+  if (isInteger(e.type) && scalarBits(e.type) <= 32 && (e.type == ScalarType::I32 || scalarBits(e.type) < 32))
+    return value(e, kAdditive + 1);
+  return "int32_t(" + value(e) + ")";
+}
+
 // `e` as a uint32_t: a dim by its int32_t name (not its widened value), and
 // + * // % whose range fits 32 bits unsigned in 32-bit operations (their
 // partial results are no larger), `uint32_t(i) / (uint32_t(T) * uint32_t(V))`.
 std::string FunctionPrinter::unsigned32(const Expr& e) const {
   const auto* n = e.as<NameExpr>();
   if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return "uint32_t(" + name(n->symbol) + ")";
+  if (n && n->symbol && loopVars32_.count(n->symbol)) return name(n->symbol);
   if (printsAsLiteral(e)) return value(e) + "u";
   if (const auto* b = e.as<BinaryExpr>();
       b && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod))

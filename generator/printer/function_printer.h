@@ -130,6 +130,8 @@ class FunctionPrinter {
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
   bool printVectorRun(const ForStmt& f);
+  std::optional<std::string> runFitsBeforeStop(const Expr& cond) const;
+  bool loopVarFits32(const ForStmt& f, const Expr* start, const Expr& stop, bool hoistStop) const;
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
   static std::string typeLimitLiteral(BuiltinId id, ScalarType t);
@@ -174,6 +176,7 @@ class FunctionPrinter {
   CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const;
   std::string unsigned32(const Expr& e) const;
+  std::optional<std::string> signed32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;
   CppExpr dimExpr(const Symbol& tensor, size_t axis) const;
   std::string loadValue(const CppExpr& e, ScalarType t, int minPrec) const;
@@ -189,6 +192,8 @@ class FunctionPrinter {
   const CommentPlacement& comments_;
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
+  std::vector<const ForStmt*> activeLoops_;  // the range loops around the statement being printed
+  std::set<const Symbol*> loopVars32_;       // i64 loop variables printed as uint32_t (loopVarFits32)
   // Expressions an unpacking evaluated into a temporary before its stores
   // (an index): expr() prints the temporary's name instead.
   std::map<const Expr*, std::string> hoisted_;

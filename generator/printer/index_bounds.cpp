@@ -66,7 +66,7 @@ void IndexBounds::collect(const Block& body) {
     } else if (const auto* a = stmt->as<AugAssignStmt>()) {
       if (const auto* n = a->target->as<NameExpr>(); n && n->symbol) reassigned_.insert(n->symbol);
     } else if (const auto* f = stmt->as<ForStmt>()) {
-      if (f->symbol && !f->isStatic) loops_[f->symbol] = f;
+      if (f->symbol) loops_[f->symbol] = f;
     }
     forEachChild(
         *stmt, [](const Expr&) {}, [&](const Block& b) { collect(b); });
@@ -90,8 +90,14 @@ std::optional<IndexRange> IndexBounds::of(const Expr& e) const {
 std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
   switch (s.kind) {
     case SymbolKind::DimSymbol:
-      // A static dim is a constant the device compiler folds: left to it.
-      if (ctx_.isStaticDim(&s)) return std::nullopt;
+      // A static dim is its value (a 32-bit division or comparison with
+      // it is still one the device compiler folds further).
+      if (ctx_.isStaticDim(&s)) {
+        auto it = ctx_.spec ? ctx_.spec->staticDims.find(s.name) : decltype(ctx_.spec->staticDims.end()){};
+        if (!ctx_.spec || it == ctx_.spec->staticDims.end() || it->second < 0 || it->second > kLimit)
+          return std::nullopt;
+        return IndexRange{it->second, it->second};
+      }
       return IndexRange{1, kIndexMax};
     case SymbolKind::Const:
       if (s.wave64Value || s.value.isFloat) return std::nullopt;

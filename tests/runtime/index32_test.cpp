@@ -133,6 +133,54 @@ kernel tail(x: u8[N], out: u8[4]):
   ::munmap(reserved, size_t(kSize));
 }
 
+// A range loop whose stop is a local (which the i64 form steps through the
+// overflow-safe __spn_range_next) counts in a uint32_t with 32-bit indices
+// and a plain increment: near N = 2^31 - 1 with a step of 2^30 + 1 an
+// int32_t counter would overflow (UB) and a wrapping one would loop
+// forever; thread 0 must visit exactly 0 and 2^30 + 1 (2^31 + 2 > N stops
+// it). Four threads, each its own start and stop N // (t + 1): the visited
+// positions are written (the reserved bytes' pages are touched only there).
+TEST(Index32, ALoopNearTheTopStopsAtItsBound) {
+  const int64_t kSize = (int64_t(1) << 31) + 4096;
+  void* reserved =
+      ::mmap(nullptr, size_t(kSize), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(reserved, MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(reserved);
+  Runtime rt(cpuOptions("cpu"));
+  Module m = rt.loadModuleFromString("strides.spn", R"(
+const STEP = 1073741825
+@grid(1)
+@block(4)
+kernel strides(x: u8[N], count: i32[4]):
+    t = thread_id()
+    visits = 0
+    stop = N // (t + 1)
+    for j in range(i64(t) * 1000, stop, STEP):
+        x[j] = u8(t + 1)
+        visits += 1
+    count[t] = visits
+)");
+  Kernel k = m.kernel("strides");
+  DeviceBuffer dcount = rt.allocate(16);
+  const int64_t n = (int64_t(1) << 31) - 1, step = 1073741825;
+  const std::initializer_list<Arg> args = {tensor(bytes, ScalarType::U8, {n}),
+                                           tensor(dcount.data(), ScalarType::I32, {4})};
+  const std::string source = k.compileFor(args).source;
+  EXPECT_THAT(source, HasSubstr("for (uint32_t j = "));
+  k.launch(nullptr, args);
+  int32_t count[4] = {};
+  rt.copyToHost(count, dcount, 16);
+  for (int64_t t = 0; t < 4; ++t) {
+    int64_t want = 0;
+    for (int64_t j = t * 1000; j < n / (t + 1); j += step) {
+      ++want;
+      EXPECT_EQ(bytes[j], uint8_t(t + 1)) << "thread " << t << ", j = " << j;
+    }
+    EXPECT_EQ(count[t], want) << "thread " << t;
+  }
+  ::munmap(reserved, size_t(kSize));
+}
+
 // A view's extent (largest offset + 1) and each of its strides decide, not
 // its element count: four elements spread over 2^31 do not fit. Binding
 // only; no memory is touched.

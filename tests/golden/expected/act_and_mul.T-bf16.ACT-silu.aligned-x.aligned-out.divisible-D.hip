@@ -115,6 +115,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -185,11 +189,13 @@ extern "C" __global__ __launch_bounds__(1024) void act_and_mul(
   const int32_t j_step = int(blockDim.x) * 8;
 #line 87 "samples/act_and_mul.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < D; j += j_step) {
-    if (j + 8 <= D) {
+    // j + 8 <= D always: j and D are multiples of 8 and j < D
+    {
+#line 89 "samples/act_and_mul.spn"
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(gate, &x[int64_t(row) * (2 * D) + j]);
+      __spn_load_run_readonly<8, 16>(gate, &x[int64_t(row) * (2 * D) + j]);
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(up, &x[int64_t(row) * (2 * D) + (D + j)]);
+      __spn_load_run_readonly<8, 16>(up, &x[int64_t(row) * (2 * D) + (D + j)]);
       #pragma unroll
 #line 93 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -198,14 +204,6 @@ extern "C" __global__ __launch_bounds__(1024) void act_and_mul(
 #line 95 "samples/act_and_mul.spn"
       // vector store of 16 bytes (8 bf16 of out, 1 word of 16 bytes)
       __spn_store_run<8, 16>(&out[row * D + j], gate);
-    } else {
-      #pragma unroll
-#line 98 "samples/act_and_mul.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < D) {
-          out[row * D + j + k] = act_and_mul_gated(x[int64_t(row) * (2 * D) + j + k], x[int64_t(row) * (2 * D) + D + j + k]);
-        }
-      }
     }
   }
 }

@@ -99,6 +99,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -155,7 +159,7 @@ extern "C" __global__ __launch_bounds__(256) void axpy(
     __spn_fill(ys, 4, __half(0.0f));
 #line 48 "samples/axpy.spn"
     // vector load of 8 bytes (4 f16 of x, 1 word of 8 bytes)
-    __spn_load_run<4, 8>(xs, &x[start]);
+    __spn_load_run_readonly<4, 8>(xs, &x[start]);
     // vector load of 8 bytes (4 f16 of y, 1 word of 8 bytes)
     __spn_load_run<4, 8>(ys, &y[start]);
     #pragma unroll

@@ -53,7 +53,7 @@ extern "C" __global__ __launch_bounds__(256) void xent_grad(
     int32_t B, int32_t T, int32_t V) {
 #line 15 "tests/golden/kernels/flat_index.spn"
   int64_t i = int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x);
-  if (i < int64_t(B) * int64_t(T) * int64_t(V)) {
+  if (int32_t(i) < B * T * V) {
     int64_t b = int64_t(uint32_t(i) / (uint32_t(T) * uint32_t(V)));
     int64_t t = int64_t((uint32_t(i) / uint32_t(V)) % uint32_t(T));
     int64_t v = int64_t(uint32_t(i) % uint32_t(V));

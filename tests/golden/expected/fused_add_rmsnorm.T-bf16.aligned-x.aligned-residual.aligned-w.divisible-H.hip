@@ -167,6 +167,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -234,7 +238,9 @@ extern "C" __global__ __launch_bounds__(1024) void fused_add_rmsnorm(
   const int32_t j_step = int(blockDim.x) * 8;
 #line 76 "samples/fused_add_rmsnorm.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < H; j += j_step) {
-    if (j + 8 <= H) {
+    // j + 8 <= H always: j and H are multiples of 8 and j < H
+    {
+#line 78 "samples/fused_add_rmsnorm.spn"
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
       __spn_load_run<8, 16>(xs, &x[row * H + j]);
       // vector load of 16 bytes (8 bf16 of residual, 1 word of 16 bytes)
@@ -248,16 +254,6 @@ extern "C" __global__ __launch_bounds__(1024) void fused_add_rmsnorm(
 #line 85 "samples/fused_add_rmsnorm.spn"
       // vector store of 16 bytes (8 bf16 of residual, 1 word of 16 bytes)
       __spn_store_run<8, 16>(&residual[row * H + j], rs);
-    } else {
-      #pragma unroll
-#line 88 "samples/fused_add_rmsnorm.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < H) {
-          float s = float(__spn_bf16(float(x[row * H + j + k]) + float(residual[row * H + j + k])));
-          residual[row * H + j + k] = __spn_bf16(s);
-          ss += s * s;
-        }
-      }
     }
   }
 #line 93 "samples/fused_add_rmsnorm.spn"
@@ -267,11 +263,13 @@ extern "C" __global__ __launch_bounds__(1024) void fused_add_rmsnorm(
   const int32_t j_step_1 = int(blockDim.x) * 8;
 #line 96 "samples/fused_add_rmsnorm.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < H; j += j_step_1) {
-    if (j + 8 <= H) {
+    // j + 8 <= H always: j and H are multiples of 8 and j < H
+    {
+#line 98 "samples/fused_add_rmsnorm.spn"
       // vector load of 16 bytes (8 bf16 of residual, 1 word of 16 bytes)
       __spn_load_run<8, 16>(rs, &residual[row * H + j]);
       // vector load of 16 bytes (8 bf16 of w, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(ws, &w[j]);
+      __spn_load_run_readonly<8, 16>(ws, &w[j]);
       #pragma unroll
 #line 102 "samples/fused_add_rmsnorm.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -280,14 +278,6 @@ extern "C" __global__ __launch_bounds__(1024) void fused_add_rmsnorm(
 #line 104 "samples/fused_add_rmsnorm.spn"
       // vector store of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
       __spn_store_run<8, 16>(&x[row * H + j], xs);
-    } else {
-      #pragma unroll
-#line 107 "samples/fused_add_rmsnorm.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < H) {
-          x[row * H + j + k] = __spn_bf16(float(__spn_bf16(float(residual[row * H + j + k]) * rinv)) * float(w[j + k]));
-        }
-      }
     }
   }
 }

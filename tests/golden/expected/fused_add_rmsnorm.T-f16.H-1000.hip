@@ -128,7 +128,8 @@ extern "C" __global__ __launch_bounds__(125) void fused_add_rmsnorm(
   const int32_t j_step = int(blockDim.x) * 8;
 #line 76 "samples/fused_add_rmsnorm.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < H; j += j_step) {
-    if (j + 8 <= H) {
+    // j + 8 <= H always: j and H are multiples of 8 and j < H
+    {
       #pragma unroll
 #line 78 "samples/fused_add_rmsnorm.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -150,16 +151,6 @@ extern "C" __global__ __launch_bounds__(125) void fused_add_rmsnorm(
       for (int32_t k = 0; k < 8; ++k) {
         residual[row * H + j + k] = rs[k];
       }
-    } else {
-      #pragma unroll
-#line 88 "samples/fused_add_rmsnorm.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < H) {
-          float s = float(__half(float(x[row * H + j + k]) + float(residual[row * H + j + k])));
-          residual[row * H + j + k] = __half(s);
-          ss += s * s;
-        }
-      }
     }
   }
 #line 93 "samples/fused_add_rmsnorm.spn"
@@ -169,7 +160,8 @@ extern "C" __global__ __launch_bounds__(125) void fused_add_rmsnorm(
   const int32_t j_step_1 = int(blockDim.x) * 8;
 #line 96 "samples/fused_add_rmsnorm.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < H; j += j_step_1) {
-    if (j + 8 <= H) {
+    // j + 8 <= H always: j and H are multiples of 8 and j < H
+    {
       #pragma unroll
 #line 98 "samples/fused_add_rmsnorm.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -189,14 +181,6 @@ extern "C" __global__ __launch_bounds__(125) void fused_add_rmsnorm(
 #line 104 "samples/fused_add_rmsnorm.spn"
       for (int32_t k = 0; k < 8; ++k) {
         x[row * H + j + k] = xs[k];
-      }
-    } else {
-      #pragma unroll
-#line 107 "samples/fused_add_rmsnorm.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < H) {
-          x[row * H + j + k] = __half(float(__half(float(residual[row * H + j + k]) * rinv)) * float(w[j + k]));
-        }
       }
     }
   }

@@ -118,6 +118,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, VEC = 4, RUNS = 8,
@@ -190,7 +194,7 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
     for (int32_t r = 0; r < 8; ++r) {
       start = first + (r * 256 + t) * 4;
       // vector load of 16 bytes (4 f32 of x, 1 word of 16 bytes)
-      __spn_load_run<4, 16>(&vals[r * 4], &x[start]);
+      __spn_load_run_readonly<4, 16>(&vals[r * 4], &x[start]);
     }
     #pragma unroll
 #line 68 "samples/histogram.spn"

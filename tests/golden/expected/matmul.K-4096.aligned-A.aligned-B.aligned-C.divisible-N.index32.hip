@@ -93,6 +93,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -173,15 +177,15 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       int32_t ea = tid + l * 256;
       int32_t ar = ea / (8 / 4);
       int32_t ac = ea % (8 / 4) * 4;
-      if (row0 + ar < int64_t(M) && k0 + ac + 4 <= int64_t(K)) {
+      if (int32_t(row0) + ar < M && int32_t(k0) + ac + 4 <= K) {
         // vector load of 16 bytes (4 f32 of A, 1 word of 16 bytes)
-        __spn_load_run<4, 16>(run, &A[(row0 + ar) * K + (k0 + ac)]);
+        __spn_load_run_readonly<4, 16>(run, &A[(row0 + ar) * K + (k0 + ac)]);
       } else {
         #pragma unroll
 #line 105 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = 0.0f;
-          if (row0 + ar < int64_t(M) && k0 + ac + k < int64_t(K)) {
+          if (int32_t(row0) + ar < M && int32_t(k0) + ac + k < K) {
             run[k] = A[(row0 + ar) * K + k0 + ac + k];
           }
         }
@@ -201,15 +205,15 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       int32_t eb = tid + l * 256;
       int32_t br = eb / (128 / 4);
       int32_t bc = eb % (128 / 4) * 4;
-      if ((int64_t(K) % 8 == 0 || k0 + br < int64_t(K)) && col0 + bc + 4 <= int64_t(N)) {
+      if ((K % 8 == 0 || int32_t(k0) + br < K) && col0 + bc + 4 <= int64_t(N)) {
         // vector load of 16 bytes (4 f32 of B, 1 word of 16 bytes)
-        __spn_load_run<4, 16>(run, &B[(k0 + br) * N + (col0 + bc)]);
+        __spn_load_run_readonly<4, 16>(run, &B[(k0 + br) * N + (col0 + bc)]);
       } else {
         #pragma unroll
 #line 122 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = 0.0f;
-          if (k0 + br < int64_t(K) && col0 + bc + k < int64_t(N)) {
+          if (int32_t(k0) + br < K && int32_t(col0) + bc + k < N) {
             run[k] = B[(k0 + br) * N + col0 + bc + k];
           }
         }
@@ -277,14 +281,14 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
           run[k] = acc[(qi * 4 + i) * 8 + qj * 4 + k];
         }
 #line 153 "samples/matmul.spn"
-        if (cr < int64_t(M) && cc + 4 <= int64_t(N)) {
+        if (int32_t(cr) < M && cc + 4 <= int64_t(N)) {
           // vector store of 16 bytes (4 f32 of C, 1 word of 16 bytes)
           __spn_store_run<4, 16>(&C[cr * N + cc], run);
         } else {
           #pragma unroll
 #line 157 "samples/matmul.spn"
           for (int32_t k = 0; k < 4; ++k) {
-            if (cr < int64_t(M) && cc + k < int64_t(N)) {
+            if (int32_t(cr) < M && int32_t(cc) + k < N) {
               C[cr * N + cc + k] = run[k];
             }
           }

@@ -109,11 +109,14 @@ struct __spn_f8e4m3 {
 
 __device__ __forceinline__ __spn_f8e4m3 __spn_saturate_f8e4m3(float v) {
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  // The instruction saturates as saturate() does; only a NaN's sign is ours.
+  // The instruction saturates as saturate() does, but gives every NaN as
+  // 0x7f: OR-ing in v's sign bit restores a NaN's sign and changes nothing
+  // else (a negative value's code has that bit already). Two integer
+  // operations where testing for NaN took four.
   unsigned short pair;
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(pair) : "f"(v));
   __spn_f8e4m3 r;
-  r.bits = v != v ? static_cast<unsigned char>((__spn_float_bits(v) >> 24 & 0x80u) | 0x7fu) : static_cast<unsigned char>(pair);
+  r.bits = static_cast<unsigned char>((pair & 0xffu) | (__spn_float_bits(v) >> 24 & 0x80u));
   return r;
 #else
   return __spn_f8e4m3(v != v ? v : fminf(fmaxf(v, -448.0f), 448.0f));
@@ -236,6 +239,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -305,21 +312,15 @@ extern "C" __global__ __launch_bounds__(1024) void quant_per_token(
   const int32_t j_step = int(blockDim.x) * 8;
 #line 60 "samples/quant_per_token.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < N; j += j_step) {
-    if (j + 8 <= N) {
+    // j + 8 <= N always: j and N are multiples of 8 and j < N
+    {
+#line 62 "samples/quant_per_token.spn"
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(xs, &x[row * N + j]);
+      __spn_load_run_readonly<8, 16>(xs, &x[row * N + j]);
       #pragma unroll
 #line 64 "samples/quant_per_token.spn"
       for (int32_t k = 0; k < 8; ++k) {
         amax = fmaxf(amax, fabsf(float(xs[k])));
-      }
-    } else {
-      #pragma unroll
-#line 67 "samples/quant_per_token.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < N) {
-          amax = fmaxf(amax, fabsf(float(x[row * N + j + k])));
-        }
       }
     }
   }
@@ -335,9 +336,11 @@ extern "C" __global__ __launch_bounds__(1024) void quant_per_token(
   const int32_t j_step_1 = int(blockDim.x) * 8;
 #line 76 "samples/quant_per_token.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < N; j += j_step_1) {
-    if (j + 8 <= N) {
+    // j + 8 <= N always: j and N are multiples of 8 and j < N
+    {
+#line 78 "samples/quant_per_token.spn"
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(xs, &x[row * N + j]);
+      __spn_load_run_readonly<8, 16>(xs, &x[row * N + j]);
       #pragma unroll
 #line 80 "samples/quant_per_token.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -346,14 +349,6 @@ extern "C" __global__ __launch_bounds__(1024) void quant_per_token(
 #line 82 "samples/quant_per_token.spn"
       // vector store of 8 bytes (8 f8e4m3 of y, 1 word of 8 bytes)
       __spn_store_run<8, 8>(&y[row * N + j], ys);
-    } else {
-      #pragma unroll
-#line 85 "samples/quant_per_token.spn"
-      for (int32_t k = 0; k < 8; ++k) {
-        if (j + k < N) {
-          y[row * N + j + k] = quant_per_token_quantize(float(x[row * N + j + k]) * inv);
-        }
-      }
     }
   }
 }

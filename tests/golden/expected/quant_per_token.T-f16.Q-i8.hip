@@ -55,6 +55,18 @@ __device__ __forceinline__ To __spn_saturate(From v) {
   } else if constexpr (From(0.5) != From(0) && sizeof(From) == 4 && sizeof(To) <= 4) {
     // f32 to a narrow integer, without the slow conversions to f64: the
     // bounds are exact in f32 (max rounds up to 2^31 or 2^32, which is max + 1).
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__)
+    // One conversion that saturates to 32 bits and takes NaN to 0
+    // (cvt.rzi), then an integer clamp for narrower types: 3 instructions
+    // where the float tests took 8.
+    if constexpr (To(-1) < To(0)) {
+      const int i = __float2int_rz(v), lo = int(min), hi = int(max);
+      return To(i < lo ? lo : i > hi ? hi : i);
+    } else {
+      const unsigned u = __float2uint_rz(v), hi = unsigned(max);
+      return To(u > hi ? hi : u);
+    }
+#endif
     if (v != v) return To(0);
     if (v >= From(max) + From(1)) return To(max);
     if (v <= From(min)) return To(min);

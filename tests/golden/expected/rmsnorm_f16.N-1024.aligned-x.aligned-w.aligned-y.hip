@@ -149,6 +149,10 @@ __device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
   for (int k = 0; k < N; ++k) local[k] = elements[k];
 #endif
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -218,7 +222,7 @@ extern "C" __global__ __launch_bounds__(256) void rmsnorm_f16(
     j = (r * 256 + t) * 8;
     if (j + 8 <= N) {
       // vector load of 16 bytes (8 f16 of x, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(h, &x[row * N + j]);
+      __spn_load_run_readonly<8, 16>(h, &x[row * N + j]);
       #pragma unroll
 #line 62 "samples/rmsnorm_f16.spn"
       for (int32_t k = 0; k < 8; ++k) {
@@ -250,7 +254,7 @@ extern "C" __global__ __launch_bounds__(256) void rmsnorm_f16(
     j = (r * 256 + t) * 8;
     if (j + 8 <= N) {
       // vector load of 16 bytes (8 f16 of w, 1 word of 16 bytes)
-      __spn_load_run<8, 16>(g, &w[j]);
+      __spn_load_run_readonly<8, 16>(g, &w[j]);
       #pragma unroll
 #line 78 "samples/rmsnorm_f16.spn"
       for (int32_t k = 0; k < 8; ++k) {

@@ -62,8 +62,8 @@ extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
 #line 29 "tests/golden/kernels/static_dims.spn"
   for (int64_t kt = 0; kt < int64_t(uint32_t(int64_t(K)) / 16u); ++kt) {
     int64_t k0 = kt * 16;
-    a_tile[ty * 16 + tx] = row < int64_t(M) ? A[row * K + k0 + tx] : 0.0f;
-    b_tile[ty * 16 + tx] = col < int64_t(N) ? B[(k0 + ty) * N + col] : 0.0f;
+    a_tile[ty * 16 + tx] = int32_t(row) < M ? A[row * K + k0 + tx] : 0.0f;
+    b_tile[ty * 16 + tx] = int32_t(col) < N ? B[(k0 + ty) * N + col] : 0.0f;
     __syncthreads();
     for (int32_t kk = 0; kk < 16; ++kk) {
       acc += a_tile[ty * 16 + kk] * b_tile[kk * 16 + tx];
@@ -72,7 +72,7 @@ extern "C" __global__ __launch_bounds__(256) void tiled_matmul(
     __syncthreads();
   }
 #line 37 "tests/golden/kernels/static_dims.spn"
-  if (row < int64_t(M) && col < int64_t(N)) {
+  if (int32_t(row) < M && int32_t(col) < N) {
     C[row * N + col] = acc;
   }
 }

@@ -119,6 +119,10 @@ template <int N, int W, typename T>
 __device__ __forceinline__ void __spn_load_run_stream(T* local, const T* p) {
   __spn_load_run<N, W, 1>(local, p);
 }
+template <int N, int W, typename T>
+__device__ __forceinline__ void __spn_load_run_readonly(T* local, const T* p) {
+  __spn_load_run<N, W, 2>(local, p);
+}
 // The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
 // (Hint 1: store_stream).
 template <int N, int W, int Hint = 0, typename T>
@@ -186,7 +190,7 @@ extern "C" __global__ __launch_bounds__(128) void encoder(
 #line 38 "tests/golden/kernels/vector_runs.spn"
   for (int64_t c = int(threadIdx.x) * 8; c < C; c += c_step) {
     // vector load of 16 bytes (8 bf16 of wte, 1 word of 16 bytes)
-    __spn_load_run<8, 16>(xs, &wte[ix * C + c]);
+    __spn_load_run_readonly<8, 16>(xs, &wte[ix * C + c]);
     // vector load of 16 bytes (8 bf16 of wpe, 1 word of 16 bytes)
     __spn_load_run_stream<8, 16>(ps, &wpe[t * C + c]);
     #pragma unroll
