@@ -669,9 +669,25 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
     }
     return;
   }
-  // Its dims are static here (passes/specialization_checks).
+  // Its dims are static here (passes/specialization_checks). The initial
+  // value goes in by a loop of constant count over the array itself, not
+  // through a helper taking its address: with the array passed to a
+  // function, the AMD compiler kept it in scratch memory (matmul's
+  // accumulator, 272 bytes on gfx90a), where this loop lets it promote the
+  // array to registers (tests/golden/check_amd_registers.sh).
+  // An initial value that may differ when evaluated again (a load, a
+  // call) is evaluated once, before the loop, as the source says.
+  const Expr& init = *call.args[2];
+  std::string value = storeValue(init, buf.type);
+  if (mayChangeWhenEvaluatedAgain(init)) {
+    std::string once = names_.fresh(name(&buf) + "_init");
+    out_.linef("const {} {} = {};", cppType(buf.type), once, value);
+    value = once;
+  }
+  const std::string index = names_.fresh(name(&buf) + "_i");
   out_.linef("{} {}[{}];", cppType(buf.type), name(&buf), count);
-  out_.linef("__spn_fill({}, {}, {});", name(&buf), count, storeValue(*call.args[2], buf.type));
+  out_.line("#pragma unroll");
+  out_.linef("for (int {} = 0; {} < {}; ++{}) {}[{}] = {};", index, index, count, index, name(&buf), index, value);
 }
 
 void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {

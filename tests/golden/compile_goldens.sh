@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Compiles every checked-in golden with a real compiler, as users would:
-#   compile_goldens.sh gfx90a|gfx940|gfx90a,gfx940|sm_90 GOLDEN_DIR
+#   compile_goldens.sh gfx90a|gfx940|gfx90a,gfx940|sm_90 GOLDEN_DIR [OBJECT_DIR]
 # The AMD targets use hipcc (ROCm; several, comma-separated, in one
 # invocation per file), sm_90 uses nvcc on a .cu copy. Both compile the
 # device side only, through the vendor's backend to a code object / cubin,
 # with the runtime's -std=c++17: generated files hold only device code, so a
 # host pass would check nothing the runtime compiles, and it took half the
 # time. Exits 0 with a "skipped" message only when that compiler is not
-# installed.
+# installed. With OBJECT_DIR (AMD only), emptied first, each golden's code
+# objects stay there as NAME.o (one offload bundle of every target) for
+# check_amd_registers.sh, which then needs no compiler pass of its own.
 set -u
 target=$1
 dir=$2
@@ -25,13 +27,19 @@ IFS=, read -r -a archs <<<"$target"
 for arch in "${archs[@]}"; do arch_flags+=("--offload-arch=$arch"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+objects=$work
+if [ -n "${3:-}" ]; then
+  objects=$3
+  rm -rf "$objects"
+  mkdir -p "$objects"
+fi
 failed=0
 count=0
 for f in "$dir"/*.hip; do
   name=$(basename "$f" .hip)
   count=$((count + 1))
   if [[ $target == gfx* ]]; then
-    "$compiler" "${arch_flags[@]}" -std=c++17 -Werror=return-type --cuda-device-only -c "$f" -o "$work/$name.o" >"$work/$name.log" 2>&1
+    "$compiler" "${arch_flags[@]}" -std=c++17 -Werror=return-type --cuda-device-only -c "$f" -o "$objects/$name.o" >"$work/$name.log" 2>&1
   else
     cp "$f" "$work/$name.cu"
     "$compiler" -arch="$target" -std=c++17 -cubin "$work/$name.cu" -o "$work/$name.cubin" >"$work/$name.log" 2>&1

@@ -46,12 +46,6 @@ struct __spn_bf16 {
   }
 };
 #endif
-
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: MAX_BLOCK = 1024, VEC = 8,
@@ -87,10 +81,12 @@ extern "C" __global__ __launch_bounds__(126) void act_and_mul(
 #line 79 "samples/act_and_mul.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 gate[8];
-  __spn_fill(gate, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int gate_i = 0; gate_i < 8; ++gate_i) gate[gate_i] = __spn_bf16(0.0f);
 #line 81 "samples/act_and_mul.spn"
   __spn_bf16 up[8];
-  __spn_fill(up, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int up_i = 0; up_i < 8; ++up_i) up[up_i] = __spn_bf16(0.0f);
 #line 87 "samples/act_and_mul.spn"
   const int32_t j_step = int(blockDim.x) * 8;
 #line 87 "samples/act_and_mul.spn"

@@ -56,11 +56,6 @@ template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
 // 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
 // on AMD, which its nontemporal builtins also take (global_load_dwordx4).
@@ -181,10 +176,12 @@ extern "C" __global__ __launch_bounds__(1024) void act_and_mul(
 #line 79 "samples/act_and_mul.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 gate[8];
-  __spn_fill(gate, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int gate_i = 0; gate_i < 8; ++gate_i) gate[gate_i] = __spn_bf16(0.0f);
 #line 81 "samples/act_and_mul.spn"
   __spn_bf16 up[8];
-  __spn_fill(up, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int up_i = 0; up_i < 8; ++up_i) up[up_i] = __spn_bf16(0.0f);
 #line 87 "samples/act_and_mul.spn"
   const int32_t j_step = int(blockDim.x) * 8;
 #line 87 "samples/act_and_mul.spn"

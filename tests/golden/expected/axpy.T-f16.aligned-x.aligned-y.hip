@@ -40,11 +40,6 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
 // 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
 // on AMD, which its nontemporal builtins also take (global_load_dwordx4).
@@ -153,10 +148,12 @@ extern "C" __global__ __launch_bounds__(256) void axpy(
   int64_t start = (int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x)) * 4;
   if (start + 4 <= N) {
     __half xs[4];
-    __spn_fill(xs, 4, __half(0.0f));
+    #pragma unroll
+    for (int xs_i = 0; xs_i < 4; ++xs_i) xs[xs_i] = __half(0.0f);
 #line 47 "samples/axpy.spn"
     __half ys[4];
-    __spn_fill(ys, 4, __half(0.0f));
+    #pragma unroll
+    for (int ys_i = 0; ys_i < 4; ++ys_i) ys[ys_i] = __half(0.0f);
 #line 48 "samples/axpy.spn"
     // vector load of 8 bytes (4 f16 of x, 1 word of 8 bytes)
     __spn_load_run_readonly<4, 8>(xs, &x[start]);

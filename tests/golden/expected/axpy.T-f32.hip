@@ -29,11 +29,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, VEC = 4
@@ -56,10 +51,12 @@ extern "C" __global__ __launch_bounds__(256) void axpy(
   int64_t start = (int64_t(int(blockIdx.x)) * 256 + int(threadIdx.x)) * 4;
   if (start + 4 <= N) {
     float xs[4];
-    __spn_fill(xs, 4, 0.0f);
+    #pragma unroll
+    for (int xs_i = 0; xs_i < 4; ++xs_i) xs[xs_i] = 0.0f;
 #line 47 "samples/axpy.spn"
     float ys[4];
-    __spn_fill(ys, 4, 0.0f);
+    #pragma unroll
+    for (int ys_i = 0; ys_i < 4; ++ys_i) ys[ys_i] = 0.0f;
     #pragma unroll
 #line 48 "samples/axpy.spn"
     for (int32_t k = 0; k < 4; ++k) {

@@ -46,12 +46,6 @@ struct __spn_bf16 {
   }
 };
 #endif
-
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, VEC = 8 (kernel body)
@@ -78,7 +72,8 @@ extern "C" __global__ __launch_bounds__(256) void scale_rows(
 #line 15 "tests/golden/kernels/body_consts.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 v[8];
-  __spn_fill(v, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int v_i = 0; v_i < 8; ++v_i) v[v_i] = __spn_bf16(0.0f);
   #pragma unroll
 #line 17 "tests/golden/kernels/body_consts.spn"
   for (int32_t r = 0; r < RUNS; ++r) {

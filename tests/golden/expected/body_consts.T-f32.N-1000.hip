@@ -25,12 +25,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // hipcc (for the CPU target, runtime/cpu/spindle_cpu.h in front of this file is HIP)
 #include <hip/hip_runtime.h>
 #endif
-
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 256, VEC = 4 (kernel body)
@@ -57,7 +51,8 @@ extern "C" __global__ __launch_bounds__(256) void scale_rows(
 #line 15 "tests/golden/kernels/body_consts.spn"
   int32_t row = int(blockIdx.x);
   float v[4];
-  __spn_fill(v, 4, 0.0f);
+  #pragma unroll
+  for (int v_i = 0; v_i < 4; ++v_i) v[v_i] = 0.0f;
   #pragma unroll
 #line 17 "tests/golden/kernels/body_consts.spn"
   for (int32_t r = 0; r < RUNS; ++r) {

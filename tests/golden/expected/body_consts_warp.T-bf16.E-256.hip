@@ -57,11 +57,6 @@ struct __spn_bf16 {
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: WARPS = 4 (kernel body),
@@ -91,7 +86,8 @@ extern "C" __global__ __launch_bounds__(__SPN_WARP_SIZE * 4) void warp_rows(
   int32_t lane = int(threadIdx.x) % __SPN_WARP_SIZE;
   if (row < M) {
     float vals[VPT];
-    __spn_fill(vals, VPT, 0.0f);
+    #pragma unroll
+    for (int vals_i = 0; vals_i < VPT; ++vals_i) vals[vals_i] = 0.0f;
     #pragma unroll
 #line 19 "tests/golden/kernels/body_consts_warp.spn"
     for (int32_t v = 0; v < VPT; ++v) {

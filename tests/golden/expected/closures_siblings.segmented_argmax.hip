@@ -30,11 +30,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 128
@@ -89,7 +84,8 @@ extern "C" __global__ __launch_bounds__(128) void segmented_argmax(
   alignas(16) __shared__ float best_v[128];
   alignas(16) __shared__ int64_t best_i[128];
   int64_t history[2];
-  __spn_fill(history, 2, -1);
+  #pragma unroll
+  for (int history_i = 0; history_i < 2; ++history_i) history[history_i] = -1;
 #line 28 "tests/golden/kernels/closures_siblings.spn"
   int32_t r = int(blockIdx.x);
   int32_t t = int(threadIdx.x);

@@ -29,11 +29,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
@@ -59,7 +54,8 @@ extern "C" __global__ __launch_bounds__(256) void rotate(
   int32_t i = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
   if (i < N) {
     float v[W];
-    __spn_fill(v, W, 0.0f);
+    #pragma unroll
+    for (int v_i = 0; v_i < W; ++v_i) v[v_i] = 0.0f;
     #pragma unroll
 #line 35 "tests/golden/kernels/compile_time_params.spn"
     for (int32_t k = 0; k < W; ++k) {

@@ -30,11 +30,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // A checked build's out-of-bounds access (docs/language.md 5.12): says
 // where (the .spn location), what (the tensor, every index, the shape and
 // the first axis out of range) and in which thread, then stops the kernel
@@ -139,7 +134,8 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
   }
 #line 30 "tests/golden/kernels/control_flow.spn"
   int64_t last[4];
-  __spn_fill(last, 4, 0);
+  #pragma unroll
+  for (int last_i = 0; last_i < 4; ++last_i) last[last_i] = 0;
 #line 31 "tests/golden/kernels/control_flow.spn"
   int64_t n = seeds[__spn_checked_offset("tests/golden/kernels/control_flow.spn", 31, 9, "seeds", i, N, 1)];
   int32_t count = 0;

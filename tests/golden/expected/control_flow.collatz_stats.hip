@@ -30,11 +30,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BLOCK = 128, CAP = 1000, WIN = 4
@@ -61,7 +56,8 @@ extern "C" __global__ __launch_bounds__(128) void collatz_stats(
   }
 #line 30 "tests/golden/kernels/control_flow.spn"
   int64_t last[4];
-  __spn_fill(last, 4, 0);
+  #pragma unroll
+  for (int last_i = 0; last_i < 4; ++last_i) last[last_i] = 0;
 #line 31 "tests/golden/kernels/control_flow.spn"
   int64_t n = seeds[i];
   int32_t count = 0;

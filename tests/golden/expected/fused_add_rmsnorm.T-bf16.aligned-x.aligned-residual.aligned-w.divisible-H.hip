@@ -67,11 +67,6 @@ template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -224,13 +219,16 @@ extern "C" __global__ __launch_bounds__(1024) void fused_add_rmsnorm(
 #line 69 "samples/fused_add_rmsnorm.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 xs[8];
-  __spn_fill(xs, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __spn_bf16(0.0f);
 #line 71 "samples/fused_add_rmsnorm.spn"
   __spn_bf16 rs[8];
-  __spn_fill(rs, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int rs_i = 0; rs_i < 8; ++rs_i) rs[rs_i] = __spn_bf16(0.0f);
 #line 72 "samples/fused_add_rmsnorm.spn"
   __spn_bf16 ws[8];
-  __spn_fill(ws, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int ws_i = 0; ws_i < 8; ++ws_i) ws[ws_i] = __spn_bf16(0.0f);
 
   // Pass 1: residual = T(x + residual); sum the squares of the stored values.
 #line 75 "samples/fused_add_rmsnorm.spn"

@@ -44,11 +44,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -114,13 +109,16 @@ extern "C" __global__ __launch_bounds__(125) void fused_add_rmsnorm(
 #line 69 "samples/fused_add_rmsnorm.spn"
   int32_t row = int(blockIdx.x);
   __half xs[8];
-  __spn_fill(xs, 8, __half(0.0f));
+  #pragma unroll
+  for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __half(0.0f);
 #line 71 "samples/fused_add_rmsnorm.spn"
   __half rs[8];
-  __spn_fill(rs, 8, __half(0.0f));
+  #pragma unroll
+  for (int rs_i = 0; rs_i < 8; ++rs_i) rs[rs_i] = __half(0.0f);
 #line 72 "samples/fused_add_rmsnorm.spn"
   __half ws[8];
-  __spn_fill(ws, 8, __half(0.0f));
+  #pragma unroll
+  for (int ws_i = 0; ws_i < 8; ++ws_i) ws[ws_i] = __half(0.0f);
 
   // Pass 1: residual = T(x + residual); sum the squares of the stored values.
 #line 75 "samples/fused_add_rmsnorm.spn"

@@ -46,11 +46,6 @@ template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Atomics: one overload per element type. 64-bit integers go through the
 // unsigned long long forms that both vendors provide.
 __device__ __forceinline__ int32_t __spn_atomic_add(int32_t* p, int32_t v) { return atomicAdd(p, v); }
@@ -179,7 +174,8 @@ extern "C" __global__ __launch_bounds__(256) void histogram(
   float scale = float(B) / (hi - lo);
   int32_t last = int32_t(B) - 1;
   float vals[(4 * 8)];
-  __spn_fill(vals, (4 * 8), 0.0f);
+  #pragma unroll
+  for (int vals_i = 0; vals_i < (4 * 8); ++vals_i) vals[vals_i] = 0.0f;
 #line 60 "samples/histogram.spn"
   int64_t whole = N / 8192;
   int64_t tile = int64_t(int(blockIdx.x));

@@ -37,11 +37,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -165,17 +160,20 @@ extern "C" __global__ __launch_bounds__(512) void layernorm(
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float v[(RUNS * 4)];
-  __spn_fill(v, (RUNS * 4), 0.0f);
+  #pragma unroll
+  for (int v_i = 0; v_i < (RUNS * 4); ++v_i) v[v_i] = 0.0f;
 #line 56 "samples/layernorm.spn"
   float mean = 0.0f;
   float rstd = 0.0f;
 #line 84 "samples/layernorm.spn"
   layernorm_row_stats(x, v, row, t, mean, rstd, __spn_reduce_scratch);
   float ws[4];
-  __spn_fill(ws, 4, 0.0f);
+  #pragma unroll
+  for (int ws_i = 0; ws_i < 4; ++ws_i) ws[ws_i] = 0.0f;
 #line 86 "samples/layernorm.spn"
   float bs[4];
-  __spn_fill(bs, 4, 0.0f);
+  #pragma unroll
+  for (int bs_i = 0; bs_i < 4; ++bs_i) bs[bs_i] = 0.0f;
   #pragma unroll
 #line 87 "samples/layernorm.spn"
   for (int32_t r = 0; r < RUNS; ++r) {

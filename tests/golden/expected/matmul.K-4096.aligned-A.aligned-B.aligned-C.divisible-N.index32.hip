@@ -34,11 +34,6 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
 // 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
 // on AMD, which its nontemporal builtins also take (global_load_dwordx4).
@@ -152,16 +147,21 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   alignas(16) __shared__ float As[8 * (128 + 4)];
   alignas(16) __shared__ float Bs[8 * 128];
   float acc[8 * 8];
-  __spn_fill(acc, 8 * 8, 0.0f);
+  #pragma unroll
+  for (int acc_i = 0; acc_i < 8 * 8; ++acc_i) acc[acc_i] = 0.0f;
 #line 84 "samples/matmul.spn"
   float a_frag[8];
-  __spn_fill(a_frag, 8, 0.0f);
+  #pragma unroll
+  for (int a_frag_i = 0; a_frag_i < 8; ++a_frag_i) a_frag[a_frag_i] = 0.0f;
 #line 85 "samples/matmul.spn"
   float b_frag[8];
-  __spn_fill(b_frag, 8, 0.0f);
+  #pragma unroll
+  for (int b_frag_i = 0; b_frag_i < 8; ++b_frag_i) b_frag[b_frag_i] = 0.0f;
 #line 86 "samples/matmul.spn"
   float run[4];
-  __spn_fill(run, 4, 0.0f);
+  #pragma unroll
+  for (int run_i = 0; run_i < 4; ++run_i) run[run_i] = 0.0f;
+#line 88 "samples/matmul.spn"
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int32_t tid = ty * 16 + tx;

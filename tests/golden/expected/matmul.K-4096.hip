@@ -30,11 +30,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 128, BK = 8, TM = 8,
@@ -60,16 +55,21 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   alignas(16) __shared__ float As[8 * (128 + 4)];
   alignas(16) __shared__ float Bs[8 * 128];
   float acc[8 * 8];
-  __spn_fill(acc, 8 * 8, 0.0f);
+  #pragma unroll
+  for (int acc_i = 0; acc_i < 8 * 8; ++acc_i) acc[acc_i] = 0.0f;
 #line 84 "samples/matmul.spn"
   float a_frag[8];
-  __spn_fill(a_frag, 8, 0.0f);
+  #pragma unroll
+  for (int a_frag_i = 0; a_frag_i < 8; ++a_frag_i) a_frag[a_frag_i] = 0.0f;
 #line 85 "samples/matmul.spn"
   float b_frag[8];
-  __spn_fill(b_frag, 8, 0.0f);
+  #pragma unroll
+  for (int b_frag_i = 0; b_frag_i < 8; ++b_frag_i) b_frag[b_frag_i] = 0.0f;
 #line 86 "samples/matmul.spn"
   float run[4];
-  __spn_fill(run, 4, 0.0f);
+  #pragma unroll
+  for (int run_i = 0; run_i < 4; ++run_i) run[run_i] = 0.0f;
+#line 88 "samples/matmul.spn"
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int32_t tid = ty * 16 + tx;

@@ -28,11 +28,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: THREADS = 128, VPT = 8
@@ -58,7 +53,8 @@ extern "C" __global__ __launch_bounds__(128) void scale_rows(
     const float* __restrict__ x, float* __restrict__ y, int64_t M) {
 #line 14 "tests/golden/kernels/module_consts_dims.spn"
   float vals[8];
-  __spn_fill(vals, 8, 0.0f);
+  #pragma unroll
+  for (int vals_i = 0; vals_i < 8; ++vals_i) vals[vals_i] = 0.0f;
 #line 15 "tests/golden/kernels/module_consts_dims.spn"
   for (int32_t r = 0; r < 2; ++r) {
     int32_t row = int(blockIdx.x) * 2 + r;

@@ -96,11 +96,6 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -171,10 +166,12 @@ extern "C" __global__ __launch_bounds__(1024) void quant_per_token(
 #line 49 "samples/quant_per_token.spn"
   int32_t row = int(blockIdx.x);
   __half xs[8];
-  __spn_fill(xs, 8, __half(0.0f));
+  #pragma unroll
+  for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __half(0.0f);
 #line 51 "samples/quant_per_token.spn"
   int8_t ys[8];
-  __spn_fill(ys, 8, 0.0);
+  #pragma unroll
+  for (int ys_i = 0; ys_i < 8; ++ys_i) ys[ys_i] = 0.0;
 
   // Pass 1: the row's absmax.
 #line 59 "samples/quant_per_token.spn"

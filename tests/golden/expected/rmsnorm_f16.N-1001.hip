@@ -45,11 +45,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -119,10 +114,13 @@ extern "C" __global__ __launch_bounds__(256) void rmsnorm_f16(
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float v[(__spn_cdiv(N, int64_t(256) * 8) * 8)];
-  __spn_fill(v, (__spn_cdiv(N, int64_t(256) * 8) * 8), 0.0f);
+  #pragma unroll
+  for (int v_i = 0; v_i < (__spn_cdiv(N, int64_t(256) * 8) * 8); ++v_i) v[v_i] = 0.0f;
 #line 54 "samples/rmsnorm_f16.spn"
   __half h[8];
-  __spn_fill(h, 8, __half(0.0f));
+  #pragma unroll
+  for (int h_i = 0; h_i < 8; ++h_i) h[h_i] = __half(0.0f);
+#line 56 "samples/rmsnorm_f16.spn"
   float ss = 0.0f;
   int64_t j;
   #pragma unroll
@@ -159,7 +157,8 @@ extern "C" __global__ __launch_bounds__(256) void rmsnorm_f16(
   float rinv = rsqrtf(__spn_block_sum(ss, __spn_reduce_scratch) / float(N) + EPS);
 #line 72 "samples/rmsnorm_f16.spn"
   __half g[8];
-  __spn_fill(g, 8, __half(0.0f));
+  #pragma unroll
+  for (int g_i = 0; g_i < 8; ++g_i) g[g_i] = __half(0.0f);
   #pragma unroll
 #line 73 "samples/rmsnorm_f16.spn"
   for (int64_t r = 0; r < __spn_cdiv(N, int64_t(256) * 8); ++r) {

@@ -38,11 +38,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   unsigned lane;
@@ -99,7 +94,8 @@ extern "C" __global__ __launch_bounds__(256) void row_norms(
     float m = 0.0f;
     float ss = 0.0f;
     float xs[(4 * 4)];
-    __spn_fill(xs, (4 * 4), 0.0f);
+    #pragma unroll
+    for (int xs_i = 0; xs_i < (4 * 4); ++xs_i) xs[xs_i] = 0.0f;
 #line 49 "samples/row_norms.spn"
     int64_t step = int64_t(ws) * 4;
     int64_t j = int64_t(lane) * 4;

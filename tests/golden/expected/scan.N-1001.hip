@@ -49,11 +49,6 @@ __device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
   const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
   return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
 }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   unsigned lane;
@@ -183,7 +178,8 @@ extern "C" __global__ __launch_bounds__(256) void scan(const float* __restrict__
   int32_t warps = 256 / __SPN_WARP_SIZE;
   int32_t w = t / __SPN_WARP_SIZE;
   float v[(__spn_cdiv(N, int64_t(256) * 4) * 4)];
-  __spn_fill(v, (__spn_cdiv(N, int64_t(256) * 4) * 4), 0.0f);
+  #pragma unroll
+  for (int v_i = 0; v_i < (__spn_cdiv(N, int64_t(256) * 4) * 4); ++v_i) v[v_i] = 0.0f;
   int64_t j;
   #pragma unroll
 #line 55 "samples/scan.spn"

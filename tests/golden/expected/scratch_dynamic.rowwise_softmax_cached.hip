@@ -48,11 +48,6 @@ __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 1
 #define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
 #endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   unsigned lane;
@@ -143,7 +138,8 @@ extern "C" __global__ __launch_bounds__(256) void rowwise_softmax_cached(
   double* ex = reinterpret_cast<double*>(__spn_dynamic_shared + __spn_align16(N * sizeof(float)));
   alignas(16) __shared__ float warp_part[2 * 32];
   float mine[4];
-  __spn_fill(mine, 4, -__spn_inff());
+  #pragma unroll
+  for (int mine_i = 0; mine_i < 4; ++mine_i) mine[mine_i] = -__spn_inff();
 #line 27 "tests/golden/kernels/scratch_dynamic.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);

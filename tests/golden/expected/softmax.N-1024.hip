@@ -36,11 +36,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 64
 #endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -113,7 +108,8 @@ extern "C" __global__ __launch_bounds__(512) void softmax(
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float v[(RUNS * 4)];
-  __spn_fill(v, (RUNS * 4), -__spn_inff());
+  #pragma unroll
+  for (int v_i = 0; v_i < (RUNS * 4); ++v_i) v[v_i] = -__spn_inff();
 
   // Read the row once, keeping the running maximum.
 #line 56 "samples/softmax.spn"

@@ -54,11 +54,6 @@ struct __spn_bf16 {
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
 // 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
 // on AMD, which its nontemporal builtins also take (global_load_dwordx4).
@@ -144,10 +139,12 @@ extern "C" __global__ __launch_bounds__(128) void scale_rows(
 #line 26 "tests/golden/kernels/strided_rows.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 xs[8];
-  __spn_fill(xs, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __spn_bf16(0.0f);
 #line 28 "tests/golden/kernels/strided_rows.spn"
   __spn_bf16 ws[8];
-  __spn_fill(ws, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int ws_i = 0; ws_i < 8; ++ws_i) ws[ws_i] = __spn_bf16(0.0f);
 #line 29 "tests/golden/kernels/strided_rows.spn"
   const int32_t j_step = int(blockDim.x) * 8;
 #line 29 "tests/golden/kernels/strided_rows.spn"

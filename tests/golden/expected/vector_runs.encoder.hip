@@ -59,11 +59,6 @@ struct __spn_bf16 {
 };
 #endif
 
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // The cache-hinted loads and stores (load_stream and the others) move an
 // element as the unsigned integer of its size: the vendors' intrinsics,
 // inline PTX and AMD's nontemporal builtins take scalars, not __half or
@@ -119,13 +114,16 @@ extern "C" __global__ __launch_bounds__(128) void encoder(
   int64_t t = bt % T;
   int32_t ix = inp[b * T + t];
   __spn_bf16 xs[8];
-  __spn_fill(xs, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __spn_bf16(0.0f);
 #line 36 "tests/golden/kernels/vector_runs.spn"
   __spn_bf16 ps[8];
-  __spn_fill(ps, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int ps_i = 0; ps_i < 8; ++ps_i) ps[ps_i] = __spn_bf16(0.0f);
 #line 37 "tests/golden/kernels/vector_runs.spn"
   __spn_bf16 os[8];
-  __spn_fill(os, 8, __spn_bf16(0.0f));
+  #pragma unroll
+  for (int os_i = 0; os_i < 8; ++os_i) os[os_i] = __spn_bf16(0.0f);
 #line 38 "tests/golden/kernels/vector_runs.spn"
   const int32_t c_step = int(blockDim.x) * 8;
 #line 38 "tests/golden/kernels/vector_runs.spn"

@@ -59,11 +59,6 @@ __device__ __noinline__ void __spn_assert_fail(const char* file, int line, int c
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // A checked build's out-of-bounds access (docs/language.md 5.12): says
 // where (the .spn location), what (the tensor, every index, the shape and
 // the first axis out of range) and in which thread, then stops the kernel
@@ -252,7 +247,8 @@ extern "C" __global__ __launch_bounds__(64) void halves(
   int32_t row = int(blockIdx.x);
   int32_t j = __spn_check_multiple_of("tests/golden/kernels/vector_runs.spn", 52, 9, "offs[row]", offs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 52, 21, "offs", row, M, 1)], 4);
   __half hs[4];
-  __spn_fill(hs, 4, __half(0.0f));
+  #pragma unroll
+  for (int hs_i = 0; hs_i < 4; ++hs_i) hs[hs_i] = __half(0.0f);
 #line 54 "tests/golden/kernels/vector_runs.spn"
   __spn_check_run_aligned("tests/golden/kernels/vector_runs.spn", 55, 31, "x", &x[row * N + j], 8);
   #pragma unroll

@@ -39,11 +39,6 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
-template <typename T, typename V>
-__device__ __forceinline__ void __spn_fill(T* data, int64_t count, V v) {
-#pragma unroll
-  for (int64_t i = 0; i < count; ++i) data[i] = T(v);
-}
 // The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
 // 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
 // on AMD, which its nontemporal builtins also take (global_load_dwordx4).
@@ -157,7 +152,8 @@ extern "C" __global__ __launch_bounds__(64) void halves(
   int32_t row = int(blockIdx.x);
   int32_t j = offs[row];
   __half hs[4];
-  __spn_fill(hs, 4, __half(0.0f));
+  #pragma unroll
+  for (int hs_i = 0; hs_i < 4; ++hs_i) hs[hs_i] = __half(0.0f);
 #line 54 "tests/golden/kernels/vector_runs.spn"
   // vector load of 8 bytes (4 f16 of x, 1 word of 8 bytes)
   __spn_load_run_readonly<4, 8>(hs, &x[row * N + j]);
