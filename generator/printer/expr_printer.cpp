@@ -184,7 +184,7 @@ CppExpr FunctionPrinter::nameExpr(const NameExpr& n) const {
   // int32_t in the kernel, so a read as a value widens (`N * 2` must not
   // wrap at 2^31). Element offsets read them directly (flatIndex).
   if (s->kind == SymbolKind::DimSymbol && ctx_.index32) return {"int64_t(" + name(s) + ")", kPostfix};
-  // An i64 loop variable counting in 32 bits (loopVarFits32) likewise.
+  // An i64 loop variable counting in 32 bits (loopCounter32) likewise.
   if (loopVars32_.count(s)) return {"int64_t(" + name(s) + ")", kPostfix};
   return {name(s), kPrimary};
 }
@@ -299,6 +299,7 @@ std::optional<std::string> FunctionPrinter::signed32(const Expr& e) const {
   if (!r || r->lo < INT32_MIN || r->hi > INT32_MAX) return std::nullopt;
   const auto* n = e.as<NameExpr>();
   if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return name(n->symbol);
+  if (n && n->symbol && loopVars32_.count(n->symbol) && loopVars32_.at(n->symbol)) return name(n->symbol);
   if (printsAsLiteral(e)) return value(e);
   if (const auto* b = e.as<BinaryExpr>();
       b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
@@ -336,7 +337,7 @@ std::optional<std::string> FunctionPrinter::signed32(const Expr& e) const {
 std::string FunctionPrinter::unsigned32(const Expr& e) const {
   const auto* n = e.as<NameExpr>();
   if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return "uint32_t(" + name(n->symbol) + ")";
-  if (n && n->symbol && loopVars32_.count(n->symbol)) return name(n->symbol);
+  if (n && n->symbol && loopVars32_.count(n->symbol) && !loopVars32_.at(n->symbol)) return name(n->symbol);
   if (printsAsLiteral(e)) return value(e) + "u";
   if (const auto* b = e.as<BinaryExpr>();
       b && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod))

@@ -131,7 +131,8 @@ class FunctionPrinter {
   void printFor(const ForStmt& f);
   bool printVectorRun(const ForStmt& f);
   std::optional<std::string> runFitsBeforeStop(const Expr& cond) const;
-  bool loopVarFits32(const ForStmt& f, const Expr* start, const Expr& stop, bool hoistStop) const;
+  enum class LoopCounter { Wide, Signed, Unsigned };
+  LoopCounter loopCounter32(const ForStmt& f, const Expr* start, const Expr& stop, bool hoistStop) const;
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
   static std::string typeLimitLiteral(BuiltinId id, ScalarType t);
@@ -192,8 +193,8 @@ class FunctionPrinter {
   const CommentPlacement& comments_;
   std::vector<ParamLine> kernelParams_;
   std::vector<std::string> activeLoopNames_;
-  std::vector<const ForStmt*> activeLoops_;  // the range loops around the statement being printed
-  std::set<const Symbol*> loopVars32_;       // i64 loop variables printed as uint32_t (loopVarFits32)
+  std::vector<const ForStmt*> activeLoops_;   // the range loops around the statement being printed
+  std::map<const Symbol*, bool> loopVars32_;  // i64 loop variables counting in 32 bits: signed? (loopCounter32)
   // Expressions an unpacking evaluated into a temporary before its stores
   // (an index): expr() prints the temporary's name instead.
   std::map<const Expr*, std::string> hoisted_;

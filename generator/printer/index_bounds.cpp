@@ -98,7 +98,7 @@ std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
           return std::nullopt;
         return IndexRange{it->second, it->second};
       }
-      return IndexRange{1, kIndexMax};
+      return IndexRange{1, dimMax(s)};
     case SymbolKind::Const:
       if (s.wave64Value || s.value.isFloat) return std::nullopt;
       return IndexRange{s.value.i, s.value.i};
@@ -178,6 +178,35 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
   if (c.args.size() == 1 && isInteger(c.args[0]->type) && scalarBits(c.type) >= scalarBits(c.args[0]->type))
     return of(*c.args[0]);
   return std::nullopt;
+}
+
+// A dynamic dim's largest value with 32-bit indices: every dim of a
+// launch is below 2^31, and so is `c * D` where a tensor's shape holds it
+// (x: T[M, 2 * D] keeps D below 2^30).
+int64_t IndexBounds::dimMax(const Symbol& dim) const {
+  int64_t most = kIndexMax;
+  for (const Symbol* p : ctx_.kernel.params) {
+    if (p->kind != SymbolKind::TensorParam) continue;
+    for (const Expr* d : p->shape) {
+      const auto* b = d->as<BinaryExpr>();
+      if (!b || b->op != BinaryOp::Mul) continue;
+      const auto* n = b->rhs->as<NameExpr>();
+      const Expr* c = b->lhs.get();
+      if (!n || n->symbol != &dim) {
+        n = b->lhs->as<NameExpr>();
+        c = b->rhs.get();
+      }
+      const auto* lit = c->as<IntLitExpr>();
+      const auto* cn = c->as<NameExpr>();
+      int64_t factor = lit ? int64_t(lit->value)
+                       : cn && cn->symbol && cn->symbol->kind == SymbolKind::Const && !cn->symbol->value.isFloat &&
+                               !cn->symbol->wave64Value
+                           ? cn->symbol->value.i
+                           : 0;
+      if (n && n->symbol == &dim && factor >= 1) most = std::min(most, kIndexMax / factor);
+    }
+  }
+  return most;
 }
 
 // `T * V` where T and V are dims of one tensor parameter (each once per

@@ -2,7 +2,8 @@
 // 32-bit indices (Specialization::index32), so that a 64-bit `//` or `%`
 // whose operands fit 32 bits unsigned is printed as one 32-bit division
 // (docs/language.md 9.4). Interval arithmetic over:
-//   - dynamic dims: [1, 2^31 - 1] (the launch's key bit says so), and a
+//   - dynamic dims: [1, 2^31 - 1] (the launch's key bit says so; less where
+//     a shape holds `c * D`: c * D is a dim too), and a
 //     product of dims of one tensor's shape too (`T * V` of a [B, T, V]
 //     tensor: at most its element count);
 //   - launch geometry: thread_id() below @block's axis, block_id() below
@@ -45,6 +46,7 @@ class IndexBounds {
   std::optional<IndexRange> ofLoopVar(const ForStmt& loop) const;
   std::optional<IndexRange> gridAxis(int axis) const;
   bool isDimProductOfOneTensor(const Expr& e) const;
+  int64_t dimMax(const Symbol& dim) const;
   void collect(const Block& body);
 
   const PrintContext& ctx_;

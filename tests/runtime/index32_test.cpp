@@ -181,6 +181,65 @@ kernel strides(x: u8[N], count: i32[4]):
   ::munmap(reserved, size_t(kSize));
 }
 
+// Which counter a range loop gets with 32-bit indices: int32_t where j +
+// step cannot pass INT32_MAX (D is below 2^30, as x's dim 2 * D is below
+// 2^31; the step is at most 1024), int64_t where it could (N up to
+// 2^31 - 1) and the loop is plain. Both compute what the 64-bit form does.
+TEST(Index32, LoopCountersAre32BitWhereTheyCannotOverflow) {
+  const char* source = R"(
+@grid(M)
+@block(64)
+kernel pairs(x: i32[M, 2 * D], y: i32[N], out: i32[M, D], total: i64[M]):
+    row = block_id()
+    for j in range(thread_id(), D, block_dim()):
+        out[row, j] = x[row, j] * 3 + x[row, D + j] + i32(j)
+    if thread_id() == 0:
+        s = i64(0)
+        for n in range(0, N, 7):
+            s += i64(y[n]) * n
+        total[row] = s
+)";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int32_t> value(-1000, 1000);
+  const int64_t M = 5, D = 301, N = 1000;
+  std::vector<int32_t> x(static_cast<size_t>(M * 2 * D)), y(static_cast<size_t>(N));
+  for (auto& v : x) v = value(rng);
+  for (auto& v : y) v = value(rng);
+  for (bool index32 : {true, false}) {
+    RuntimeOptions o = cpuOptions("cpu");
+    o.index32 = index32;
+    Runtime rt(o);
+    Kernel k = rt.loadModuleFromString("pairs.spn", source).kernel("pairs");
+    DeviceBuffer dx = rt.allocate(x.size() * 4), dy = rt.allocate(y.size() * 4), dout = rt.allocate(size_t(M * D) * 4),
+                 dtotal = rt.allocate(size_t(M) * 8);
+    rt.copyToDevice(dx, x.data(), x.size() * 4);
+    rt.copyToDevice(dy, y.data(), y.size() * 4);
+    const std::initializer_list<Arg> args = {
+        tensor(dx.data(), ScalarType::I32, {M, 2 * D}), tensor(dy.data(), ScalarType::I32, {N}),
+        tensor(dout.data(), ScalarType::I32, {M, D}), tensor(dtotal.data(), ScalarType::I64, {M})};
+    const std::string text = k.compileFor(args).source;
+    if (index32) {
+      EXPECT_THAT(text, HasSubstr("for (int32_t j = "));
+      EXPECT_THAT(text, HasSubstr("for (int64_t n = "));
+    } else {
+      EXPECT_THAT(text, HasSubstr("for (int64_t j = "));
+    }
+    k.launch(nullptr, args);
+    std::vector<int32_t> out(static_cast<size_t>(M * D));
+    std::vector<int64_t> total(static_cast<size_t>(M));
+    rt.copyToHost(out.data(), dout, out.size() * 4);
+    rt.copyToHost(total.data(), dtotal, total.size() * 8);
+    int64_t want = 0;
+    for (int64_t n = 0; n < N; n += 7) want += int64_t(y[size_t(n)]) * n;
+    for (int64_t r = 0; r < M; ++r) {
+      EXPECT_EQ(total[size_t(r)], want) << "row " << r << (index32 ? " (32-bit)" : "");
+      for (int64_t j = 0; j < D; ++j)
+        ASSERT_EQ(out[size_t(r * D + j)], x[size_t(r * 2 * D + j)] * 3 + x[size_t(r * 2 * D + D + j)] + int32_t(j))
+            << "row " << r << ", column " << j << (index32 ? " (32-bit)" : "");
+    }
+  }
+}
+
 // A view's extent (largest offset + 1) and each of its strides decide, not
 // its element count: four elements spread over 2^31 do not fit. Binding
 // only; no memory is touched.

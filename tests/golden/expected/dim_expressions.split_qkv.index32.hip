@@ -51,9 +51,9 @@ extern "C" __global__ __launch_bounds__(256) void split_qkv(
   int64_t t = int64_t(uint32_t(int(blockIdx.x)) % uint32_t(T));
   const int32_t c_step = int(blockDim.x);
 #line 16 "tests/golden/kernels/dim_expressions.spn"
-  for (int64_t c = int(threadIdx.x); c < int64_t(C); c += c_step) {
-    q[(b * T + t) * C + c] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + c];
-    k[(b * T + t) * C + c] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + int64_t(C) + c];
-    v[(b * T + t) * C + c] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + 2 * int64_t(C) + c];
+  for (int32_t c = int(threadIdx.x); c < C; c += c_step) {
+    q[(b * T + t) * C + int64_t(c)] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + int64_t(c)];
+    k[(b * T + t) * C + int64_t(c)] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + int64_t(C) + int64_t(c)];
+    v[(b * T + t) * C + int64_t(c)] = qkv[(b * T + t) * int32_t(3 * int64_t(C)) + 2 * int64_t(C) + int64_t(c)];
   }
 }

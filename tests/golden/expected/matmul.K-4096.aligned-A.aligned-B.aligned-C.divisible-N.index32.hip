@@ -168,7 +168,7 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
 #line 94 "samples/matmul.spn"
-  for (int64_t k0 = 0; k0 < int64_t(K); k0 += 8) {
+  for (int32_t k0 = 0; k0 < K; k0 += 8) {
     // As[c + k, r] = A[row0 + r, k0 + c + k]: a run of A's row, stored
     // transposed (the inner loop reads runs of rows of As).
     #pragma unroll
@@ -177,16 +177,16 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       int32_t ea = tid + l * 256;
       int32_t ar = ea / (8 / 4);
       int32_t ac = ea % (8 / 4) * 4;
-      if (int32_t(row0) + ar < M && int32_t(k0) + ac + 4 <= K) {
+      if (int32_t(row0) + ar < M && k0 + ac + 4 <= K) {
         // vector load of 16 bytes (4 f32 of A, 1 word of 16 bytes)
-        __spn_load_run_readonly<4, 16>(run, &A[(row0 + ar) * K + (k0 + ac)]);
+        __spn_load_run_readonly<4, 16>(run, &A[(row0 + ar) * K + (int64_t(k0) + ac)]);
       } else {
         #pragma unroll
 #line 105 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = 0.0f;
-          if (int32_t(row0) + ar < M && int32_t(k0) + ac + k < K) {
-            run[k] = A[(row0 + ar) * K + k0 + ac + k];
+          if (int32_t(row0) + ar < M && k0 + ac + k < K) {
+            run[k] = A[(row0 + ar) * K + int64_t(k0) + ac + k];
           }
         }
       }
@@ -205,16 +205,16 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       int32_t eb = tid + l * 256;
       int32_t br = eb / (128 / 4);
       int32_t bc = eb % (128 / 4) * 4;
-      if ((K % 8 == 0 || int32_t(k0) + br < K) && col0 + bc + 4 <= int64_t(N)) {
+      if ((K % 8 == 0 || k0 + br < K) && col0 + bc + 4 <= int64_t(N)) {
         // vector load of 16 bytes (4 f32 of B, 1 word of 16 bytes)
-        __spn_load_run_readonly<4, 16>(run, &B[(k0 + br) * N + (col0 + bc)]);
+        __spn_load_run_readonly<4, 16>(run, &B[(int64_t(k0) + br) * N + (col0 + bc)]);
       } else {
         #pragma unroll
 #line 122 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = 0.0f;
-          if (int32_t(k0) + br < K && int32_t(col0) + bc + k < N) {
-            run[k] = B[(k0 + br) * N + col0 + bc + k];
+          if (k0 + br < K && int32_t(col0) + bc + k < N) {
+            run[k] = B[(int64_t(k0) + br) * N + col0 + bc + k];
           }
         }
       }
