@@ -9,10 +9,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdio>
 #include <memory>
 #include <spindle/runtime.hpp>
 
 #include "args.h"
+#include "dispatch.h"  // generator/cli: the `spindle` commands
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -264,6 +266,21 @@ NB_MODULE(_spindle, m) {
   nb::exception<CompileFailure>(m, "CompileError", error);
   nb::exception<LaunchFailure>(m, "LaunchError", error);
   nb::exception<ArgError>(m, "ArgumentError", m.attr("LaunchError"));
+
+  // `python -m spindle ...`: the C++ CLI's own commands, in this process, so
+  // options, diagnostics and exit codes are the executable's by construction.
+  // They print through C stdio (file descriptors 1 and 2), flushed before
+  // returning so that Python's own output stays in order.
+  m.def(
+      "_cli",
+      [](const std::vector<std::string>& args) {
+        nb::gil_scoped_release release;
+        int status = spindle::cli::runCli(args);
+        std::fflush(stdout);
+        std::fflush(stderr);
+        return status;
+      },
+      "args"_a, "Run `spindle ARGS...` (the C++ CLI) and return its exit status.");
 
   nb::class_<PyRuntime>(m, "Runtime")
       .def(
