@@ -79,4 +79,3 @@ int runCli(const std::vector<std::string>& argv) {
 }
 
 }  // namespace spindle::cli
-
