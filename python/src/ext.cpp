@@ -110,19 +110,35 @@ struct PyKernel {
     }
   }
 
-  void call(nb::args args, nb::kwargs kwargs) const {
+  // Everything a launch does in Python before the runtime's Kernel::launch:
+  // arguments bound and converted, the stream resolved.
+  void* prepare(nb::args args, nb::kwargs kwargs, BoundArgs& b) const {
     nb::object stream = nb::none();
-    if (kwargs.contains("stream")) {
-      stream = kwargs["stream"];
-      PyDict_DelItemString(kwargs.ptr(), "stream");
+    if (PyDict_GET_SIZE(kwargs.ptr()) > 0) {  // most launches pass no keywords
+      static PyObject* const name = PyUnicode_InternFromString("stream");
+      if (PyObject* s = PyDict_GetItem(kwargs.ptr(), name)) {  // borrowed
+        stream = nb::borrow(s);
+        PyDict_DelItem(kwargs.ptr(), name);
+      }
     }
-    BoundArgs b;
     bind(args, kwargs, b);
-    void* s = streamHandle(stream, b.torchCudaDevice);
+    return streamHandle(stream, b.torchCudaDevice, b.torchDeviceType);
+  }
+
+  void call(nb::args args, nb::kwargs kwargs) const {
+    BoundArgs b;
+    void* s = prepare(args, kwargs, b);
     classify(*rt, [&] {
       nb::gil_scoped_release release;
       kernel.launch(s, b.args.data(), b.args.size());
     });
+  }
+
+  // prepare() alone: the Python side of a launch, measurable with no GPU
+  // (bench/python_bind.py).
+  void dryCall(nb::args args, nb::kwargs kwargs) const {
+    BoundArgs b;
+    prepare(args, kwargs, b);
   }
 
   Specialization spec() const {
@@ -282,6 +298,10 @@ NB_MODULE(_spindle, m) {
       },
       "args"_a, "Run `spindle ARGS...` (the C++ CLI) and return its exit status.");
 
+  m.def(
+      "_torch_binding", [] { return std::string(torchBindingPath()); },
+      "How torch tensors are read: 'exchange api', 'attributes' or 'no torch'.");
+
   nb::class_<PyRuntime>(m, "Runtime")
       .def(
           "__init__",
@@ -352,6 +372,8 @@ NB_MODULE(_spindle, m) {
 
   nb::class_<PyKernel>(m, "Kernel")
       .def("__call__", &PyKernel::call, "Launch with arrays and scalars; stream= picks the stream.")
+      .def("_dry_call", &PyKernel::dryCall,
+           "Bind the arguments and resolve the stream as a launch does, and stop there (benchmarks).")
       .def("source", &PyKernel::source, "The specialized HIP source a launch with these arguments compiles.")
       .def("compile_for", &PyKernel::compileFor, "Compile what a launch with these arguments uses; no launch.")
       .def("compile", &PyKernel::compile, "Compile the specialization given to specialize(); no arrays needed.")
