@@ -3,7 +3,8 @@
 Kernel._dry_call, which binds the arguments (dims, dtypes, strides, scalars)
 and resolves the stream exactly as a launch does, then stops before the
 runtime's Kernel::launch. On NumPy arrays and, when torch is importable,
-CPU torch tensors (the torch fast path). The kernel is bench/python_launch.py's
+CPU torch tensors (the torch fast path), and CUDA tensors where there is a
+GPU (the stream lookup included). The kernel is bench/python_launch.py's
 `scale` (two f32 tensors and an f32 scalar).
 
     python bench/python_bind.py [--calls 200000] [--reps 7]
@@ -56,6 +57,10 @@ def main():
 
         tx, ty = torch.ones(4096), torch.zeros(4096)
         rows += [("torch cpu, positional", lambda: dry(tx, ty, 2.0)), ("torch cpu, keywords", lambda: dry(x=tx, y=ty, a=2.0))]
+        if torch.cuda.is_available():  # the current stream is looked up too
+            gdry = spindle.Runtime(backend="cuda").loads(SCALE_SPN, "scale.spn").scale._dry_call
+            gx, gy = tx.cuda(), ty.cuda()
+            rows.append(("torch cuda, positional", lambda: gdry(gx, gy, 2.0)))
     except ImportError:
         pass
     rows.append(("empty Python lambda (loop cost)", lambda: None))

@@ -164,13 +164,17 @@ def test_custom_op_eager_and_opcheck(gpu, gen, softmax_op):
     torch.library.opcheck(softmax_op, (x, torch.empty_like(x)))
 
 
-@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
-def test_custom_op_under_torch_compile(gpu, gen, softmax_op, mode):
+@pytest.mark.parametrize(
+    "backend, mode", [("aot_eager", None), ("inductor", "default"), ("inductor", "reduce-overhead")]
+)
+def test_custom_op_under_torch_compile(gpu, gen, softmax_op, backend, mode):
     # fullgraph=True: a graph break is an error. reduce-overhead replays the
     # graph with CUDA graphs, so the launch is captured (a cache hit by then).
+    if backend == "inductor":
+        pytest.importorskip("triton")  # inductor's CUDA code generator
     torch._dynamo.reset()
     f = softmax_twice_plus_one(softmax_op)
-    compiled = torch.compile(f, fullgraph=True, mode=mode)
+    compiled = torch.compile(f, fullgraph=True, backend=backend, mode=mode)
     for _ in range(3):
         x = randn(64, 1000, gen=gen)
         torch.testing.assert_close(compiled(x), torch.softmax(x, dim=1) * 2.0 + 1.0, rtol=1e-5, atol=1e-5)
