@@ -208,10 +208,11 @@ void checkFixedType(const KernelInfo& k, const KernelParamInfo& p, ScalarType go
                      scalarName(got)));
 }
 
-// A torch.Tensor (or nn.Parameter) through the exchange API: false when it
-// cannot say (no API, another subclass, a tensor DLPack does not describe:
-// requires_grad, the conjugate bit, meta), and the caller reads the
-// attributes instead, which also give the precise message. Subclasses may
+// A torch.Tensor (or nn.Parameter, requires_grad or not) through the
+// exchange API: false when it cannot say (no API, another subclass, a tensor
+// DLPack does not describe: a meta tensor, a dtype Spindle lacks), and the
+// caller reads the attributes instead, which also give the precise message.
+// Subclasses may
 // override data_ptr() and the rest (FakeTensor, wrapper subclasses), so
 // only the two types whose C layout the API reads go here.
 bool torchTensorFast(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, Torch& t, nb::handle h,

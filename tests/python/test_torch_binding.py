@@ -1,7 +1,7 @@
 # Torch tensors bound on the cpu target with real torch (skipped without it):
-# DLPack's C exchange API (torch 2.10+) for torch.Tensor and nn.Parameter,
-# the Python attributes for everything it does not describe (requires_grad,
-# subclasses). Either way a tensor must bind exactly as the NumPy array that
+# DLPack's C exchange API (torch 2.10+) for torch.Tensor and nn.Parameter
+# (requires_grad ones too), the Python attributes for everything else
+# (subclasses, older torch). Either way a tensor must bind exactly as the NumPy array that
 # views the same memory: dims, geometry, and the cache key (which holds the
 # layout facts: contiguity, unit strides, 16-byte alignment, divisibility).
 import numpy as np
