@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import spindle
@@ -133,3 +134,17 @@ def test_main_in_process_returns_the_status(capfd):
     assert spindle.__main__.main(["gen", str(SAMPLES / "no_such_file.spn")]) == 1
     out, err = capfd.readouterr()
     assert out == "" and err.startswith("spindle: error: ") and "no_such_file.spn" in err
+
+
+def test_run_on_the_cpu_target_in_process(tmp_path):
+    # `run` launches through the runtime (fibers, worker threads) inside the
+    # Python process; the key it prints is the one the API computes.
+    args = ["run", "samples/softmax.spn", "--target", "cpu", "--dims", "M=4,N=100", "--static", "N=100", "--reps", "1"]
+    status, out, err = py_cli(args, tmp_path)
+    assert status == 0, err
+    assert re.search(r"^median: [0-9.]+ ms over 1 runs", out, re.M), out
+    key = re.search(r"key: ([0-9a-f]{64})", out)[1]
+    k = spindle.Runtime(backend="cpu", cache_dir=str(tmp_path)).load(SAMPLES / "softmax.spn").softmax
+    x = np.zeros((4, 100), np.float32)
+    report = k.compile_for(x, np.empty_like(x))
+    assert (report["key"], report["hit"]) == (key, True)  # run's binary, found in the shared cache
