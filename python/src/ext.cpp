@@ -297,6 +297,10 @@ void raisePython() {
 // overhead: about 100 ns less per call than a nanobind method taking
 // nb::args and nb::kwargs.
 PyObject* kernelCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (!nb::inst_ready(self)) {  // Kernel.__new__(Kernel): never made by the extension
+    PyErr_SetString(PyExc_TypeError, "spindle.Kernel: an uninitialized kernel object");
+    return nullptr;
+  }
   try {
     nb::inst_ptr<PyKernel>(self)->call(args, kwargs);
     Py_RETURN_NONE;
@@ -307,6 +311,10 @@ PyObject* kernelCall(PyObject* self, PyObject* args, PyObject* kwargs) {
 }
 
 PyObject* kernelDryCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (!nb::inst_ready(self)) {  // Kernel.__new__(Kernel): never made by the extension
+    PyErr_SetString(PyExc_TypeError, "spindle.Kernel: an uninitialized kernel object");
+    return nullptr;
+  }
   try {
     nb::inst_ptr<PyKernel>(self)->dryCall(args, kwargs);
     Py_RETURN_NONE;
