@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python package on a GPU machine: install it into the current Python
 # (the venv with torch) from the wheelhouse, offline, then run
-# tests/python/gpu_test.py and the launch-overhead benchmark.
+# tests/python/gpu_test.py (with the torch tests that run on CPU tensors:
+# custom ops, torch.compile, tensor binding) and the launch-overhead
+# benchmarks.
 #
 #   bash bench/python_gpu.sh [RESULTS_DIR]     (default: build-bench-gpu/results)
 #
@@ -33,9 +35,12 @@ echo "== pip install (offline, from .whl/)"
   > "$RESULTS/python_install.log" 2>&1 ||
   { tail -40 "$RESULTS/python_install.log"; echo "python_gpu: install failed"; exit 2; }
 cd "$RESULTS" || exit 2
-echo "== tests/python/gpu_test.py"
-"$PY" -m pytest -q -p no:cacheprovider "$ROOT/tests/python/gpu_test.py" 2>&1 | tee "$RESULTS/python_gpu_test.log"
+echo "== tests/python/gpu_test.py, test_torch_custom_op.py, test_torch_binding.py"
+"$PY" -m pytest -q -p no:cacheprovider "$ROOT/tests/python/gpu_test.py" "$ROOT/tests/python/test_torch_custom_op.py" \
+  "$ROOT/tests/python/test_torch_binding.py" 2>&1 | tee "$RESULTS/python_gpu_test.log"
 rc=${PIPESTATUS[0]}
 echo "== bench/python_launch.py"
 "$PY" "$ROOT/bench/python_launch.py" --json "$RESULTS/python_launch.jsonl" 2>&1 | tee "$RESULTS/python_launch.log"
+echo "== bench/python_bind.py (the Python side of a launch, no kernel)"
+"$PY" "$ROOT/bench/python_bind.py" 2>&1 | tee "$RESULTS/python_bind.log"
 exit "$rc"

@@ -9,6 +9,38 @@ namespace spindle::py {
 
 namespace {
 
+// DLPack's C exchange API (dlpack.h 1.3, DLPackExchangeAPI), which torch
+// publishes as the capsule torch.Tensor.__dlpack_c_exchange_api__ (torch
+// 2.10 and later): C functions that fill a DLTensor from a tensor object
+// and return the current stream of a device, with no Python call and no
+// allocation. Declared here, as dlpack.h lays them out, so that building
+// needs no torch headers.
+struct DlpVersion {
+  uint32_t major, minor;
+};
+struct DlpApiHeader {
+  DlpVersion version;
+  DlpApiHeader* prev;  // an older version's table, or null
+};
+struct DlpTensor {
+  void* data;
+  int32_t deviceType, deviceId;  // DLDevice
+  int32_t ndim;
+  uint8_t code, bits;  // DLDataType
+  uint16_t lanes;
+  int64_t* shape;
+  int64_t* strides;  // in elements; null: compact row-major
+  uint64_t byteOffset;
+};
+struct DlpExchangeApi {
+  DlpApiHeader header;
+  void* managedTensorAllocator;
+  void* managedTensorFromPyObject;
+  void* managedTensorToPyObject;
+  int (*dltensorFromPyObject)(void* object, DlpTensor* out);  // 0, or -1 with a Python error set
+  int (*currentWorkStream)(int32_t deviceType, int32_t deviceId, void** stream);
+};
+
 // torch, found once it has been imported by the caller (never imported here:
 // importing spindle must stay cheap and initialize no GPU runtime). Strong
 // references that are never released: a static's destructor runs after the
@@ -18,7 +50,33 @@ struct Torch {
   PyObject* tensorType = nullptr;
   PyObject* dtypes = nullptr;     // dict: torch.dtype -> int(ScalarType)
   PyObject* rawStream = nullptr;  // torch._C._cuda_getCurrentRawStream, or null
+  // Interned attribute names: PyObject_GetAttrString would make a new string
+  // object per lookup, on the launch path, for every tensor.
+  PyObject* dtypeName = nullptr;
+  PyObject* getDeviceName = nullptr;
+  PyObject* shapeName = nullptr;
+  PyObject* strideName = nullptr;
+  PyObject* dataPtrName = nullptr;
+  // The exchange API (version 1.x), or null: then every tensor goes through
+  // its Python attributes.
+  const DlpExchangeApi* api = nullptr;
+  PyObject* parameterType = nullptr;  // torch.nn.Parameter, or null
 };
+
+// The version-1 table of the capsule on torch.Tensor, or null.
+const DlpExchangeApi* exchangeApi(PyObject* tensorType) {
+  PyObject* capsule = PyObject_GetAttrString(tensorType, "__dlpack_c_exchange_api__");
+  const DlpExchangeApi* api = nullptr;
+  if (capsule && PyCapsule_IsValid(capsule, "dlpack_exchange_api")) {
+    auto* h = static_cast<const DlpApiHeader*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
+    while (h && h->version.major != 1) h = h->prev;
+    api = reinterpret_cast<const DlpExchangeApi*>(h);
+    if (api && (!api->dltensorFromPyObject || !api->currentWorkStream)) api = nullptr;
+  }
+  Py_XDECREF(capsule);  // the table is static in torch; the capsule stays on the type
+  PyErr_Clear();
+  return api;
+}
 Torch& torchState() {
   static Torch t;
   if (t.ready) return t;
@@ -41,8 +99,37 @@ Torch& torchState() {
   nb::object c = torch.attr("_C");
   if (nb::hasattr(c, "_cuda_getCurrentRawStream"))
     t.rawStream = nb::object(c.attr("_cuda_getCurrentRawStream")).release().ptr();
+  t.api = exchangeApi(t.tensorType);
+  if (nb::hasattr(torch, "nn") && nb::hasattr(torch.attr("nn"), "Parameter"))
+    t.parameterType = nb::object(torch.attr("nn").attr("Parameter")).release().ptr();
+  t.dtypeName = PyUnicode_InternFromString("dtype");
+  t.getDeviceName = PyUnicode_InternFromString("get_device");
+  t.shapeName = PyUnicode_InternFromString("shape");
+  t.strideName = PyUnicode_InternFromString("stride");
+  t.dataPtrName = PyUnicode_InternFromString("data_ptr");
   t.ready = true;
   return t;
+}
+
+// h.name(), a method call with no arguments and no bound-method object.
+nb::object callMethod(nb::handle h, PyObject* name) {
+  PyObject* self = h.ptr();
+  PyObject* r = PyObject_VectorcallMethod(name, &self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
+nb::object getAttr(nb::handle h, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(h.ptr(), name);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
+// A Python int (a torch.Size or stride() element) as int64_t.
+int64_t asInt64(PyObject* o) {
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
 }
 
 ScalarType dtypeFromDlpack(nb::dlpack::dtype t) {
@@ -121,26 +208,69 @@ void checkFixedType(const KernelInfo& k, const KernelParamInfo& p, ScalarType go
                      scalarName(got)));
 }
 
+// A torch.Tensor (or nn.Parameter, requires_grad or not) through the
+// exchange API: false when it cannot say (no API, another subclass, a tensor
+// DLPack does not describe: a meta tensor, a dtype Spindle lacks), and the
+// caller reads the attributes instead, which also give the precise message.
+// Subclasses may
+// override data_ptr() and the rest (FakeTensor, wrapper subclasses), so
+// only the two types whose C layout the API reads go here.
+bool torchTensorFast(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, Torch& t, nb::handle h,
+                     BoundArgs& out) {
+  PyTypeObject* type = Py_TYPE(h.ptr());
+  if (!t.api || (type != (PyTypeObject*)t.tensorType && type != (PyTypeObject*)t.parameterType)) return false;
+  DlpTensor d;
+  if (t.api->dltensorFromPyObject(h.ptr(), &d) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  nb::dlpack::dtype code;
+  code.code = d.code;
+  code.bits = d.bits;
+  code.lanes = d.lanes;
+  ScalarType dtype = dtypeFromDlpack(code);
+  if (dtype == ScalarType::Invalid) return false;  // the attribute path names the torch dtype
+  checkDevice(k, p, w, d.deviceType, d.deviceType == 1 ? 0 : d.deviceId);
+  if (d.deviceType != 1 && out.torchCudaDevice < 0) {
+    out.torchCudaDevice = d.deviceId;
+    out.torchDeviceType = d.deviceType;
+  }
+  if (d.ndim > kMaxRank) fail(k, p, fmt::format("rank {} is over the limit of {}", d.ndim, kMaxRank));
+  const char* data = static_cast<const char*>(d.data) + d.byteOffset;
+  out.args.push_back(tensor(data, dtype, d.shape, d.ndim, d.strides));
+  return true;
+}
+
 bool torchTensor(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, BoundArgs& out) {
   Torch& t = torchState();
   if (!t.ready || !PyObject_TypeCheck(h.ptr(), (PyTypeObject*)t.tensorType)) return false;
-  nb::object torchDtype = h.attr("dtype");
+  if (torchTensorFast(k, p, w, t, h, out)) return true;
+  nb::object torchDtype = getAttr(h, t.dtypeName);
   PyObject* code = PyDict_GetItem(t.dtypes, torchDtype.ptr());  // borrowed
   if (!code) fail(k, p, fmt::format("unsupported torch dtype {}", pyStr(torchDtype)));
   auto dtype = ScalarType(PyLong_AsLong(code));
-  int device = nb::cast<int>(h.attr("get_device")());
+  int device = int(asInt64(callMethod(h, t.getDeviceName).ptr()));
   checkDevice(k, p, w, device < 0 ? 1 : (w.backend == BackendKind::Hip ? 10 : 2), device < 0 ? 0 : device);
-  if (device >= 0 && out.torchCudaDevice < 0) out.torchCudaDevice = device;
-  nb::tuple shape = nb::borrow<nb::tuple>(h.attr("shape"));
-  nb::tuple strides = nb::borrow<nb::tuple>(h.attr("stride")());
-  int64_t s[kMaxRank], st[kMaxRank];
-  size_t rank = shape.size();
-  if (rank > size_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", rank, kMaxRank));
-  for (size_t i = 0; i < rank; ++i) {
-    s[i] = nb::cast<int64_t>(shape[i]);
-    st[i] = nb::cast<int64_t>(strides[i]);
+  if (device >= 0 && out.torchCudaDevice < 0) {
+    out.torchCudaDevice = device;
+    out.torchDeviceType = w.backend == BackendKind::Hip ? 10 : 2;
   }
-  auto ptr = reinterpret_cast<const void*>(nb::cast<uintptr_t>(h.attr("data_ptr")()));
+  // torch.Size is a tuple subclass; stride() returns a tuple.
+  nb::object shape = getAttr(h, t.shapeName);
+  nb::object strides = callMethod(h, t.strideName);
+  if (!PyTuple_Check(shape.ptr()) || !PyTuple_Check(strides.ptr()))
+    fail(k, p, "torch tensor: shape or stride() is not a tuple");
+  Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
+  if (rank > Py_ssize_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", rank, kMaxRank));
+  if (PyTuple_GET_SIZE(strides.ptr()) != rank) fail(k, p, "torch tensor: stride() and shape differ in length");
+  int64_t s[kMaxRank], st[kMaxRank];
+  for (Py_ssize_t i = 0; i < rank; ++i) {
+    s[i] = asInt64(PyTuple_GET_ITEM(shape.ptr(), i));
+    st[i] = asInt64(PyTuple_GET_ITEM(strides.ptr(), i));
+  }
+  nb::object ptrObj = callMethod(h, t.dataPtrName);
+  void* ptr = PyLong_AsVoidPtr(ptrObj.ptr());
+  if (!ptr && PyErr_Occurred()) throw nb::python_error();
   out.args.push_back(tensor(ptr, dtype, s, int(rank), st));
   return true;
 }
@@ -339,12 +469,21 @@ std::string paramTypeText(const KernelParamInfo& p) {
 void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle args, nb::handle kwargs,
                 const std::map<std::string, ScalarType>& fixedTypes, BoundArgs& out) {
   size_t n = info.params.size();
-  size_t given = nb::len(args);
+  size_t given = size_t(PyTuple_GET_SIZE(args.ptr()));
   // Slots by parameter; a surplus of positional arguments goes to the runtime,
-  // whose arity message lists the signature.
-  std::vector<PyObject*> slot(std::max(n, given), nullptr);
+  // whose arity message lists the signature. On the stack for the usual
+  // kernel (no allocation per launch).
+  PyObject* slotBuffer[16];
+  std::vector<PyObject*> slotHeap;
+  size_t slots = std::max(n, given);
+  PyObject** slot = slotBuffer;
+  if (slots > 16) {
+    slotHeap.resize(slots);
+    slot = slotHeap.data();
+  }
+  std::fill(slot, slot + slots, nullptr);
   for (size_t i = 0; i < given; ++i) slot[i] = PyTuple_GET_ITEM(args.ptr(), Py_ssize_t(i));
-  if (kwargs.is_valid() && !kwargs.is_none()) {
+  if (kwargs.is_valid() && !kwargs.is_none() && PyDict_GET_SIZE(kwargs.ptr()) > 0) {
     for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
       std::string name = nb::cast<std::string>(key);
       size_t i = 0;
@@ -379,7 +518,6 @@ void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle ar
   out.args.clear();
   out.args.reserve(count);
   // Tensors first: they bind the type parameters scalars of type T take.
-  std::map<std::string, ScalarType> bound = fixedTypes;
   for (size_t i = 0; i < count; ++i) {
     nb::handle h(slot[i]);
     if (i >= n) {  // surplus: any value, the runtime counts them
@@ -397,17 +535,22 @@ void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle ar
     }
     if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, out));
     checkFixedType(info, p, out.args.back().dtype, fixedTypes);
-    if (!p.typeParam.empty()) bound.emplace(p.typeParam, out.args.back().dtype);
   }
+  // The type a scalar of type parameter `tp` takes: the first tensor of that
+  // type, else specialize(dtypes=...) (no map built per launch).
+  auto boundType = [&](const std::string& tp) {
+    for (size_t j = 0; j < count && j < n; ++j) {
+      const KernelParamInfo& q = info.params[j];
+      if (q.isTensor && q.typeParam == tp && out.args[j].kind == Arg::Kind::Tensor) return out.args[j].dtype;
+    }
+    auto it = fixedTypes.find(tp);
+    return it == fixedTypes.end() ? ScalarType::Invalid : it->second;
+  };
   for (size_t i = 0; i < count && i < n; ++i) {
     const KernelParamInfo& p = info.params[i];
     if (p.isTensor) continue;
     nb::handle h(slot[i]);
-    ScalarType want = p.dtype;
-    if (!p.typeParam.empty()) {
-      auto it = bound.find(p.typeParam);
-      want = it == bound.end() ? ScalarType::Invalid : it->second;
-    }
+    ScalarType want = p.typeParam.empty() ? p.dtype : boundType(p.typeParam);
     // An array for a scalar parameter: the runtime says "expected a scalar".
     if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && nb::hasattr(h, "shape") &&
         !(nb::hasattr(h, "ndim") && nb::cast<int>(h.attr("ndim")) == 0)) {
@@ -420,10 +563,20 @@ void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle ar
   }
 }
 
-void* streamHandle(nb::handle stream, int torchCudaDevice) {
+const char* torchBindingPath() {
+  Torch& t = torchState();
+  return !t.ready ? "no torch" : t.api ? "exchange api" : "attributes";
+}
+
+void* streamHandle(nb::handle stream, int torchCudaDevice, int torchDeviceType) {
   if (stream.is_none()) {
     if (torchCudaDevice < 0) return nullptr;
     Torch& t = torchState();
+    if (t.api) {  // no Python call
+      void* s = nullptr;
+      if (t.api->currentWorkStream(torchDeviceType, torchCudaDevice, &s) == 0) return s;
+      throw nb::python_error();
+    }
     if (!t.rawStream) return nullptr;
     return reinterpret_cast<void*>(nb::cast<uintptr_t>(nb::handle(t.rawStream)(torchCudaDevice)));
   }

@@ -38,6 +38,7 @@ struct BoundArgs {
   // The CUDA device of the first torch tensor (its current stream is the
   // default stream), or -1.
   int torchCudaDevice = -1;
+  int torchDeviceType = 2;  // its DLPack device type: 2 CUDA, 10 ROCm
 };
 
 // The kernel's parameter as the runtime prints it: "f32[M, N]", "T[N]", "f32".
@@ -50,7 +51,13 @@ void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle ar
 
 // The stream handle `stream` names: an int, an object with `cuda_stream`
 // (torch.cuda.Stream) or `ptr` (cupy), or `__cuda_stream__()`; None: the
-// current torch stream of `torchCudaDevice` when >= 0, else 0.
-void* streamHandle(nb::handle stream, int torchCudaDevice);
+// current torch stream of `torchCudaDevice` (of DLPack device type
+// `torchDeviceType`) when >= 0, else 0.
+void* streamHandle(nb::handle stream, int torchCudaDevice, int torchDeviceType = 2);
+
+// How torch tensors are read: "exchange api" (DLPack's C exchange API:
+// no Python call per tensor), "attributes" (data_ptr(), shape, stride(),
+// dtype, get_device()) or "no torch" (not imported yet).
+const char* torchBindingPath();
 
 }  // namespace spindle::py

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "stream_capture.h"
+
 namespace spindle::rt {
 
 struct CompileOutput {
@@ -52,6 +54,10 @@ class Backend {
   // Loads a binary and returns the kernel's function handle (owned by the backend).
   virtual void* loadFunction(const std::vector<char>& binary, const std::string& symbol) = 0;
   virtual void launch(void* function, const LaunchGeometry& g, void* stream, void** args) = 0;
+  // Whether `stream` is being captured into a graph (stream_capture.h).
+  // Asked only on a launch that misses the loaded binaries; a backend
+  // without graphs (the cpu target) never captures.
+  virtual CaptureStatus captureStatus(void* /*stream*/) { return CaptureStatus::None; }
   // Blocks of `function` the device holds at once with this block size and
   // dynamic shared memory: multiprocessors x the driver's occupancy (>= 0).
   virtual int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) = 0;

@@ -42,6 +42,10 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr CUresult CUDA_SUCCESS = 0;
+// cuStreamIsCapturing on the legacy default stream while another (blocking)
+// stream is being captured: a launch there would join the capture illegally.
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
+using CUstreamCaptureStatus = int;  // 0 none, 1 active, 2 invalidated
 
 struct Nvrtc {
   DynLib lib;
@@ -78,6 +82,7 @@ struct Driver {
   CUresult (*memcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
   CUresult (*memcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
   CUresult (*streamSynchronize)(CUstream) = nullptr;
+  CUresult (*streamIsCapturing)(CUstream, CUstreamCaptureStatus*) = nullptr;  // optional (CUDA 10+)
   CUresult (*eventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*eventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*eventSynchronize)(CUevent) = nullptr;
@@ -207,6 +212,16 @@ class CudaBackend final : public Backend {
       checkCu(rc,
               fmt::format("cuLaunchKernel(grid [{}, {}, {}], block [{}, {}, {}], {} bytes dynamic shared memory)",
                           g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
+  }
+
+  CaptureStatus captureStatus(void* stream) override {
+    if (!drv_.streamIsCapturing) return CaptureStatus::None;
+    makeCurrent();  // the legacy default stream (0) is the current context's
+    CUstreamCaptureStatus status = 0;
+    CUresult rc = drv_.streamIsCapturing(stream, &status);
+    if (rc == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return CaptureStatus::Active;
+    checkCu(rc, "cuStreamIsCapturing");
+    return status == 1 ? CaptureStatus::Active : status == 2 ? CaptureStatus::Invalidated : CaptureStatus::None;
   }
 
   int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
@@ -356,6 +371,7 @@ class CudaBackend final : public Backend {
       driverError_ = drv_.lib.path() + " lacks driver API functions Spindle needs (driver too old?)";
       return;
     }
+    drv_.lib.sym(drv_.streamIsCapturing, "cuStreamIsCapturing");  // optional: null without it
     CUresult rc = drv_.init(0);
     if (rc != CUDA_SUCCESS) driverError_ = "cuInit: " + errorText(rc);
   }

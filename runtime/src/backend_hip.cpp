@@ -59,6 +59,7 @@ struct Hip {
   hipError_t (*memcpyHtoD)(void*, void*, size_t) = nullptr;
   hipError_t (*memcpyDtoH)(void*, void*, size_t) = nullptr;
   hipError_t (*streamSynchronize)(hipStream_t) = nullptr;
+  hipError_t (*streamIsCapturing)(hipStream_t, int*) = nullptr;  // optional; 0 none, 1 active, 2 invalidated
   hipError_t (*eventCreate)(hipEvent_t*) = nullptr;
   hipError_t (*eventRecord)(hipEvent_t, hipStream_t) = nullptr;
   hipError_t (*eventSynchronize)(hipEvent_t) = nullptr;
@@ -233,6 +234,13 @@ class HipBackend final : public Backend {
     makeCurrent();
     checkHip(hip_.streamSynchronize(stream), "hipStreamSynchronize");
   }
+  CaptureStatus captureStatus(void* stream) override {
+    if (!hip_.streamIsCapturing) return CaptureStatus::None;
+    makeCurrent();
+    int status = 0;
+    checkHip(hip_.streamIsCapturing(stream, &status), "hipStreamIsCapturing");
+    return status == 1 ? CaptureStatus::Active : status == 2 ? CaptureStatus::Invalidated : CaptureStatus::None;
+  }
   float timeMs(void* stream, const std::function<void()>& body) override {
     makeCurrent();
     hipEvent_t start = nullptr, stop = nullptr;
@@ -371,6 +379,7 @@ class HipBackend final : public Backend {
       hipError_ = hip_.lib.path() + " lacks HIP functions Spindle needs";
       return;
     }
+    hip_.lib.sym(hip_.streamIsCapturing, "hipStreamIsCapturing");  // optional: null without it
     hipError_t rc = hip_.init(0);
     if (rc != 0) hipError_ = fmt::format("hipInit: {}", hip_.errorString(rc));
   }

@@ -16,6 +16,7 @@
 #include "env_number.h"
 #include "launch_binding.h"
 #include "memory_cache.h"
+#include "stream_capture.h"
 
 namespace spindle {
 
@@ -519,8 +520,16 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     Loaded* e = s.cache.find(b.key);
-    if (e && e->function) ++r.counters.memoryHits;  // the hit path: no generator, no hashing of source, no allocation
-    else e = &s.get(b.key, s.specialization(b), /*load=*/true);
+    if (e && e->function) {
+      ++r.counters.memoryHits;  // the hit path: no generator, no hashing of source, no allocation
+    } else {
+      // A miss compiles or loads a module: never inside graph capture
+      // (stream_capture.h). Asked only here, so hits pay nothing for it.
+      Specialization spec = s.specialization(b);
+      std::string refusal = rt::captureRefusal(r.backend->captureStatus(stream), false, s.info->name, spec);
+      if (!refusal.empty()) throw Error(refusal);
+      e = &s.get(b.key, spec, /*load=*/true);
+    }
     function = e->function;
     ops = &e->ops;
     g = s.geometry(b, e);
@@ -535,7 +544,9 @@ CompileReport Kernel::compileFor(const Arg* args, size_t count) const {
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.get(b.key, s.specialization(b), /*load=*/false).report;
+  // With a device the binary is loaded too: a later launch (one inside graph
+  // capture, say) then needs neither the compiler nor the module loader.
+  return s.get(b.key, s.specialization(b), /*load=*/s.rt().hasDevice).report;
 }
 
 CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues,
@@ -634,7 +645,7 @@ CompileReport Kernel::compile(const Specialization& spec) const {
   State& s = *state_;
   rt::Binding b = bindSpecialization(s, spec);
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.get(b.key, s.specialization(b), /*load=*/false).report;
+  return s.get(b.key, s.specialization(b), /*load=*/s.rt().hasDevice).report;  // loaded: as compileFor
 }
 
 std::string Kernel::source(const Specialization& spec) const {

@@ -135,3 +135,98 @@ def test_cupy_arrays(gpu):
     kernel(gpu, "axpy")(x, y, 2.0, stream=cp.cuda.get_current_stream())
     cp.cuda.get_current_stream().synchronize()
     assert cp.allclose(y, 2 * cp.arange(1000, dtype=cp.float32) + 1)
+
+
+# --- torch.library custom ops and torch.compile (spindle.torch) -------------
+
+
+@pytest.fixture(scope="module")
+def softmax_op(gpu):
+    import spindle.torch
+
+    return spindle.torch.custom_op(kernel(gpu, "softmax"), "spindle_gpu_test::softmax")
+
+
+def softmax_twice_plus_one(op):
+    def f(x):
+        y = torch.empty_like(x)
+        op(x, y)
+        return y * 2.0 + 1.0
+
+    return f
+
+
+def test_custom_op_eager_and_opcheck(gpu, gen, softmax_op):
+    x = randn(64, 1000, gen=gen)
+    y = torch.empty_like(x)
+    softmax_op(x, y)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
+    torch.library.opcheck(softmax_op, (x, torch.empty_like(x)))
+
+
+@pytest.mark.parametrize(
+    "backend, mode", [("aot_eager", None), ("inductor", "default"), ("inductor", "reduce-overhead")]
+)
+def test_custom_op_under_torch_compile(gpu, gen, softmax_op, backend, mode):
+    # fullgraph=True: a graph break is an error. reduce-overhead replays the
+    # graph with CUDA graphs, so the launch is captured (a cache hit by then).
+    if backend == "inductor":
+        pytest.importorskip("triton")  # inductor's CUDA code generator
+    torch._dynamo.reset()
+    f = softmax_twice_plus_one(softmax_op)
+    compiled = torch.compile(f, fullgraph=True, backend=backend, mode=mode)
+    for _ in range(3):
+        x = randn(64, 1000, gen=gen)
+        torch.testing.assert_close(compiled(x), torch.softmax(x, dim=1) * 2.0 + 1.0, rtol=1e-5, atol=1e-5)
+
+
+# --- CUDA graph capture --------------------------------------------------------
+
+
+def test_cuda_graph_capture_and_replay(gpu, gen):
+    k = kernel(gpu, "axpy")
+    x, y = randn(1 << 16, gen=gen), randn(1 << 16, gen=gen)
+    k(x, torch.empty_like(y), 2.0)  # warm: compiled and loaded by a launch
+    y0 = y.clone()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        k(x, y, 2.0)
+    torch.cuda.synchronize()
+    assert torch.equal(y, y0)  # captured, not run
+    for times in (1, 2):
+        g.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, y0 + times * 2.0 * x, rtol=1e-5, atol=1e-5)
+
+
+def test_compile_for_warms_a_launch_for_capture(gpu, gen):
+    k = kernel(gpu, "softmax")
+    x = randn(16, 640, gen=gen)
+    y = torch.empty_like(x)
+    k.compile_for(x, y)  # no launch: compiled and loaded
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        k(x, y)
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
+
+
+def test_a_miss_during_capture_is_a_launch_error(gpu, gen):
+    k = kernel(gpu, "softmax")
+    x = randn(3, 777, gen=gen)  # a shape nothing launched yet (N is static)
+    y = torch.empty_like(x)
+    before = gpu.stats()
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(spindle.LaunchError) as e:
+        with torch.cuda.graph(g):
+            k(x, y)
+    message = str(e.value)
+    assert message.startswith("softmax: cannot launch during CUDA graph capture: specialization [")
+    assert "--static N=777" in message and "before capturing" in message
+    after = gpu.stats()
+    assert (after["misses"], after["compiles"]) == (before["misses"], before["compiles"])  # nothing compiled
+    # Outside capture the same launch compiles and runs.
+    k(x, y)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)

@@ -174,13 +174,19 @@ class Kernel {
 
   // Bind, validate, get the binary (memory cache, disk cache, compiler) and
   // launch on `stream` (hipStream_t / CUstream; nullptr: the default stream).
+  // Inside graph (stream) capture only a binary already loaded is used: a
+  // launch that would compile or load one throws spindle::Error naming the
+  // kernel and the specialization, before any driver call, so the capture
+  // stays valid. Warm the cache first (a launch, compileFor, compile).
   void launch(void* stream, std::initializer_list<Arg> args) const { launch(stream, args.begin(), args.size()); }
   void launch(void* stream, const Arg* args, size_t count) const;
 
   // Compile the binary a launch with these arguments would use (their
   // static dims, dtypes and layout: contiguous views, 16-byte alignment,
-  // dims divisible by 16) without launching; works compile-only. Pointers
-  // are checked (null, overlap, alignment), never dereferenced.
+  // dims divisible by 16) without launching; works compile-only. With a
+  // device the binary is loaded too, so a later launch (one inside graph
+  // capture, say) needs neither compiler nor loader. Pointers are checked
+  // (null, overlap, alignment), never dereferenced.
   CompileReport compileFor(std::initializer_list<Arg> args) const { return compileFor(args.begin(), args.size()); }
   CompileReport compileFor(const Arg* args, size_t count) const;
 
@@ -189,7 +195,8 @@ class Kernel {
   // layout sets name what the arguments would be (a strided parameter passed
   // contiguous, a tensor indexed in runs 16-byte aligned, a row dim divisible
   // by 16) and are checked against the kernel. `spec.lineDirectives` is the
-  // runtime's option and is ignored here.
+  // runtime's option and is ignored here. Loads the binary with a device,
+  // as compileFor does.
   CompileReport compile(const Specialization& spec) const;
   // The same with no layout facts: the general binary.
   CompileReport compile(const std::map<std::string, int64_t>& staticValues,
