@@ -368,6 +368,12 @@ class UniformityWalker {
         visitLoop(f.body, [&]() {
           control_.push_back(conditionCause(trip, argsRange, "this loop's trip count"));
           assignName(f.symbol, forgetForm(var));
+          // elements(acc[i, j]): each lane's own elements and coordinates.
+          if (f.elementsOf) {
+            const ValueFact lanes = ValueFact::ofLevel(Uniformity::Divergent, "'elements()'");
+            assignName(f.symbol, lanes);
+            for (const Symbol* s : f.elementSymbols) assignName(s, lanes);
+          }
         });
         return;
       }

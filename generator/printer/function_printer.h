@@ -129,6 +129,8 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
+  void printElementsFor(const ForStmt& f);
+  static std::string fragmentType(const Symbol& frag);
   bool printVectorRun(const ForStmt& f);
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
@@ -163,6 +165,7 @@ class FunctionPrinter {
   CppExpr binary(const BinaryExpr& b) const;
   CppExpr call(const CallExpr& c) const;
   CppExpr builtinCall(const CallExpr& c) const;
+  CppExpr matrixCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
