@@ -1147,7 +1147,13 @@ class Resolver {
     for (size_t k = 0; k < f.elementVars.size(); ++k) vars.push_back({&f.elementVars[k], f.elementVarRanges[k]});
     std::vector<Symbol*> symbols;
     for (auto& [name, range] : vars) {
-      if (auto it = scope->names.find(*name); it != scope->names.end()) {
+      // A local first assigned inside the loop is an assignment to its
+      // variable, reported in the body (as for range loops).
+      auto it = scope->names.find(*name);
+      const bool assignedInBody = it != scope->names.end() && it->second->kind == SymbolKind::Local &&
+                                  it->second->declRange.begin.offset >= f.range.begin.offset &&
+                                  it->second->declRange.begin.offset < f.range.end.offset;
+      if (it != scope->names.end() && !assignedInBody) {
         error(DiagId::sema_loop_var_clash, range, *name, symbolKindName(it->second->kind));
         note(it->second->declRange, "the {} '{}' is declared here; give the loop variable another name",
              symbolKindName(it->second->kind), *name);

@@ -276,8 +276,7 @@ class TypeChecker {
     if (const Symbol* frag = fragmentOf(*a.target)) {  // acc[i, j] = mma(a[i], b[j], acc[i, j])
       auto* call = a.value->as<CallExpr>();
       if (!call || call->symbol || call->callee != "mma") {
-        error(DiagId::sema_mma_position, a.range, frag->name,
-              "a tile of a fragment array is assigned only the result of mma: 'acc[i, j] = mma(a[i], b[j], acc[i, j])'");
+        error(DiagId::sema_fragment_use, a.target->range, frag->name);
         return;
       }
       checkMatrixCall(*call, /*assigned=*/true);
@@ -485,8 +484,7 @@ class TypeChecker {
   // mma the value of an assignment to an accumulator tile (checkAssign).
   ScalarType checkMatrixCall(CallExpr& c, bool assigned) {
     if (c.callee == "mma") {
-      if (!assigned)
-        error(DiagId::sema_mma_position, c.range, c.callee, "its value is assigned to the accumulator tile it updates, 'acc[i, j] = mma(a[i], b[j], acc[i, j])'");
+      if (!assigned) error(DiagId::sema_mma_position, c.range);
       const Symbol* a = matrixTile(c, 0, Symbol::FragmentRole::A, "an mma_a(...)", "mma(a[i], b[j], acc[i, j])");
       const Symbol* b = matrixTile(c, 1, Symbol::FragmentRole::B, "an mma_b(...)", "mma(a[i], b[j], acc[i, j])");
       matrixTile(c, 2, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma(a[i], b[j], acc[i, j])");
