@@ -687,16 +687,17 @@ void FunctionPrinter::printElementsFor(const ForStmt& f) {
   std::vector<std::string> emitted;
   for (const Symbol* var : vars) {
     std::string n = var->name;
-    for (int suffix = 1; names_.taken(n) || std::find(activeLoopNames_.begin(), activeLoopNames_.end(), n) !=
-                                                 activeLoopNames_.end();
+    for (int suffix = 1;
+         names_.taken(n) || std::find(activeLoopNames_.begin(), activeLoopNames_.end(), n) != activeLoopNames_.end();
          ++suffix)
       n = var->name + "_" + std::to_string(suffix);
     names_.bind(var, n);
     emitted.push_back(n);
   }
   std::string e = "e";
-  for (int suffix = 1; names_.taken(e) || std::find(activeLoopNames_.begin(), activeLoopNames_.end(), e) !=
-                                              activeLoopNames_.end() || std::find(emitted.begin(), emitted.end(), e) != emitted.end();
+  for (int suffix = 1;
+       names_.taken(e) || std::find(activeLoopNames_.begin(), activeLoopNames_.end(), e) != activeLoopNames_.end() ||
+       std::find(emitted.begin(), emitted.end(), e) != emitted.end();
        ++suffix)
     e = "e_" + std::to_string(suffix);
   out_.line("#pragma unroll");

@@ -1316,7 +1316,9 @@ class Resolver {
     auto* name = a.target->as<NameExpr>();
     const bool isAcc = call.callee == "mma_zero";
     const size_t rank = isAcc ? 2 : 1;
-    const char* example = isAcc ? "acc = mma_zero(f32, [2, 2])" : call.callee == "mma_a" ? "a = mma_a(f16, [2])" : "b = mma_b(f16, [2])";
+    const char* example = isAcc                    ? "acc = mma_zero(f32, [2, 2])"
+                          : call.callee == "mma_a" ? "a = mma_a(f16, [2])"
+                                                   : "b = mma_b(f16, [2])";
     if (!name) {
       error(DiagId::sema_fragment_position, call.range, call.callee, example);
       return;
@@ -1343,7 +1345,8 @@ class Resolver {
     for (auto& d : dims->elements) {
       resolveExpr(*d);
       if (sym && sym->init == a.value.get()) sym->shape.push_back(d.get());
-      if (const Expr* bad = firstRunTimePart(*d)) error(DiagId::sema_fragment_size_not_constant, bad->range, name->name);
+      if (const Expr* bad = firstRunTimePart(*d))
+        error(DiagId::sema_fragment_size_not_constant, bad->range, name->name);
     }
   }
 
@@ -1737,8 +1740,7 @@ class Resolver {
       case BuiltinCategory::Matrix: {
         // The tiles (fragment array elements) are named, then the rest.
         for (auto& a : c.args) {
-          if (auto* idx = a->as<IndexExpr>())
-            resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
+          if (auto* idx = a->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
           else resolveExpr(*a);
         }
         if (c.args.size() > 1)

@@ -281,7 +281,8 @@ class TypeChecker {
       }
       checkMatrixCall(*call, /*assigned=*/true);
       if (frag->fragmentRole != Symbol::FragmentRole::Acc)
-        error(DiagId::sema_mma_tile, a.target->range, 0, "mma", "an mma_zero(...)", "acc[i, j] = mma(a[i], b[j], acc[i, j])");
+        error(DiagId::sema_mma_tile, a.target->range, 0, "mma", "an mma_zero(...)",
+              "acc[i, j] = mma(a[i], b[j], acc[i, j])");
       return;
     }
     if (auto* n = a.target->as<NameExpr>();
@@ -498,12 +499,15 @@ class TypeChecker {
                                     isA ? "mma_load_a(a[i], src, row, k)" : "mma_load_b(b[j], src, k, col)");
     const auto* src = c.args[1]->as<NameExpr>();
     const Symbol* s = src ? src->symbol : nullptr;
-    const bool memory = s && ((s->kind == SymbolKind::TensorParam && s->owner && s->owner->kind == FunctionScope::Kind::Kernel) ||
-                              s->kind == SymbolKind::SharedBuffer);
+    const bool memory =
+        s && ((s->kind == SymbolKind::TensorParam && s->owner && s->owner->kind == FunctionScope::Kind::Kernel) ||
+              s->kind == SymbolKind::SharedBuffer);
     if (tile) {
       std::string why;
-      if (!memory) why = s ? fmt::format("'{}' is a {}", s->name, s->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(s->kind))
-                           : std::string("this is an expression");
+      if (!memory)
+        why = s ? fmt::format("'{}' is a {}", s->name,
+                              s->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(s->kind))
+                : std::string("this is an expression");
       else if (s->shape.size() != 2) why = fmt::format("'{}' has {} dims", s->name, s->shape.size());
       else if (s->type != tile->type) why = fmt::format("'{}' holds {}", s->name, scalarName(s->type));
       if (!why.empty()) error(DiagId::sema_mma_source, c.args[1]->range, c.callee, scalarName(tile->type), why);

@@ -27,7 +27,8 @@ void collectTypeTests(const Block& body, std::vector<const TypeTestExpr*>& out) 
 void collectOperandTypeParams(const Block& body, std::set<std::string>& out) {
   for (const StmtPtr& s : body) {
     if (const auto* a = s->as<AssignStmt>())
-      if (const auto* c = a->value->as<CallExpr>(); c && (c->callee == "mma_a" || c->callee == "mma_b") && !c->args.empty())
+      if (const auto* c = a->value->as<CallExpr>();
+          c && (c->callee == "mma_a" || c->callee == "mma_b") && !c->args.empty())
         if (const auto* t = c->args[0]->as<NameExpr>()) out.insert(t->name);
     forEachChild(
         *s, [](const Expr&) {}, [&](const Block& b) { collectOperandTypeParams(b, out); });

@@ -733,13 +733,14 @@ TEST(ParserErrors, MisplacedThings) {
   EXPECT_NE(kernelBody(*p)[1]->as<FuncDefStmt>(), nullptr);
 }
 
+// Several loop variables are only the matrix API's `for r, c, v in elements(acc[i, j])`.
 TEST(ParserErrors, ForLoops) {
   auto p =
       parse(inKernel("for i in n:\n    pass\nfor i in range():\n    pass\nfor i in range(1, 2, 3, 4):\n    pass\n"
                      "for i in range(stop=3):\n    pass\nfor i, j in range(3):\n    pass"));
   EXPECT_EQ(diagList(p->diags),
             (std::vector<std::string>{"2:14 parse-bad-for", "4:14 parse-range-arity", "6:14 parse-range-arity",
-                                      "8:20 parse-no-keyword-args", "10:10 parse-expected"}));
+                                      "8:20 parse-no-keyword-args", "10:17 parse-elements-vars"}));
 }
 
 TEST(ParserErrors, Types) {

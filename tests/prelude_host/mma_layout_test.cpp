@@ -126,8 +126,8 @@ void checkLoads(SetLane setLane, Doc doc, Load load, bool transposed, const char
         const Cell c = doc(lane, i);  // the tile's element (row, col) = (A's m, k) or (B's k, n)
         // The source element: straight, src[r0 + row, c0 + col]; transposed,
         // src[r0 + col, c0 + row].
-        const uint16_t want = transposed ? codeOf(r0 + c.col, c0 + c.row, rows, cols)
-                                         : codeOf(r0 + c.row, c0 + c.col, rows, cols);
+        const uint16_t want =
+            transposed ? codeOf(r0 + c.col, c0 + c.row, rows, cols) : codeOf(r0 + c.row, c0 + c.col, rows, cols);
         EXPECT_EQ(h[i], want) << what << " at (" << r0 << ", " << c0 << "), lane " << lane << ", register " << i;
       }
     }
@@ -139,26 +139,38 @@ TEST(MmaLayout, NvidiaLoadsHoldTheDocumentedElements) {
   auto setLane = [](int l) { w32::lane = l; };
   using A = w32::__spn_mma_a<uint16_t>;
   using B = w32::__spn_mma_b<uint16_t>;
-  checkLoads<32, 8>(setLane, nvidiaA, [](uint16_t* h, const uint16_t* s, int rows, int cols, int r, int c) {
-    A a{};
-    w32::__spn_mma_load_a(a, s, rows, cols, cols, 1, r, c);
-    std::memcpy(h, a.h, sizeof a.h);
-  }, false, "mma_load_a");
-  checkLoads<32, 8>(setLane, nvidiaA, [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int r) {
-    A a{};
-    w32::__spn_mma_load_a_t(a, s, rows, cols, cols, 1, k, r);
-    std::memcpy(h, a.h, sizeof a.h);
-  }, true, "mma_load_a_t");
-  checkLoads<32, 8>(setLane, nvidiaB, [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int c) {
-    B b{};
-    w32::__spn_mma_load_b(b, s, rows, cols, cols, 1, k, c);
-    std::memcpy(h, b.h, sizeof b.h);
-  }, false, "mma_load_b");
-  checkLoads<32, 8>(setLane, nvidiaB, [](uint16_t* h, const uint16_t* s, int rows, int cols, int c, int k) {
-    B b{};
-    w32::__spn_mma_load_b_t(b, s, rows, cols, cols, 1, c, k);
-    std::memcpy(h, b.h, sizeof b.h);
-  }, true, "mma_load_b_t");
+  checkLoads<32, 8>(
+      setLane, nvidiaA,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int r, int c) {
+        A a{};
+        w32::__spn_mma_load_a(a, s, rows, cols, cols, 1, r, c);
+        std::memcpy(h, a.h, sizeof a.h);
+      },
+      false, "mma_load_a");
+  checkLoads<32, 8>(
+      setLane, nvidiaA,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int r) {
+        A a{};
+        w32::__spn_mma_load_a_t(a, s, rows, cols, cols, 1, k, r);
+        std::memcpy(h, a.h, sizeof a.h);
+      },
+      true, "mma_load_a_t");
+  checkLoads<32, 8>(
+      setLane, nvidiaB,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int c) {
+        B b{};
+        w32::__spn_mma_load_b(b, s, rows, cols, cols, 1, k, c);
+        std::memcpy(h, b.h, sizeof b.h);
+      },
+      false, "mma_load_b");
+  checkLoads<32, 8>(
+      setLane, nvidiaB,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int c, int k) {
+        B b{};
+        w32::__spn_mma_load_b_t(b, s, rows, cols, cols, 1, c, k);
+        std::memcpy(h, b.h, sizeof b.h);
+      },
+      true, "mma_load_b_t");
 }
 
 TEST(MmaLayout, AmdLoadsHoldTheDocumentedElements) {
@@ -166,26 +178,38 @@ TEST(MmaLayout, AmdLoadsHoldTheDocumentedElements) {
   auto setLane = [](int l) { w64::lane = l; };
   using A = w64::__spn_mma_a<uint16_t>;
   using B = w64::__spn_mma_b<uint16_t>;
-  checkLoads<64, 4>(setLane, amdA, [](uint16_t* h, const uint16_t* s, int rows, int cols, int r, int c) {
-    A a{};
-    w64::__spn_mma_load_a(a, s, rows, cols, cols, 1, r, c);
-    std::memcpy(h, a.h, sizeof a.h);
-  }, false, "mma_load_a");
-  checkLoads<64, 4>(setLane, amdA, [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int r) {
-    A a{};
-    w64::__spn_mma_load_a_t(a, s, rows, cols, cols, 1, k, r);
-    std::memcpy(h, a.h, sizeof a.h);
-  }, true, "mma_load_a_t");
-  checkLoads<64, 4>(setLane, amdB, [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int c) {
-    B b{};
-    w64::__spn_mma_load_b(b, s, rows, cols, cols, 1, k, c);
-    std::memcpy(h, b.h, sizeof b.h);
-  }, false, "mma_load_b");
-  checkLoads<64, 4>(setLane, amdB, [](uint16_t* h, const uint16_t* s, int rows, int cols, int c, int k) {
-    B b{};
-    w64::__spn_mma_load_b_t(b, s, rows, cols, cols, 1, c, k);
-    std::memcpy(h, b.h, sizeof b.h);
-  }, true, "mma_load_b_t");
+  checkLoads<64, 4>(
+      setLane, amdA,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int r, int c) {
+        A a{};
+        w64::__spn_mma_load_a(a, s, rows, cols, cols, 1, r, c);
+        std::memcpy(h, a.h, sizeof a.h);
+      },
+      false, "mma_load_a");
+  checkLoads<64, 4>(
+      setLane, amdA,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int r) {
+        A a{};
+        w64::__spn_mma_load_a_t(a, s, rows, cols, cols, 1, k, r);
+        std::memcpy(h, a.h, sizeof a.h);
+      },
+      true, "mma_load_a_t");
+  checkLoads<64, 4>(
+      setLane, amdB,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int k, int c) {
+        B b{};
+        w64::__spn_mma_load_b(b, s, rows, cols, cols, 1, k, c);
+        std::memcpy(h, b.h, sizeof b.h);
+      },
+      false, "mma_load_b");
+  checkLoads<64, 4>(
+      setLane, amdB,
+      [](uint16_t* h, const uint16_t* s, int rows, int cols, int c, int k) {
+        B b{};
+        w64::__spn_mma_load_b_t(b, s, rows, cols, cols, 1, c, k);
+        std::memcpy(h, b.h, sizeof b.h);
+      },
+      true, "mma_load_b_t");
 }
 
 // The accumulator's coordinates, which `for r, c, v in elements(acc)` gives

@@ -533,8 +533,9 @@ TEST(Specialization, MatrixBuiltinsNeedWholeWarps) {
     auto m = CompiledModule::fromString("test.spn", source(block), diags);
     ASSERT_TRUE(m) << diags.renderAll();
     const std::string why = block == "96" ? "is not a whole number" : "follows the launch";
-    expectGeneratorError([&] { m->generate("k", Specialization{}); },
-                         "test.spn:7:5: error: 'mma_load_a' needs every lane of a warp, but this kernel's block " + why);
+    expectGeneratorError(
+        [&] { m->generate("k", Specialization{}); },
+        "test.spn:7:5: error: 'mma_load_a' needs every lane of a warp, but this kernel's block " + why);
   }
   DiagnosticEngine diags;
   auto m = CompiledModule::fromString("test.spn", source("64"), diags);
