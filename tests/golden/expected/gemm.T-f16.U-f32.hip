@@ -257,63 +257,57 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
       e = tid + l * NT;
       int32_t ar = e / 32;
       int32_t ac = e % 32;
-      As[ar * 32 + ac] = __half(0.0f);
-      if (row0 + ar < M && k0 + ac < K) {
-        As[ar * 32 + ac] = A[(row0 + ar) * K + k0 + ac];
-      }
+      As[ar * 32 + ac] = __half(row0 + ar < M && k0 + ac < K ? float(A[(row0 + ar) * K + k0 + ac]) : 0.0f);
     }
     #pragma unroll
-#line 68 "samples/gemm.spn"
+#line 66 "samples/gemm.spn"
     for (int32_t l = 0; l < 32 * 128 / NT; ++l) {
       e = tid + l * NT;
       int32_t br = e / 128;
       int32_t bc = e % 128;
-      Bs[br * 128 + bc] = __half(0.0f);
-      if (k0 + br < K && col0 + bc < N) {
-        Bs[br * 128 + bc] = B[(k0 + br) * N + col0 + bc];
-      }
+      Bs[br * 128 + bc] = __half(k0 + br < K && col0 + bc < N ? float(B[(k0 + br) * N + col0 + bc]) : 0.0f);
     }
-#line 75 "samples/gemm.spn"
+#line 71 "samples/gemm.spn"
     __syncthreads();
     #pragma unroll
-#line 76 "samples/gemm.spn"
+#line 72 "samples/gemm.spn"
     for (int32_t kk = 0; kk < 32; kk += 16) {
       #pragma unroll
-#line 77 "samples/gemm.spn"
+#line 73 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         __spn_mma_load_a(a[i], As, 128, 32, 32, 1, wm + i * 16, kk);
       }
       #pragma unroll
-#line 79 "samples/gemm.spn"
+#line 75 "samples/gemm.spn"
       for (int32_t j = 0; j < 4; ++j) {
         __spn_mma_load_b(b[j], Bs, 32, 128, 128, 1, kk, wn + j * 16);
       }
       #pragma unroll
-#line 81 "samples/gemm.spn"
+#line 77 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 82 "samples/gemm.spn"
+#line 78 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
         }
       }
     }
-#line 84 "samples/gemm.spn"
+#line 80 "samples/gemm.spn"
     __syncthreads();
   }
   #pragma unroll
-#line 86 "samples/gemm.spn"
+#line 82 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 87 "samples/gemm.spn"
+#line 83 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 88 "samples/gemm.spn"
+#line 84 "samples/gemm.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
         const int32_t r = __spn_mma_row(e_1);
         const int32_t c = __spn_mma_col(e_1);
         const float v = acc[i][j].x[e_1];
-#line 89 "samples/gemm.spn"
+#line 85 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (row < M && col < N) {
