@@ -5,7 +5,8 @@
 // with floating point type", C/D; the AMD one at 64: v_mfma_f32_16x16x16f16
 // in the AMD CDNA2 ISA / AMD Matrix Instruction Calculator), and that an
 // mma through the warp's emulated exchange computes A x B: with B the
-// identity the accumulator is A, with A the identity it is B.
+// identity the accumulator is A, with A the identity it is B (the kernel:
+// tests/golden/kernels/mma_layout.spn).
 // tests/prelude_host/mma_layout_test.cpp checks the operand registers.
 #include <gtest/gtest.h>
 
@@ -20,28 +21,6 @@
 #if SPINDLE_HAVE_CPU_TARGET
 namespace spindle::test {
 namespace {
-
-// Each lane writes, per element it holds (in the order `elements` gives,
-// register 0 first), the element's row, column and value.
-constexpr const char* kLayoutKernel = R"(
-@grid(1)
-@block(64)
-kernel layout[T](A: T[M, K], B: T[K, N], rows: i32[L, E], cols: i32[L, E], vals: f32[L, E]):
-    acc = mma_zero(f32, [1, 1])
-    a = mma_a(T, [1])
-    b = mma_b(T, [1])
-    mma_load_a(a[0], A, 0, 0)
-    mma_load_b(b[0], B, 0, 0)
-    acc[0, 0] = mma(a[0], b[0], acc[0, 0])
-    lane = lane_id()
-    n = 0
-    for r, c, v in elements(acc[0, 0]):
-        if thread_id() < warp_size():
-            rows[lane, n] = r
-            cols[lane, n] = c
-            vals[lane, n] = v
-        n += 1
-)";
 
 struct Cell {
   int row, col;
@@ -78,7 +57,7 @@ TEST_P(CpuMmaLayout, AccumulatorElementsAreWhereTheDocumentsSay) {
   ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
   const bool wave64 = std::string(target) == "cpu:warp64";
   const int lanes = wave64 ? 64 : 32, perLane = wave64 ? 4 : 8;
-  Module m = rt.loadModuleFromString("layout.spn", kLayoutKernel);
+  Module m = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/tests/golden/kernels/mma_layout.spn");
   Kernel k = m.kernel("layout");
   auto bits = [&](int v) { return dtype == ScalarType::BF16 ? bf16Bits(v) : f16Bits(v); };
   // The coded matrix X[r][c] = 16 r + c (0..255, exact in both types) and I.
