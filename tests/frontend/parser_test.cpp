@@ -733,6 +733,20 @@ TEST(ParserErrors, MisplacedThings) {
   EXPECT_NE(kernelBody(*p)[1]->as<FuncDefStmt>(), nullptr);
 }
 
+// The matrix API's epilogue loop: three names over elements(tile).
+TEST(ParserStmts, ElementsLoop) {
+  auto p = parseOk(inKernel("for r, c, v in elements(acc[i, j]):\n    x[r, c] = v"));
+  const auto* f = kernelBody(*p)[0]->as<ForStmt>();
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->var, "r");
+  EXPECT_EQ(f->elementVars, (std::vector<std::string>{"c", "v"}));
+  ASSERT_NE(f->elementsOf, nullptr);
+  EXPECT_NE(f->elementsOf->as<IndexExpr>(), nullptr);
+  EXPECT_TRUE(f->rangeArgs.empty());
+  EXPECT_FALSE(f->isStatic);
+  EXPECT_EQ(f->body.size(), 1u);
+}
+
 // Several loop variables are only the matrix API's `for r, c, v in elements(acc[i, j])`.
 TEST(ParserErrors, ForLoops) {
   auto p =
