@@ -527,9 +527,15 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
     }
     strides.push_back(axis == 0 ? dimExpr(src, 1).text : "1");
   }
-  return {fmt::format("{}({}, {}, {}, {}, {}, {}, {}, {})", b.hipF32, expr(*c.args[0]).text, name(&src),
+  // A checked build reads a shared source element by element through
+  // __spn_checked_read (the cpu target's record of the block's writes).
+  std::string where;
+  if (ctx_.checked && src.kind == SymbolKind::SharedBuffer)
+    where = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                        c.range.begin.col, src.name);
+  return {fmt::format("{}({}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, expr(*c.args[0]).text, name(&src),
                       dimExpr(src, 0).text, dimExpr(src, 1).text, strides[0], strides[1], value(*c.args[2]),
-                      value(*c.args[3])),
+                      value(*c.args[3]), where),
           kPostfix};
 }
 

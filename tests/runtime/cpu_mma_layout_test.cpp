@@ -50,6 +50,7 @@ uint16_t bf16Bits(int v) {
 }
 
 class CpuMmaLayout : public ::testing::TestWithParam<std::tuple<const char*, ScalarType>> {};
+class CpuMmaShared : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CpuMmaLayout, AccumulatorElementsAreWhereTheDocumentsSay) {
   const auto [target, dtype] = GetParam();
@@ -98,6 +99,53 @@ TEST_P(CpuMmaLayout, AccumulatorElementsAreWhereTheDocumentsSay) {
       }
   }
 }
+
+// A checked build reads a tile's shared source through the block's record
+// of written bytes: a tile row no thread wrote is reported at the load,
+// naming the buffer; once every row is written the load is quiet.
+constexpr const char* kSharedTileKernel = R"(
+@grid(1)
+@block(64)
+kernel staged(A: f16[M, K], C: f32[M, K], written: i32):
+    As = shared(f16, [16, 16])
+    acc = mma_zero(f32, [1, 1])
+    a = mma_a(f16, [1])
+    b = mma_b(f16, [1])
+    t = thread_id()
+    if t < written:
+        for k in static_range(16):
+            As[t, k] = A[t, k]
+    sync()
+    mma_load_a(a[0], As, 0, 0)
+    mma_load_b_t(b[0], A, 0, 0)
+    acc[0, 0] = mma(a[0], b[0], acc[0, 0])
+    for r, c, v in elements(acc[0, 0]):
+        if thread_id() < warp_size():
+            C[r, c] = v
+)";
+
+TEST_P(CpuMmaShared, AnUnwrittenTileRowIsReportedAtTheLoad) {
+  Runtime rt(cpuOptions(GetParam(), /*checked=*/true));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModuleFromString("staged.spn", kSharedTileKernel).kernel("staged");
+  std::vector<uint16_t> A(256, 0x3c00);  // 1.0
+  DeviceBuffer dA = rt.allocate(512), dC = rt.allocate(1024);
+  rt.copyToDevice(dA, A.data(), 512);
+  auto launch = [&](int32_t written) {
+    k.launch(nullptr, {tensor(dA.data(), ScalarType::F16, {16, 16}), tensor(dC.data(), ScalarType::F32, {16, 16}),
+                       scalar(written)});
+  };
+  const std::string error = errorFrom([&] { launch(15); });
+  EXPECT_NE(error.find("staged.spn:14:5: "), std::string::npos) << error;
+  EXPECT_NE(error.find("As["), std::string::npos) << error;
+  EXPECT_NE(error.find("is read before any thread of its block wrote it"), std::string::npos) << error;
+  launch(16);
+  std::vector<float> C(256);
+  rt.copyToHost(C.data(), dC, 1024);
+  for (size_t i = 0; i < 256; ++i) ASSERT_EQ(C[i], 16.0f) << i;  // 16 products of 1 x 1
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, CpuMmaShared, ::testing::Values("cpu", "cpu:warp64"));
 
 INSTANTIATE_TEST_SUITE_P(WidthsAndTypes, CpuMmaLayout,
                          ::testing::Combine(::testing::Values("cpu", "cpu:warp64"),

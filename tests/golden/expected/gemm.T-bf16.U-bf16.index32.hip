@@ -126,33 +126,42 @@ template <typename T>
 struct __spn_mma_b {
   uint16_t h[__SPN_MMA_N];
 };
+// One element of a tile's source (a checked build reads a shared source
+// through the overload that takes its location, below).
+template <typename T>
+__device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
+                                            int64_t s1) {
+  return (void)rows, (void)cols, src[r * s0 + c * s1];
+}
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
 // source's strides in elements.
-template <typename F, typename T, typename RowOf, typename ColOf>
+template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
-                                               int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf) {
+                                               int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
+                                               const Where&... where) {
   const int lane = __spn_lane_id();
 #pragma unroll
   for (int i = 0; i < __SPN_MMA_N; ++i) {
     const int u = transposed ? colOf(lane, i) : rowOf(lane, i);
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
-    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, src[r * s0 + c * s1]) : uint16_t(0);
+    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                                  : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <typename T>
+template <typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
-                                                 int64_t s0, int64_t s1, int64_t r, int64_t k) {
-  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col);
+                                                 int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
+  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // mma_load_b(b, src, k, c): B[kk][n] = src[k + kk, c + n].
-template <typename T>
+template <typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
-                                                 int64_t s0, int64_t s1, int64_t k, int64_t c) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col);
+                                                 int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
+  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
@@ -227,33 +236,33 @@ inline hipError_t launch_gemm(hipStream_t stream, const __spn_bf16* __restrict__
 }
 #endif
 
-#line 46 "samples/gemm.spn"
+#line 47 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 
-#line 45 "samples/gemm.spn"
+#line 46 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, __spn_bf16* __restrict__ C, int32_t M,
     int32_t K, int32_t N) {
-#line 47 "samples/gemm.spn"
+#line 48 "samples/gemm.spn"
   alignas(16) __shared__ __spn_bf16 As[128 * 32];
   alignas(16) __shared__ __spn_bf16 Bs[32 * 128];
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_b<__spn_bf16> b[4] = {};
-#line 53 "samples/gemm.spn"
+#line 54 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 2 * 64;
   int32_t wn = warp % 2 * 64;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 60 "samples/gemm.spn"
+#line 61 "samples/gemm.spn"
   for (int64_t k0 = 0; k0 < int64_t(K); k0 += 32) {
     // As[r, c] = A[row0 + r, k0 + c] and Bs[r, c] = B[k0 + r, col0 + c],
     // 0 past the edges (the zeros add nothing to the sums).
     int32_t e;
     #pragma unroll
-#line 63 "samples/gemm.spn"
+#line 64 "samples/gemm.spn"
     for (int32_t l = 0; l < 128 * 32 / NT; ++l) {
       e = tid + l * NT;
       int32_t ar = e / 32;
@@ -261,54 +270,54 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
       As[ar * 32 + ac] = __spn_bf16(row0 + ar < int64_t(M) && k0 + ac < int64_t(K) ? float(A[(row0 + ar) * K + k0 + ac]) : 0.0f);
     }
     #pragma unroll
-#line 68 "samples/gemm.spn"
+#line 69 "samples/gemm.spn"
     for (int32_t l = 0; l < 32 * 128 / NT; ++l) {
       e = tid + l * NT;
       int32_t br = e / 128;
       int32_t bc = e % 128;
       Bs[br * 128 + bc] = __spn_bf16(k0 + br < int64_t(K) && col0 + bc < int64_t(N) ? float(B[(k0 + br) * N + col0 + bc]) : 0.0f);
     }
-#line 73 "samples/gemm.spn"
+#line 74 "samples/gemm.spn"
     __syncthreads();
     #pragma unroll
-#line 74 "samples/gemm.spn"
+#line 75 "samples/gemm.spn"
     for (int32_t kk = 0; kk < 32; kk += 16) {
       #pragma unroll
-#line 75 "samples/gemm.spn"
+#line 76 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         __spn_mma_load_a(a[i], As, 128, 32, 32, 1, wm + i * 16, kk);
       }
       #pragma unroll
-#line 77 "samples/gemm.spn"
+#line 78 "samples/gemm.spn"
       for (int32_t j = 0; j < 4; ++j) {
         __spn_mma_load_b(b[j], Bs, 32, 128, 128, 1, kk, wn + j * 16);
       }
       #pragma unroll
-#line 79 "samples/gemm.spn"
+#line 80 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 80 "samples/gemm.spn"
+#line 81 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
         }
       }
     }
-#line 82 "samples/gemm.spn"
+#line 83 "samples/gemm.spn"
     __syncthreads();
   }
   #pragma unroll
-#line 84 "samples/gemm.spn"
+#line 85 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 85 "samples/gemm.spn"
+#line 86 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 86 "samples/gemm.spn"
+#line 87 "samples/gemm.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
         const int32_t r = __spn_mma_row(e_1);
         const int32_t c = __spn_mma_col(e_1);
         const float v = acc[i][j].x[e_1];
-#line 87 "samples/gemm.spn"
+#line 88 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (row < int64_t(M) && col < int64_t(N)) {

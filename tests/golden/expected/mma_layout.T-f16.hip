@@ -128,33 +128,42 @@ template <typename T>
 struct __spn_mma_b {
   uint16_t h[__SPN_MMA_N];
 };
+// One element of a tile's source (a checked build reads a shared source
+// through the overload that takes its location, below).
+template <typename T>
+__device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
+                                            int64_t s1) {
+  return (void)rows, (void)cols, src[r * s0 + c * s1];
+}
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
 // source's strides in elements.
-template <typename F, typename T, typename RowOf, typename ColOf>
+template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
-                                               int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf) {
+                                               int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
+                                               const Where&... where) {
   const int lane = __spn_lane_id();
 #pragma unroll
   for (int i = 0; i < __SPN_MMA_N; ++i) {
     const int u = transposed ? colOf(lane, i) : rowOf(lane, i);
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
-    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, src[r * s0 + c * s1]) : uint16_t(0);
+    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                                  : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <typename T>
+template <typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
-                                                 int64_t s0, int64_t s1, int64_t r, int64_t k) {
-  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col);
+                                                 int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
+  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // mma_load_b(b, src, k, c): B[kk][n] = src[k + kk, c + n].
-template <typename T>
+template <typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
-                                                 int64_t s0, int64_t s1, int64_t k, int64_t c) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col);
+                                                 int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
+  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
