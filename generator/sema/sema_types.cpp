@@ -281,8 +281,8 @@ class TypeChecker {
       }
       checkMatrixCall(*call, /*assigned=*/true);
       if (frag->fragmentRole != Symbol::FragmentRole::Acc)
-        error(DiagId::sema_mma_tile, a.target->range, 0, "mma", "an mma_zero(...)",
-              "acc[i, j] = mma(a[i], b[j], acc[i, j])");
+        error(DiagId::sema_mma_target, a.target->range, frag->name,
+              frag->fragmentRole == Symbol::FragmentRole::A ? "A" : "B");
       return;
     }
     if (auto* n = a.target->as<NameExpr>();
