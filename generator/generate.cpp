@@ -551,6 +551,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
 
   checkNoAbsentUses(sema, kernel, plan.functions);
   checkNoUnavailableConsts(sema, kernel, plan.functions);
+  checkMatrixBlock(sema, kernel, plan.functions, plan.block);
   analyzeModuleDefs(sema, spec.checked);
   analyzeCaptures(sema, kernel, staticDims, spec.checked);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);

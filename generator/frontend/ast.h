@@ -342,6 +342,14 @@ struct ForStmt : Stmt {
   int64_t step = 1;
   int stepSign = 1;
   bool plainIncrement = true;
+  // `for r, c, v in elements(acc[i, j])` (docs/language.md 8.11): the
+  // accumulator tile whose elements this lane holds, unrolled per element;
+  // `var` is r and `elementVars` are c and v (symbols filled by sema).
+  // rangeArgs is empty then.
+  ExprPtr elementsOf;
+  std::vector<std::string> elementVars;
+  std::vector<SourceRange> elementVarRanges;
+  std::vector<Symbol*> elementSymbols;
   ForStmt(SourceRange r, std::string v, SourceRange vr) : Stmt(kKind, r), var(std::move(v)), varRange(vr) {}
 };
 

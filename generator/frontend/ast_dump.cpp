@@ -142,9 +142,16 @@ class Dumper {
       }
       case StmtKind::For: {
         auto& f = *s.as<ForStmt>();
-        line(fmt::format("For {} in {}", f.var, f.isStatic ? "static_range" : "range"), s.range);
+        if (f.elementsOf) {
+          std::string vars = f.var;
+          for (const auto& v : f.elementVars) vars += ", " + v;
+          line(fmt::format("For {} in elements", vars), s.range);
+        } else {
+          line(fmt::format("For {} in {}", f.var, f.isStatic ? "static_range" : "range"), s.range);
+        }
         Indent in(*this);
         for (const auto& a : f.rangeArgs) expr(*a);
+        if (f.elementsOf) expr(*f.elementsOf);
         block("Body", f.body);
         break;
       }

@@ -81,6 +81,7 @@ void forEachChild(S& s, OnExpr&& onExpr, OnBlock&& onBlock) {
       return;
     case StmtKind::For:
       for (auto& a : s.template as<ForStmt>()->rangeArgs) onExpr(*a);
+      if (s.template as<ForStmt>()->elementsOf) onExpr(*s.template as<ForStmt>()->elementsOf);
       onBlock(s.template as<ForStmt>()->body);
       return;
     case StmtKind::Return:

@@ -854,12 +854,24 @@ StmtPtr Parser::parseFor() {
   Token kw = advance();
   Token var = expect(Tok::Name, "a loop variable name");
   auto s = std::make_unique<ForStmt>(kw.range, std::string(var.text), var.range);
+  // `for r, c, v in elements(acc[i, j])`: the matrix API's epilogue loop.
+  while (accept(Tok::Comma)) {
+    Token more = expect(Tok::Name, "a loop variable name");
+    s->elementVars.emplace_back(more.text);
+    s->elementVarRanges.push_back(more.range);
+  }
   expect(Tok::KwIn);
   // The iterable is parsed as any expression, then checked, so that the
   // caret can cover all of a wrong one.
   ExprPtr iter = parseExpr();
   auto* call = iter->as<CallExpr>();
-  if (!call || (call->callee != "range" && call->callee != "static_range")) {
+  if (call && call->callee == "elements") {
+    if (s->elementVars.size() != 2) report(DiagId::parse_elements_vars, iter->range);
+    else if (call->args.size() != 1 || !call->kwargs.empty()) report(DiagId::parse_elements_arity, call->range);
+    else s->elementsOf = std::move(call->args[0]);
+  } else if (!s->elementVars.empty()) {
+    report(DiagId::parse_elements_vars, iter->range);
+  } else if (!call || (call->callee != "range" && call->callee != "static_range")) {
     report(DiagId::parse_bad_for, iter->range);
   } else if (!call->kwargs.empty()) {
     report(DiagId::parse_no_keyword_args, call->kwargs.front().nameRange, call->callee);

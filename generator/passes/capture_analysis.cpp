@@ -88,7 +88,8 @@ class CaptureAnalysis {
     bool changed = sets_[&f].add(s, mode, implied);
     if (s->kind == SymbolKind::TensorParam || s->kind == SymbolKind::SharedBuffer ||
         s->kind == SymbolKind::LocalBuffer) {
-      for (Symbol* d : checked_ ? shapeDimSymbols(*s) : addressingDimSymbols(*s))
+      // A matrix load's source: its extents bound the tile (zero-filled outside).
+      for (Symbol* d : checked_ || s->matrixSource ? shapeDimSymbols(*s) : addressingDimSymbols(*s))
         changed |= capture(f, d, CaptureMode::Dim, s);
     }
     return changed;
@@ -98,7 +99,8 @@ class CaptureAnalysis {
     switch (s->kind) {
       case SymbolKind::TensorParam:
       case SymbolKind::SharedBuffer:
-      case SymbolKind::LocalBuffer: return CaptureMode::Pointer;
+      case SymbolKind::LocalBuffer:
+      case SymbolKind::Fragment: return CaptureMode::Pointer;
       case SymbolKind::DimSymbol: return CaptureMode::Dim;
       case SymbolKind::Const:
       case SymbolKind::Function:

@@ -4,6 +4,7 @@
 
 #include "capture_analysis.h"
 #include "frontend/ast_walk.h"
+#include "sema/builtins.h"
 #include "sema/const_eval.h"
 
 namespace spindle {
@@ -35,6 +36,7 @@ namespace {
     case SymbolKind::TypeParam:
     case SymbolKind::SharedBuffer:
     case SymbolKind::LocalBuffer:
+    case SymbolKind::Fragment:
     case SymbolKind::Closure: break;
   }
   throwSpecializationError(sema, DiagId::spec_static_range_not_constant, where.range,
@@ -126,6 +128,31 @@ void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kerne
         if (n.symbol && n.symbol->kind == SymbolKind::Const && n.symbol->perSpecialization)
           throwSpecializationError(sema, DiagId::spec_const_needs_dim, n.range, n.name, n.symbol->unavailable);
       });
+}
+
+// The matrix API's builtins need every lane of each warp (docs/language.md
+// 8.11): a block of whole warps at both widths.
+void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const std::vector<FunctionScope*>& functions,
+                      const BlockPlan& block) {
+  if (block.wholeWarps) return;
+  const CallExpr* first = nullptr;
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (first) return;
+    if (const auto* c = e.as<CallExpr>(); c && !c->symbol) {
+      const BuiltinInfo* b = findBuiltin(c->callee);
+      if (b && b->category == BuiltinCategory::Matrix) first = c;
+    }
+    forEachChild(e, onExpr);
+  };
+  std::function<void(const Block&)> visit = [&](const Block& b) {
+    for (const auto& s : b) forEachChild(*s, onExpr, visit);
+  };
+  visit(kernel.kernel->body);
+  for (const FunctionScope* f : functions) visit(f->function->body);
+  if (!first) return;
+  const std::string why = block.followsLaunch ? "follows the launch, so its last warp may be partial"
+                                              : "is not a whole number of 32- and 64-wide warps";
+  throwSpecializationError(sema, DiagId::spec_mma_partial_warp, first->range, first->callee, why);
 }
 
 }  // namespace spindle

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "launch_geometry.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
 
@@ -32,6 +33,11 @@ void checkNoAbsentUses(const SemaModule& sema, const FunctionScope& kernel,
 // with the reason: a dynamic dim, or a name that is not the kernel's dim).
 void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kernel,
                               const std::vector<FunctionScope*>& functions);
+
+// A kernel that reaches a matrix builtin (mma_load_*, mma) has a block of
+// whole warps (spec-mma-partial-warp, at the first such call).
+void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const std::vector<FunctionScope*>& functions,
+                      const BlockPlan& block);
 
 // A specialization the source cannot be generated for: a located,
 // clang-style diagnostic carried by a GeneratorError.

@@ -165,6 +165,25 @@ class UniformityWalker {
     return c;
   }
 
+  // A matrix load's row and column (docs/language.md 8.11) name the warp's
+  // tile: the same on every lane of a warp, at both widths.
+  void checkTileOrigin(const CallExpr& call, const std::vector<ValueFact>& args) {
+    if (!reporting_) return;
+    for (size_t i = 2; i < args.size() && i < call.args.size(); ++i) {
+      const ValueFact& v = args[i];
+      if (v.width[0].level != Uniformity::Divergent && v.width[1].level != Uniformity::Divergent) continue;
+      Diagnostic d{
+          DiagId::sema_mma_divergent_origin,
+          diagSeverity(DiagId::sema_mma_divergent_origin),
+          call.args[i]->range,
+          DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_mma_divergent_origin), call.callee, sourceOf(v)),
+          sema_.file,
+          {}};
+      if (!diags_.hasSame(d)) diags_.add(std::move(d));
+      return;
+    }
+  }
+
   // A builtin that needs `need` is reached here: report it when the
   // control flow can differ more than that allows.
   void checkConvergence(const CallExpr& call, const BuiltinInfo& b, ConvergenceNeed need) {
@@ -368,6 +387,12 @@ class UniformityWalker {
         visitLoop(f.body, [&]() {
           control_.push_back(conditionCause(trip, argsRange, "this loop's trip count"));
           assignName(f.symbol, forgetForm(var));
+          // elements(acc[i, j]): each lane's own elements and coordinates.
+          if (f.elementsOf) {
+            const ValueFact lanes = ValueFact::ofLevel(Uniformity::Divergent, "'elements()'");
+            assignName(f.symbol, lanes);
+            for (const Symbol* s : f.elementSymbols) assignName(s, lanes);
+          }
         });
         return;
       }
@@ -541,6 +566,7 @@ class UniformityWalker {
       return wide.count(c.callee) && args.size() == 1 ? v : forgetForm(v);
     }
     checkConvergence(c, *b, convergenceNeed(*b));
+    if (b->category == BuiltinCategory::Matrix && b->id != BuiltinId::Mma) checkTileOrigin(c, args);
     int axis = 0;
     if (b->category == BuiltinCategory::Geometry && !args.empty() && args[0].width[0].constant)
       axis = static_cast<int>(*args[0].width[0].constant);

@@ -39,7 +39,8 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::WarpReduce:
     case BuiltinCategory::WarpArgReduce:
     case BuiltinCategory::Shuffle:
-    case BuiltinCategory::WarpBarrier: return ConvergenceNeed::Warp;
+    case BuiltinCategory::WarpBarrier:
+    case BuiltinCategory::Matrix: return ConvergenceNeed::Warp;
     // The votes are defined over the lanes active at the call (8.4), so a
     // divergent warp may vote.
     case BuiltinCategory::WarpVote:
@@ -52,6 +53,7 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::Atomic:
     case BuiltinCategory::DimQuery:
     case BuiltinCategory::Scratch:
+    case BuiltinCategory::MatrixDecl:
     case BuiltinCategory::Range:
     case BuiltinCategory::LaunchQuery:
     case BuiltinCategory::TypeLimit:
@@ -129,6 +131,8 @@ ValueFact builtinResult(const BuiltinInfo& b, const std::vector<ValueFact>& args
     case BuiltinCategory::WarpBarrier:
     case BuiltinCategory::DimQuery:
     case BuiltinCategory::Scratch:
+    case BuiltinCategory::MatrixDecl:
+    case BuiltinCategory::Matrix:  // no value: tiles are the warp's (every lane takes part)
     case BuiltinCategory::Range:
     case BuiltinCategory::LaunchQuery:
     case BuiltinCategory::TypeLimit: return ValueFact::uniform();

@@ -564,11 +564,46 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       if (isStorageOnly(to)) return {fmt::format("__spn_saturate_{}({})", scalarName(to), value(v)), kPostfix};
       return {fmt::format("__spn_saturate<{}>({})", cppType(to), value(v)), kPostfix};
     }
+    case BuiltinCategory::Matrix: return matrixCall(c);
     case BuiltinCategory::Scratch:
+    case BuiltinCategory::MatrixDecl:
     case BuiltinCategory::Range: break;  // declarations and loops, printed as statements
   }
   SPINDLE_INTERNAL_CHECK(false, "builtin '{}' reached the expression printer", c.callee);
   return {};
+}
+
+// mma(a[i], b[j], acc[i, j]) -> __spn_mma_f16(a[i], b[j], acc[i][j]) (or
+// _bf16); mma_load_a(a[i], src, r, k) -> __spn_mma_load_a(a[i], src, rows,
+// cols, stride0, stride1, r, k): the source's extents bound the tile
+// (zero outside), its strides address it.
+CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
+  const BuiltinInfo& b = *findBuiltin(c.callee);
+  if (b.id == BuiltinId::Mma) {
+    const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
+    return {fmt::format("__spn_mma_{}({}, {}, {})", scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text,
+                        expr(*c.args[2]).text),
+            kPostfix};
+  }
+  const Symbol& src = *c.args[1]->as<NameExpr>()->symbol;
+  std::vector<std::string> strides;
+  for (size_t axis = 0; axis < 2; ++axis) {
+    if (src.strided) {
+      strides.push_back(src.unitInnerStride && axis == 1 ? "1" : strideName(&src, static_cast<int>(axis)));
+      continue;
+    }
+    strides.push_back(axis == 0 ? dimExpr(src, 1).text : "1");
+  }
+  // A checked build reads a shared source element by element through
+  // __spn_checked_read (the cpu target's record of the block's writes).
+  std::string where;
+  if (ctx_.checked && src.kind == SymbolKind::SharedBuffer)
+    where = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                        c.range.begin.col, src.name);
+  return {fmt::format("{}({}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, expr(*c.args[0]).text, name(&src),
+                      dimExpr(src, 0).text, dimExpr(src, 1).text, strides[0], strides[1], value(*c.args[2]),
+                      value(*c.args[3]), where),
+          kPostfix};
 }
 
 // max_value(T), min_value(T), min_normal(T) as exact literals: integers of
@@ -668,6 +703,11 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
 // memory.
 CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
   const Symbol& base = *idx.base->as<NameExpr>()->symbol;
+  if (base.kind == SymbolKind::Fragment) {  // a tile: compile-time indices, one per dim
+    std::string text = name(&base);
+    for (const auto& i : idx.indices) text += "[" + value(*i) + "]";
+    return {text, kPostfix};
+  }
   if (!ctx_.checked) return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
   const bool mayBeShared =
       base.kind == SymbolKind::SharedBuffer ||

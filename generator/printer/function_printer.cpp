@@ -198,6 +198,10 @@ std::string FunctionPrinter::strideName(const Symbol* tensor, int axis) const {
 
 std::string FunctionPrinter::pointerDecl(const Symbol& s, const std::string& emittedName) const {
   std::string elem = cppType(s.type);
+  if (s.kind == SymbolKind::Fragment) {  // a closure's view of the array: a pointer to its first row of tiles
+    if (s.shape.size() == 2) return fmt::format("{} (*{})[{}]", fragmentType(s), emittedName, expr(*s.shape[1]).text);
+    return fmt::format("{}* {}", fragmentType(s), emittedName);
+  }
   if (s.kind == SymbolKind::TensorParam) {
     // A kernel's tensors never overlap (docs/language.md), so __restrict__
     // lets the compiler use the read-only data path for inputs; @alias
@@ -430,7 +434,8 @@ void FunctionPrinter::printBody(const Block& body) {
   // Every local gets its emitted name before any statement is printed, in
   // declaration order, so names do not depend on the order of first use.
   for (Symbol* s : fn_.declared) {
-    if (s->kind == SymbolKind::Local || s->kind == SymbolKind::SharedBuffer || s->kind == SymbolKind::LocalBuffer)
+    if (s->kind == SymbolKind::Local || s->kind == SymbolKind::SharedBuffer || s->kind == SymbolKind::LocalBuffer ||
+        s->kind == SymbolKind::Fragment)
       names_.declare(s);
   }
   printBlock(body);
@@ -643,12 +648,70 @@ void FunctionPrinter::printAssign(const AssignStmt& a) {
       printScratchDecl(*sym, *a.value->as<CallExpr>());
       return;
     }
+    if (sym->kind == SymbolKind::Fragment) {
+      // Tiles in registers, zeroed (accumulators start at 0; operand tiles
+      // are loaded before use).
+      std::string dims;
+      for (const Expr* d : sym->shape) dims += "[" + expr(*d).text + "]";
+      out_.linef("{} {}{} = {{}};", fragmentType(*sym), name(sym), dims);
+      return;
+    }
     std::string rhs = storeValue(*a.value, sym->type);
     if (plan_.declaringAssignments.count(&a)) out_.linef("{} {} = {};", cppType(sym->type), name(sym), rhs);
     else out_.linef("{} = {};", name(sym), rhs);
     return;
   }
+  if (const auto* idx = a.target->as<IndexExpr>();
+      idx && idx->base->as<NameExpr>()->symbol->kind == SymbolKind::Fragment) {  // acc[i, j] = mma(...)
+    out_.linef("{} = {};", expr(*a.target).text, expr(*a.value).text);
+    return;
+  }
   out_.linef("{} = {};", target(*a.target, Access::Write).text, storeValue(*a.value, a.target->type));
+}
+
+// The prelude's type of one tile of a fragment array (docs/language.md 8.11).
+std::string FunctionPrinter::fragmentType(const Symbol& frag) {
+  switch (frag.fragmentRole) {
+    case Symbol::FragmentRole::A: return "__spn_mma_a<" + cppType(frag.type) + ">";
+    case Symbol::FragmentRole::B: return "__spn_mma_b<" + cppType(frag.type) + ">";
+    case Symbol::FragmentRole::Acc:
+    case Symbol::FragmentRole::None: break;
+  }
+  return "__spn_mma_acc";
+}
+
+// `for r, c, v in elements(acc[i, j])`: this lane's elements of the tile,
+// unrolled, with their tile coordinates from the prelude's layout.
+void FunctionPrinter::printElementsFor(const ForStmt& f) {
+  std::vector<const Symbol*> vars{f.symbol};
+  vars.insert(vars.end(), f.elementSymbols.begin(), f.elementSymbols.end());
+  std::vector<std::string> emitted;
+  for (const Symbol* var : vars) {
+    std::string n = var->name;
+    for (int suffix = 1;
+         names_.taken(n) || std::find(activeLoopNames_.begin(), activeLoopNames_.end(), n) != activeLoopNames_.end();
+         ++suffix)
+      n = var->name + "_" + std::to_string(suffix);
+    names_.bind(var, n);
+    emitted.push_back(n);
+  }
+  std::string e = "e";
+  for (int suffix = 1;
+       names_.taken(e) || std::find(activeLoopNames_.begin(), activeLoopNames_.end(), e) != activeLoopNames_.end() ||
+       std::find(emitted.begin(), emitted.end(), e) != emitted.end();
+       ++suffix)
+    e = "e_" + std::to_string(suffix);
+  out_.line("#pragma unroll");
+  out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
+  out_.openScope(fmt::format("for (int {0} = 0; {0} < __SPN_MMA_N; ++{0})", e));
+  out_.linef("const int32_t {} = __spn_mma_row({});", emitted[0], e);
+  out_.linef("const int32_t {} = __spn_mma_col({});", emitted[1], e);
+  out_.linef("const float {} = {}.x[{}];", emitted[2], expr(*f.elementsOf).text, e);
+  for (const std::string& n : emitted) activeLoopNames_.push_back(n);
+  activeLoopNames_.push_back(e);
+  printBlock(f.body);
+  for (size_t k = 0; k <= emitted.size(); ++k) activeLoopNames_.pop_back();
+  out_.closeScope();
 }
 
 void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) {
@@ -900,6 +963,7 @@ FunctionPrinter::LoopCounter FunctionPrinter::loopCounter32(const ForStmt& f, co
 }
 
 void FunctionPrinter::printFor(const ForStmt& f) {
+  if (f.elementsOf) return printElementsFor(f);
   if (printVectorRun(f)) return;
   const Symbol* var = f.symbol;
   // Sibling loops may reuse a name; a nested loop that reuses its parent's

@@ -129,6 +129,8 @@ class FunctionPrinter {
   void printAugAssign(const AugAssignStmt& a);
   void printIf(const IfStmt& s);
   void printFor(const ForStmt& f);
+  void printElementsFor(const ForStmt& f);
+  static std::string fragmentType(const Symbol& frag);
   bool printVectorRun(const ForStmt& f);
   std::optional<std::string> runFitsBeforeStop(const Expr& cond) const;
   enum class LoopCounter { Wide, Signed, Unsigned };
@@ -166,6 +168,7 @@ class FunctionPrinter {
   CppExpr binary(const BinaryExpr& b) const;
   CppExpr call(const CallExpr& c) const;
   CppExpr builtinCall(const CallExpr& c) const;
+  CppExpr matrixCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks

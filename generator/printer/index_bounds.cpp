@@ -67,6 +67,8 @@ void IndexBounds::collect(const Block& body) {
       if (const auto* n = a->target->as<NameExpr>(); n && n->symbol) reassigned_.insert(n->symbol);
     } else if (const auto* f = stmt->as<ForStmt>()) {
       if (f->symbol) loops_[f->symbol] = f;
+      // `for r, c, v in elements(..)`: r and c are tile coordinates.
+      if (f->elementsOf && !f->elementSymbols.empty()) loops_[f->elementSymbols[0]] = f;
     }
     forEachChild(
         *stmt, [](const Expr&) {}, [&](const Block& b) { collect(b); });
@@ -125,6 +127,7 @@ std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
 // range(stop), range(start, stop) and range(start, stop, step) with a step
 // known positive: the variable is in [start, stop - 1] while the body runs.
 std::optional<IndexRange> IndexBounds::ofLoopVar(const ForStmt& loop) const {
+  if (loop.elementsOf) return bounded(0, 15);  // a row or column of a 16 x 16 tile
   if (loop.stepSign != 1) return std::nullopt;
   const size_t n = loop.rangeArgs.size();
   auto start = n >= 2 ? of(*loop.rangeArgs[0]) : std::optional<IndexRange>(IndexRange{0, 0});

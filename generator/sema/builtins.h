@@ -32,6 +32,8 @@ enum class BuiltinCategory {
   CachedLoad,      // load_stream/load_readonly/load_keep(x[i]): x[i], with a cache hint
   CachedStore,     // store_stream(x[i], v): x[i] = v, with a cache hint
   DivisorHint,     // multiple_of(e, n): e, promised a multiple of n (a const power of two)
+  MatrixDecl,      // mma_zero(f32, [TI, TJ]), mma_a(T, [TI]), mma_b(T, [TJ]): fragment array declarations only
+  Matrix,          // mma_load_a/_a_t/_b/_b_t(frag, src, r, c), mma(a, b, acc): every lane of the warp takes part
 };
 
 enum class BuiltinId {

@@ -50,6 +50,7 @@ enum class SymbolKind {
   LoopVar,
   SharedBuffer,  // shared(T, [dims])
   LocalBuffer,   // local(T, [dims], init)
+  Fragment,      // mma_zero(f32, [TI, TJ]), mma_a(T, [TI]), mma_b(T, [TJ]): tiles in registers (8.11)
   Closure,       // a nested def
 };
 const char* symbolKindName(SymbolKind k);
@@ -82,6 +83,7 @@ struct Symbol {
   // only its alignment is specialized on (Specialization::alignedTensors).
   bool accessedInRuns = false;
   bool unrolledLoopVar = false;  // LoopVar of a static_range loop
+  bool matrixSource = false;     // a tensor or shared buffer some mma_load_* reads (all its dims bound the tile)
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
   bool optional = false;
@@ -102,6 +104,9 @@ struct Symbol {
   // through __SPN_WARP_SIZE.
   std::optional<ConstValue> wave64Value;
   std::string unavailable;  // why this specialization could not evaluate it
+
+  // Fragment: which tiles it holds (accumulators, A or B operands).
+  enum class FragmentRole : uint8_t { None, Acc, A, B } fragmentRole = FragmentRole::None;
 
   // DimSymbol: named in @static
   bool staticDeclared = false;

@@ -26,12 +26,35 @@ const char* symbolKindName(SymbolKind k) {
     case SymbolKind::LoopVar: return "loop variable";
     case SymbolKind::SharedBuffer: return "shared buffer";
     case SymbolKind::LocalBuffer: return "local buffer";
+    case SymbolKind::Fragment: return "fragment array";
     case SymbolKind::Closure: return "closure";
   }
   return "symbol";
 }
 
 namespace {
+// The first part of a fragment array's index that is not known when the
+// code is unrolled: literals, consts and static_range variables are; so are
+// operators on them.
+const Expr* firstNonStaticIndexPart(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit: return nullptr;
+    case ExprKind::Name: {
+      const Symbol* s = e.as<NameExpr>()->symbol;
+      if (!s) return nullptr;  // undefined: reported by resolution
+      const bool known = s->kind == SymbolKind::Const || (s->kind == SymbolKind::LoopVar && s->unrolledLoopVar);
+      return known ? nullptr : &e;
+    }
+    case ExprKind::Unary: return firstNonStaticIndexPart(*e.as<UnaryExpr>()->operand);
+    case ExprKind::Binary: {
+      const auto& b = *e.as<BinaryExpr>();
+      if (const Expr* bad = firstNonStaticIndexPart(*b.lhs)) return bad;
+      return firstNonStaticIndexPart(*b.rhs);
+    }
+    default: return &e;
+  }
+}
+
 // The first part of a scratch size that has no value before the kernel
 // runs: anything but literals, consts, dim symbols, dim(x, k), casts,
 // cdiv/min/max and operators. Null when the whole size is compile-time
@@ -129,7 +152,8 @@ bool isCapturable(const Symbol* s) {
     case SymbolKind::DimSymbol:
     case SymbolKind::LoopVar:
     case SymbolKind::SharedBuffer:
-    case SymbolKind::LocalBuffer: return true;
+    case SymbolKind::LocalBuffer:
+    case SymbolKind::Fragment: return true;
     case SymbolKind::Const:
     case SymbolKind::Function:
     case SymbolKind::Kernel:
@@ -144,6 +168,7 @@ bool isTypeName(const std::string& name) { return scalarFromName(name).has_value
 const CallExpr* scratchCall(const Expr* e) {
   const auto* call = e ? e->as<CallExpr>() : nullptr;
   if (call && (call->callee == "shared" || call->callee == "local")) return call;
+  if (call && (call->callee == "mma_zero" || call->callee == "mma_a" || call->callee == "mma_b")) return call;
   return nullptr;
 }
 
@@ -864,7 +889,12 @@ class Resolver {
     const CallExpr* scratch = allowScratch ? scratchCall(value) : nullptr;
     SymbolKind kind = SymbolKind::Local;
     if (scratch) kind = scratch->callee == "shared" ? SymbolKind::SharedBuffer : SymbolKind::LocalBuffer;
+    if (scratch && scratch->callee.rfind("mma_", 0) == 0) kind = SymbolKind::Fragment;
     auto* sym = sema_.newSymbol(kind, name->name, name->range, scope);
+    if (kind == SymbolKind::Fragment)
+      sym->fragmentRole = scratch->callee == "mma_zero" ? Symbol::FragmentRole::Acc
+                          : scratch->callee == "mma_a"  ? Symbol::FragmentRole::A
+                                                        : Symbol::FragmentRole::B;
     sym->init = value;
     if (annotation) {
       if (annotation->isTensor) error(DiagId::sema_local_tensor_type, annotation->range, name->name);
@@ -1081,6 +1111,7 @@ class Resolver {
 
   void resolveFor(ForStmt& f) {
     for (auto& a : f.rangeArgs) resolveExpr(*a);
+    if (f.elementsOf) return resolveElementsFor(f);
     auto* scope = state().scope;
     if (auto it = scope->names.find(f.var); it != scope->names.end()) {
       // A local first assigned inside this very loop is an assignment to the
@@ -1104,6 +1135,41 @@ class Resolver {
     resolveBlock(f.body);
     --state().loopDepth;
     state().loops.pop_back();
+  }
+
+  // `for r, c, v in elements(acc[i, j])`: three read-only variables, the
+  // body unrolled per element this lane holds.
+  void resolveElementsFor(ForStmt& f) {
+    if (auto* idx = f.elementsOf->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/false);
+    else resolveExpr(*f.elementsOf);
+    auto* scope = state().scope;
+    std::vector<std::pair<const std::string*, SourceRange>> vars{{&f.var, f.varRange}};
+    for (size_t k = 0; k < f.elementVars.size(); ++k) vars.push_back({&f.elementVars[k], f.elementVarRanges[k]});
+    std::vector<Symbol*> symbols;
+    for (auto& [name, range] : vars) {
+      // A local first assigned inside the loop is an assignment to its
+      // variable, reported in the body (as for range loops).
+      auto it = scope->names.find(*name);
+      const bool assignedInBody = it != scope->names.end() && it->second->kind == SymbolKind::Local &&
+                                  it->second->declRange.begin.offset >= f.range.begin.offset &&
+                                  it->second->declRange.begin.offset < f.range.end.offset;
+      if (it != scope->names.end() && !assignedInBody) {
+        error(DiagId::sema_loop_var_clash, range, *name, symbolKindName(it->second->kind));
+        note(it->second->declRange, "the {} '{}' is declared here; give the loop variable another name",
+             symbolKindName(it->second->kind), *name);
+      }
+      checkNotTypeName(*name, range);
+      auto* sym = sema_.newSymbol(SymbolKind::LoopVar, *name, range, scope);
+      scope->loopVars.push_back(sym);
+      state().loops.push_back(sym);
+      symbols.push_back(sym);
+    }
+    f.symbol = symbols[0];
+    f.elementSymbols.assign(symbols.begin() + 1, symbols.end());
+    ++state().loopDepth;
+    resolveBlock(f.body);
+    --state().loopDepth;
+    for (size_t k = 0; k < symbols.size(); ++k) state().loops.pop_back();
   }
 
   void resolveAssign(AssignStmt& a) {
@@ -1195,6 +1261,8 @@ class Resolver {
   void resolveScratch(AssignStmt& a, const CallExpr& call) {
     auto* name = a.target->as<NameExpr>();
     bool isShared = call.callee == "shared";
+    const bool isFragment = call.callee.rfind("mma_", 0) == 0;
+    if (isFragment) return resolveFragment(a, call);
     if (!name) {
       error(DiagId::sema_scratch_position, call.range, call.callee);
       return;
@@ -1242,6 +1310,46 @@ class Resolver {
     if (!isShared) resolveExpr(*call.args[2]);
   }
 
+  // acc = mma_zero(f32, [TI, TJ]), a = mma_a(f16, [TI]), b = mma_b(T, [TJ])
+  // (docs/language.md 8.11): a fragment array of compile-time shape.
+  void resolveFragment(AssignStmt& a, const CallExpr& call) {
+    auto* name = a.target->as<NameExpr>();
+    const bool isAcc = call.callee == "mma_zero";
+    const size_t rank = isAcc ? 2 : 1;
+    const char* example = isAcc                    ? "acc = mma_zero(f32, [2, 2])"
+                          : call.callee == "mma_a" ? "a = mma_a(f16, [2])"
+                                                   : "b = mma_b(f16, [2])";
+    if (!name) {
+      error(DiagId::sema_fragment_position, call.range, call.callee, example);
+      return;
+    }
+    if (call.args.size() != 2 || !call.kwargs.empty()) {
+      error(DiagId::sema_call_arity, call.range, call.callee, 2, call.args.size());
+      return;
+    }
+    Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
+    auto* typeName = call.args[0]->as<NameExpr>();
+    if (!typeName) {
+      error(DiagId::sema_scratch_type, call.args[0]->range, call.callee);
+    } else if (sym && sym->init == a.value.get()) {
+      TypeRef t;
+      t.elemName = typeName->name;
+      t.elemRange = typeName->range;
+      resolveElemType(state().scope, t, sym);
+    }
+    auto* dims = call.args[1]->as<ListExpr>();
+    if (!dims || dims->elements.size() != rank) {
+      error(DiagId::sema_fragment_shape, call.args[1]->range, call.callee, rank, example);
+      return;
+    }
+    for (auto& d : dims->elements) {
+      resolveExpr(*d);
+      if (sym && sym->init == a.value.get()) sym->shape.push_back(d.get());
+      if (const Expr* bad = firstRunTimePart(*d))
+        error(DiagId::sema_fragment_size_not_constant, bad->range, name->name);
+    }
+  }
+
   void resolveTarget(Expr& target, bool isAugmented, AssignStmt* assign) {
     if (auto* idx = target.as<IndexExpr>()) {
       resolveIndex(*idx, /*isStore=*/true);
@@ -1281,6 +1389,7 @@ class Resolver {
       case SymbolKind::ScalarParam: break;
       case SymbolKind::SharedBuffer:
       case SymbolKind::LocalBuffer:
+      case SymbolKind::Fragment:
         if (assign && sym->init == assign->value.get()) break;  // its declaration
         error(DiagId::sema_rebind_scratch, name->range, name->name);
         return;
@@ -1303,7 +1412,9 @@ class Resolver {
       assign->declares = true;
       if (assign->target->as<TupleExpr>()) assign->declaredLocals.push_back(sym);
     }
-    if (sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer) assign->declares = true;
+    if (sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer ||
+        sym->kind == SymbolKind::Fragment)
+      assign->declares = true;
     state().assigned.insert(sym);
   }
 
@@ -1331,13 +1442,23 @@ class Resolver {
     Symbol* sym = base->symbol;
     if (!sym) return;
     if (sym->kind != SymbolKind::TensorParam && sym->kind != SymbolKind::SharedBuffer &&
-        sym->kind != SymbolKind::LocalBuffer) {
+        sym->kind != SymbolKind::LocalBuffer && sym->kind != SymbolKind::Fragment) {
       error(DiagId::sema_index_non_tensor, base->range, base->name, symbolKindName(sym->kind));
       return;
     }
     if (idx.indices.size() != sym->shape.size()) {
       error(DiagId::sema_index_rank, idx.range, base->name, sym->shape.size(), idx.indices.size());
     }
+    // A fragment array lives in registers: its tiles are named at compile time.
+    if (sym->kind == SymbolKind::Fragment)
+      for (auto& i : idx.indices)
+        if (const Expr* bad = firstNonStaticIndexPart(*i)) {
+          const auto* n = bad->as<NameExpr>();
+          std::string why = n && n->symbol ? fmt::format("'{}' is a {}", n->name, symbolKindName(n->symbol->kind))
+                                           : std::string("this is not a compile-time value");
+          error(DiagId::sema_fragment_index_not_constant, bad->range, base->name, why);
+          break;
+        }
     if (isStore) sym->written = true;
     if (sym->kind == SymbolKind::TensorParam && !idx.indices.empty() && addsUnrolledLoopVar(*idx.indices.back()))
       sym->accessedInRuns = true;
@@ -1431,10 +1552,11 @@ class Resolver {
       case SymbolKind::Local:
       case SymbolKind::LoopVar:
       case SymbolKind::SharedBuffer:
-      case SymbolKind::LocalBuffer: break;
+      case SymbolKind::LocalBuffer:
+      case SymbolKind::Fragment: break;
     }
-    bool declaredByAssignment =
-        sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer || sym->kind == SymbolKind::LocalBuffer;
+    bool declaredByAssignment = sym->kind == SymbolKind::Local || sym->kind == SymbolKind::SharedBuffer ||
+                                sym->kind == SymbolKind::LocalBuffer || sym->kind == SymbolKind::Fragment;
     if (declaredByAssignment && sym->owner == state().scope && !state().assigned.count(sym)) {
       reportReadBeforeAssign(n, sym);
       return;  // left unresolved: no follow-on errors about what it is
@@ -1611,6 +1733,20 @@ class Resolver {
     }
     switch (b.category) {
       case BuiltinCategory::Scratch: error(DiagId::sema_scratch_position, c.range, c.callee); return;
+      case BuiltinCategory::MatrixDecl:
+        error(DiagId::sema_fragment_position, c.range, c.callee,
+              c.callee == "mma_zero" ? "acc = mma_zero(f32, [2, 2])" : c.callee + "(f16, [2])");
+        return;
+      case BuiltinCategory::Matrix: {
+        // The tiles (fragment array elements) are named, then the rest.
+        for (auto& a : c.args) {
+          if (auto* idx = a->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
+          else resolveExpr(*a);
+        }
+        if (c.args.size() > 1)
+          if (auto* src = c.args[1]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;
+        return;
+      }
       case BuiltinCategory::Range: error(DiagId::sema_range_position, c.range, c.callee); return;
       case BuiltinCategory::LaunchQuery: error(DiagId::sema_launch_query_position, c.range, c.callee); return;
       case BuiltinCategory::Geometry: {

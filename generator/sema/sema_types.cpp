@@ -269,6 +269,22 @@ class TypeChecker {
       typeOf(*a.value);
       return;
     }
+    if (auto* n = a.target->as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::Fragment) {
+      checkFragmentDecl(*n->symbol, *a.value->as<CallExpr>());
+      return;
+    }
+    if (const Symbol* frag = fragmentOf(*a.target)) {  // acc[i, j] = mma(a[i], b[j], acc[i, j])
+      auto* call = a.value->as<CallExpr>();
+      if (!call || call->symbol || call->callee != "mma") {
+        error(DiagId::sema_fragment_use, a.target->range, frag->name);
+        return;
+      }
+      checkMatrixCall(*call, /*assigned=*/true);
+      if (frag->fragmentRole != Symbol::FragmentRole::Acc)
+        error(DiagId::sema_mma_target, a.target->range, frag->name,
+              frag->fragmentRole == Symbol::FragmentRole::A ? "A" : "B");
+      return;
+    }
     if (auto* n = a.target->as<NameExpr>();
         n && n->symbol && (n->symbol->kind == SymbolKind::SharedBuffer || n->symbol->kind == SymbolKind::LocalBuffer)) {
       checkScratch(*n->symbol, *a.value->as<CallExpr>());
@@ -423,7 +439,108 @@ class TypeChecker {
     }
   }
 
+  // The fragment array an element expression `x[i, j]` names, else null.
+  static const Symbol* fragmentOf(const Expr& e) {
+    const auto* idx = e.as<IndexExpr>();
+    const auto* base = idx ? idx->base->as<NameExpr>() : nullptr;
+    return base && base->symbol && base->symbol->kind == SymbolKind::Fragment ? base->symbol : nullptr;
+  }
+
+  // acc = mma_zero(f32, [..]): f32 accumulators; a = mma_a(T, [..]),
+  // b = mma_b(T, [..]): f16 or bf16 operands. Sizes are integers.
+  void checkFragmentDecl(Symbol& frag, CallExpr& call) {
+    if (auto* dims = call.args.size() >= 2 ? call.args[1]->as<ListExpr>() : nullptr)
+      for (auto& d : dims->elements) {
+        ScalarType t = typeOf(*d);
+        if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_scratch_shape, d->range, call.callee);
+      }
+    const ScalarType t = frag.type;
+    if (t == ScalarType::Invalid) return;
+    if (frag.fragmentRole == Symbol::FragmentRole::Acc && t != ScalarType::F32)
+      error(DiagId::sema_fragment_type, call.args[0]->range, call.callee, "f32 accumulators",
+            fmt::format("{} is not one (write mma_zero(f32, [..]))", scalarName(t)));
+    if (frag.fragmentRole != Symbol::FragmentRole::Acc && t != ScalarType::F16 && t != ScalarType::BF16)
+      error(DiagId::sema_fragment_type, call.args[0]->range, call.callee, "f16 or bf16 operand tiles",
+            fmt::format("{} is neither", scalarName(t)));
+  }
+
+  // One tile argument of a matrix builtin: `x[i]` of a fragment array of
+  // `role`. Its indices are typed; the fragment array, or null.
+  const Symbol* matrixTile(CallExpr& c, size_t arg, Symbol::FragmentRole role, const char* what, const char* example) {
+    Expr& e = *c.args[arg];
+    const Symbol* frag = fragmentOf(e);
+    if (!frag || frag->fragmentRole != role) {
+      error(DiagId::sema_mma_tile, e.range, arg + 1, c.callee, what, example);
+      return nullptr;
+    }
+    for (auto& i : e.as<IndexExpr>()->indices) {
+      ScalarType t = typeOf(*i);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
+    }
+    return frag->type == ScalarType::Invalid ? nullptr : frag;
+  }
+
+  // mma_load_a/_a_t/_b/_b_t(tile, src, row, col) and mma(a, b, acc)
+  // (docs/language.md 8.11). Neither has a value: a load is a statement,
+  // mma the value of an assignment to an accumulator tile (checkAssign).
+  ScalarType checkMatrixCall(CallExpr& c, bool assigned) {
+    if (c.callee == "mma") {
+      if (!assigned) error(DiagId::sema_mma_position, c.range);
+      const Symbol* a = matrixTile(c, 0, Symbol::FragmentRole::A, "an mma_a(...)", "mma(a[i], b[j], acc[i, j])");
+      const Symbol* b = matrixTile(c, 1, Symbol::FragmentRole::B, "an mma_b(...)", "mma(a[i], b[j], acc[i, j])");
+      matrixTile(c, 2, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma(a[i], b[j], acc[i, j])");
+      if (a && b && a->type != b->type)
+        error(DiagId::sema_mma_operand_mix, c.range, scalarName(a->type), scalarName(b->type));
+      return ScalarType::Invalid;
+    }
+    const bool isA = c.callee.rfind("mma_load_a", 0) == 0;
+    const Symbol* tile = matrixTile(c, 0, isA ? Symbol::FragmentRole::A : Symbol::FragmentRole::B,
+                                    isA ? "an mma_a(...)" : "an mma_b(...)",
+                                    isA ? "mma_load_a(a[i], src, row, k)" : "mma_load_b(b[j], src, k, col)");
+    const auto* src = c.args[1]->as<NameExpr>();
+    const Symbol* s = src ? src->symbol : nullptr;
+    const bool memory =
+        s && ((s->kind == SymbolKind::TensorParam && s->owner && s->owner->kind == FunctionScope::Kind::Kernel) ||
+              s->kind == SymbolKind::SharedBuffer);
+    if (tile) {
+      std::string why;
+      if (!memory)
+        why = s ? fmt::format("'{}' is a {}", s->name,
+                              s->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(s->kind))
+                : std::string("this is an expression");
+      else if (s->shape.size() != 2) why = fmt::format("'{}' has {} dims", s->name, s->shape.size());
+      else if (s->type != tile->type) why = fmt::format("'{}' holds {}", s->name, scalarName(s->type));
+      if (!why.empty()) error(DiagId::sema_mma_source, c.args[1]->range, c.callee, scalarName(tile->type), why);
+    }
+    for (size_t i = 2; i < c.args.size(); ++i) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
+    return ScalarType::Invalid;
+  }
+
+  // `for r, c, v in elements(acc[i, j])`: r and c are i32 tile coordinates,
+  // v the f32 element.
+  void checkElementsFor(ForStmt& f) {
+    const Symbol* frag = fragmentOf(*f.elementsOf);
+    if (!frag || frag->fragmentRole != Symbol::FragmentRole::Acc) {
+      error(DiagId::sema_mma_tile, f.elementsOf->range, 1, "elements", "an mma_zero(...)", "elements(acc[i, j])");
+    } else {
+      for (auto& i : f.elementsOf->as<IndexExpr>()->indices) {
+        ScalarType t = typeOf(*i);
+        if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
+      }
+    }
+    if (f.symbol) f.symbol->type = ScalarType::I32;
+    if (f.elementSymbols.size() == 2) {
+      f.elementSymbols[0]->type = ScalarType::I32;
+      f.elementSymbols[1]->type = ScalarType::F32;
+    }
+    checkBlock(f.body);
+  }
+
   void checkFor(ForStmt& f) {
+    if (f.elementsOf) return checkElementsFor(f);
     ScalarType t = ScalarType::Invalid;
     bool allWeak = true;
     // The variable's type comes from start and stop; the step is typed on
@@ -668,6 +785,7 @@ class TypeChecker {
       case SymbolKind::LocalBuffer:
         error(DiagId::sema_tensor_as_value, n.range, n.name, symbolKindName(s->kind));
         return ScalarType::Invalid;
+      case SymbolKind::Fragment: error(DiagId::sema_fragment_use, n.range, n.name); return ScalarType::Invalid;
       case SymbolKind::Local:
       case SymbolKind::LoopVar:
         if (s->type == ScalarType::Invalid) {
@@ -775,6 +893,10 @@ class TypeChecker {
     }
     auto* base = idx.base->as<NameExpr>();
     if (!base || !base->symbol) return ScalarType::Invalid;
+    if (base->symbol->kind == SymbolKind::Fragment) {
+      error(DiagId::sema_fragment_use, idx.range, base->name);
+      return ScalarType::Invalid;
+    }
     return base->symbol->type;
   }
 
@@ -884,6 +1006,11 @@ class TypeChecker {
   ScalarType typeBuiltin(CallExpr& c, const BuiltinInfo& b, bool allowVoid) {
     if (b.category == BuiltinCategory::TypeLimit || b.category == BuiltinCategory::TypeConversion)
       return typeOfTypeBuiltin(c, b);
+    if (b.category == BuiltinCategory::Matrix) {
+      checkMatrixCall(c, /*assigned=*/false);
+      if (c.callee != "mma" && !allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
+      return ScalarType::Invalid;
+    }
     std::vector<ScalarType> args;
     for (auto& a : c.args) {
       if (b.category == BuiltinCategory::DimQuery) break;  // dim(x, k): x is a tensor
@@ -1010,6 +1137,8 @@ class TypeChecker {
         return ScalarType::Invalid;  // typeOfTypeBuiltin
       // Refused where they stand by resolution (sema_resolve.cpp).
       case BuiltinCategory::Scratch:
+      case BuiltinCategory::MatrixDecl:
+      case BuiltinCategory::Matrix:
       case BuiltinCategory::Range:
       case BuiltinCategory::LaunchQuery: return ScalarType::Invalid;
     }

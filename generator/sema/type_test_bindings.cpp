@@ -1,6 +1,7 @@
 #include "sema/type_test_bindings.h"
 
 #include <algorithm>
+#include <set>
 
 #include "frontend/ast_walk.h"
 
@@ -18,6 +19,20 @@ void collectTypeTests(const Block& body, std::vector<const TypeTestExpr*>& out) 
     forEachChild(
         *s, [&](const Expr& e) { collectTypeTests(e, out); }, [&](const Block& b) { collectTypeTests(b, out); });
     if (const auto* def = s->as<FuncDefStmt>()) collectTypeTests(def->func->body, out);
+  }
+}
+
+// Type parameters that type matrix operand tiles (mma_a(T, ..), mma_b(T,
+// ..)), which only f16 and bf16 can: checked as f16 rather than f32.
+void collectOperandTypeParams(const Block& body, std::set<std::string>& out) {
+  for (const StmtPtr& s : body) {
+    if (const auto* a = s->as<AssignStmt>())
+      if (const auto* c = a->value->as<CallExpr>();
+          c && (c->callee == "mma_a" || c->callee == "mma_b") && !c->args.empty())
+        if (const auto* t = c->args[0]->as<NameExpr>()) out.insert(t->name);
+    forEachChild(
+        *s, [](const Expr&) {}, [&](const Block& b) { collectOperandTypeParams(b, out); });
+    if (const auto* def = s->as<FuncDefStmt>()) collectOperandTypeParams(def->func->body, out);
   }
 }
 
@@ -39,7 +54,10 @@ std::vector<TypeBinding> bindingsReachingTypeTests(const FunctionScope& kernel) 
 
   // Per parameter, the types to try, f32 first.
   std::map<std::string, std::vector<ScalarType>> candidates;
-  for (const auto& [name, sym] : kernel.typeParams) candidates[name] = {ScalarType::F32};
+  std::set<std::string> operandTypes;
+  if (kernel.kernel) collectOperandTypeParams(kernel.kernel->body, operandTypes);
+  for (const auto& [name, sym] : kernel.typeParams)
+    candidates[name] = {operandTypes.count(name) ? ScalarType::F16 : ScalarType::F32};
   for (const TypeTestExpr* t : tests) {
     auto it = candidates.find(t->param);
     if (it == candidates.end() || t->resolved.size() != t->types.size() || t->resolved.empty()) continue;

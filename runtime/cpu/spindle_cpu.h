@@ -214,6 +214,20 @@ inline T __spn_cpu_exchange(T v, Source source) {
   return out;
 }
 
+// Every lane publishes v and reads every lane's (the matrix API's emulation
+// of one warp-wide instruction): one meeting, `all` indexed by lane.
+template <typename T>
+inline void __spn_cpu_warp_gather(const T& v, T* all) {
+  static_assert(sizeof(T) <= __SPN_CPU_EXCHANGE_BYTES, "a warp exchange carries at most 16 bytes");
+  static_assert(std::is_trivially_copyable<T>::value, "a warp exchange copies bytes");
+  __spn_cpu_thread* t = __spn_cpu_self();
+  unsigned char* slots = __spn_cpu_slots(t);
+  memcpy(slots + t->lane * __SPN_CPU_EXCHANGE_BYTES, &v, sizeof(T));
+  __spn_cpu_api_ptr->sync_warp();
+  for (unsigned lane = 0; lane < __SPN_CPU_WARP_SIZE; ++lane)
+    memcpy(&all[lane], slots + lane * __SPN_CPU_EXCHANGE_BYTES, sizeof(T));
+}
+
 inline void __syncwarp(unsigned long long = ~0ull) { __spn_cpu_api_ptr->sync_warp(); }
 
 inline unsigned __lane_id() { return __spn_cpu_self()->lane; }

@@ -17,6 +17,7 @@ struct Buffer {
   std::vector<std::string> extents;
   bool tensorParam = false;
   bool shared = false;
+  bool fragment = false;  // a fragment array of the matrix API: registers
 };
 using Scope = std::map<std::string, Buffer>;
 
@@ -59,6 +60,13 @@ class Finder {
           scope[name->name] = b;
         }
       }
+      // A fragment array (mma_zero/mma_a/mma_b) is registers, not memory:
+      // its indices are compile-time and no bounds check sees them.
+      if (name && call && call->callee.rfind("mma_", 0) == 0 && call->callee.find("load") == std::string::npos) {
+        Buffer b;
+        b.fragment = true;
+        scope[name->name] = b;
+      }
       target(*a->target, scope);
       return;
     }
@@ -100,7 +108,7 @@ class Finder {
       auto it = scope.find(base->name);
       if (it != scope.end()) buffer = &it->second;
     }
-    for (size_t axis = 0; axis < ix.indices.size(); ++axis) {
+    for (size_t axis = 0; axis < ix.indices.size() && !(buffer && buffer->fragment); ++axis) {
       const Expr& index = *ix.indices[axis];
       IndexSite site;
       site.begin = index.range.begin.offset;

@@ -575,6 +575,53 @@ std::vector<Case> matmulCases(Rng& rng) {
   return out;
 }
 
+// ---------------------------------------------------------------- gemm
+
+// The matrix API's sample: T = f16 and bf16 inputs, C in f32 (and one case
+// each in f16 and bf16), at shapes that cut the 128 x 128 tile, the 32-deep
+// slab and the 16 x 16 tiles everywhere (37x53x29: every dim odd), one of
+// whole tiles (128x128x64) and one of several blocks and slabs
+// (150x260x100). The products of f16/bf16 values are exact in f32, so the
+// only error is the f32 sum's: |got - want| <= 1e-6 K + 1e-5 |want| with
+// inputs in [-1, 1] (the fp32 matmul's bound); an f16/bf16 C adds its
+// rounding (storageTol).
+std::vector<Case> gemmCases(Rng& rng) {
+  struct V {
+    ST t, out;
+    int64_t M, N, K;
+  };
+  std::vector<V> vs;
+  for (ST t : {ST::F16, ST::BF16}) {
+    vs.push_back({t, ST::F32, 37, 53, 29});
+    vs.push_back({t, ST::F32, 128, 128, 64});
+    vs.push_back({t, ST::F32, 150, 260, 100});
+    vs.push_back({t, t, 37, 53, 29});
+  }
+  std::vector<Case> out;
+  for (V v : vs) {
+    auto A = std::make_shared<Host>(randomHost(v.t, size_t(v.M * v.K), rng));
+    auto B = std::make_shared<Host>(randomHost(v.t, size_t(v.K * v.N), rng));
+    Case c;
+    c.label = tname(v.t) + " -> " + tname(v.out) + " " + shape({v.M, v.N, v.K});
+    c.mutate = v.t == ST::F16 && v.out == ST::F32 && v.M == 37;
+    c.run = [v, A, B](Device& d) {
+      DeviceBuffer dA = d.upload(A->bytes), dB = d.upload(B->bytes);
+      DeviceBuffer dC = d.filled(size_t(v.M * v.N) * elemBytes(v.out));
+      d.kernel("gemm").launch(nullptr, {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
+                                        tensor(dC.data(), v.out, {v.M, v.N})});
+      return std::vector<Bytes>{d.download(dC)};
+    };
+    c.check = [v, A, B](const std::vector<Bytes>& out, Checker& ch) {
+      const Vec want = bench::refMatmul(A->values, B->values, v.M, v.N, v.K);
+      const Vec got = decode(v.out, out[0], 0, size_t(v.M * v.N));
+      if (v.out == ST::F32) ch.near("C", got, want, 1e-6 * double(v.K), 1e-5);
+      else ch.near("C", got, want, storageTol(v.out).atol + 1e-6 * double(v.K), storageTol(v.out).rtol);
+    };
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- histogram
 
 // Values near bin centres (no float-vs-double disagreement about a
@@ -901,6 +948,7 @@ const std::vector<Sample>& samples() {
       {"axpy", axpyCases},
       {"bias_gelu", biasGeluCases},
       {"fused_add_rmsnorm", fusedAddRmsnormCases},
+      {"gemm", gemmCases},
       {"histogram", histogramCases},
       {"layernorm", layernormCases},
       {"matmul", matmulCases},

@@ -733,13 +733,28 @@ TEST(ParserErrors, MisplacedThings) {
   EXPECT_NE(kernelBody(*p)[1]->as<FuncDefStmt>(), nullptr);
 }
 
+// The matrix API's epilogue loop: three names over elements(tile).
+TEST(ParserStmts, ElementsLoop) {
+  auto p = parseOk(inKernel("for r, c, v in elements(acc[i, j]):\n    x[r, c] = v"));
+  const auto* f = kernelBody(*p)[0]->as<ForStmt>();
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->var, "r");
+  EXPECT_EQ(f->elementVars, (std::vector<std::string>{"c", "v"}));
+  ASSERT_NE(f->elementsOf, nullptr);
+  EXPECT_NE(f->elementsOf->as<IndexExpr>(), nullptr);
+  EXPECT_TRUE(f->rangeArgs.empty());
+  EXPECT_FALSE(f->isStatic);
+  EXPECT_EQ(f->body.size(), 1u);
+}
+
+// Several loop variables are only the matrix API's `for r, c, v in elements(acc[i, j])`.
 TEST(ParserErrors, ForLoops) {
   auto p =
       parse(inKernel("for i in n:\n    pass\nfor i in range():\n    pass\nfor i in range(1, 2, 3, 4):\n    pass\n"
                      "for i in range(stop=3):\n    pass\nfor i, j in range(3):\n    pass"));
   EXPECT_EQ(diagList(p->diags),
             (std::vector<std::string>{"2:14 parse-bad-for", "4:14 parse-range-arity", "6:14 parse-range-arity",
-                                      "8:20 parse-no-keyword-args", "10:10 parse-expected"}));
+                                      "8:20 parse-no-keyword-args", "10:17 parse-elements-vars"}));
 }
 
 TEST(ParserErrors, Types) {

@@ -517,6 +517,32 @@ kernel r(x: f32[M, N]):
 
 // resident_blocks() in @grid: asked once, after the block and the dynamic
 // shared bytes are known, and only through the caller's query.
+// The matrix API needs whole warps (docs/language.md 8.11): a block that is
+// not a multiple of 64 threads, or follows the launch, is refused at the
+// first matrix builtin; 64 threads (one AMD wave, two NVIDIA warps) are fine.
+TEST(Specialization, MatrixBuiltinsNeedWholeWarps) {
+  auto source = [](const std::string& block) {
+    return "@grid(1)\n@block(" + block +
+           ")\nkernel k(A: f16[M, K], C: f32[M, K]):\n    acc = mma_zero(f32, [1, 1])\n    a = mma_a(f16, [1])\n"
+           "    b = mma_b(f16, [1])\n    mma_load_a(a[0], A, 0, 0)\n    mma_load_b_t(b[0], A, 0, 0)\n"
+           "    acc[0, 0] = mma(a[0], b[0], acc[0, 0])\n    for r, c, v in elements(acc[0, 0]):\n"
+           "        if r < M and c < K:\n            C[r, c] = v\n";
+  };
+  for (const std::string block : {"96", "min(M, 128)"}) {
+    DiagnosticEngine diags;
+    auto m = CompiledModule::fromString("test.spn", source(block), diags);
+    ASSERT_TRUE(m) << diags.renderAll();
+    const std::string why = block == "96" ? "is not a whole number" : "follows the launch";
+    expectGeneratorError(
+        [&] { m->generate("k", Specialization{}); },
+        "test.spn:7:5: error: 'mma_load_a' needs every lane of a warp, but this kernel's block " + why);
+  }
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", source("64"), diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  EXPECT_NO_THROW(m->generate("k", Specialization{}));
+}
+
 TEST(Specialization, GridAsksResidentBlocksWithTheBlockAndSharedBytes) {
   const char* text = R"(
 @grid(min(cdiv(N, 1024), resident_blocks()), max(resident_blocks() // 4, 1))
