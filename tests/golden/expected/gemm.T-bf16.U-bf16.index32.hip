@@ -320,7 +320,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
 #line 88 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
-        if (row < int64_t(M) && col < int64_t(N)) {
+        if (int32_t(row) < M && int32_t(col) < N) {
           C[row * N + col] = __spn_bf16(v);
         }
       }
