@@ -772,12 +772,14 @@ void FunctionPrinter::printAugAssign(const AugAssignStmt& a) {
 // nvcc take it; found by the cpu fuzzer, seed 1840). Parentheses leave only
 // the expression.
 std::string FunctionPrinter::unambiguous(std::string text) {
-  // What follows the cast's `(`: a name and `(` (a call) may read as a
-  // function declarator; a plain name or a literal (`uint32_t(i) < n`) not.
+  // What follows the cast's `(`: a name and `(` or `<` (a call, of a
+  // template too) may read as a function declarator; a plain name or a
+  // literal (`int32_t(i) < n`) not.
   auto castOfCall = [&](size_t open) {
     size_t at = open;
     while (at < text.size() && (std::isalnum(static_cast<unsigned char>(text[at])) || text[at] == '_')) ++at;
-    return at > open && !std::isdigit(static_cast<unsigned char>(text[open])) && at < text.size() && text[at] == '(';
+    return at > open && !std::isdigit(static_cast<unsigned char>(text[open])) && at < text.size() &&
+           (text[at] == '(' || text[at] == '<');
   };
 #define SPINDLE_CAST_PREFIX(E, N, C, B, F, S) \
   if (text.rfind(C "(", 0) == 0 && castOfCall(sizeof(C))) return "(" + text + ")";

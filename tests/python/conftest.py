@@ -21,7 +21,14 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def cpu(cache_dir):
     """The cpu target: kernels run on the host, on NumPy arrays."""
-    return spindle.Runtime(backend="cpu", cache_dir=cache_dir)
+    try:
+        return spindle.Runtime(backend="cpu", cache_dir=cache_dir)
+    except spindle.Error as e:
+        # Only where asked (bench/python_gpu.sh: a GPU machine's build may
+        # lack Boost.Context); elsewhere a missing cpu target is a failure.
+        if os.environ.get("SPINDLE_TESTS_WITHOUT_CPU_TARGET") == "1" and "no cpu target" in str(e):
+            pytest.skip(f"no cpu target in this build: {e}")
+        raise
 
 
 @pytest.fixture(scope="session")
