@@ -422,7 +422,8 @@ bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std
                             const Decorators& seen) {
   bool isStatic = d.name == "static";
   bool isAlias = d.name == "alias";  // one group of tensors per @alias; it may repeat
-  if (d.name != "grid" && d.name != "block" && !isStatic && !isAlias) {
+  bool isOccupancy = d.name == "occupancy";
+  if (d.name != "grid" && d.name != "block" && !isStatic && !isAlias && !isOccupancy) {
     report(DiagId::parse_bad_decorator, nameRange, d.name);
     return false;
   }
@@ -437,11 +438,12 @@ bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std
     return false;
   }
   size_t n = d.args.size();
-  if (isAlias ? n < 2 : isStatic ? n < 1 : n < 1 || n > 3) {
+  if (isAlias ? n < 2 : isStatic ? n < 1 : isOccupancy ? n != 1 : n < 1 || n > 3) {
     report(DiagId::parse_decorator_arity, d.range, d.name,
-           isAlias    ? "at least 2 arguments"
-           : isStatic ? "at least 1 argument"
-                      : "1 to 3 arguments",
+           isAlias       ? "at least 2 arguments"
+           : isStatic    ? "at least 1 argument"
+           : isOccupancy ? "1 argument"
+                         : "1 to 3 arguments",
            n);
     return false;
   }

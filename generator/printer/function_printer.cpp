@@ -297,9 +297,12 @@ void FunctionPrinter::printKernel(const std::string& launchBounds) {
   std::vector<std::string> params;
   for (const auto& p : kernelParams_) params.push_back(p.decl);
   out_.mapToSource(fn_.kernel->range.begin.line, ctx_.sourcePath);
-  out_.openScope(signature(
-      fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds, ctx_.functionNames.at(&fn_)),
-      params));
+  out_.openScope(signature(fn_.minBlocksPerMultiprocessor
+                               ? fmt::format("extern \"C\" __global__ __SPN_LAUNCH_BOUNDS({}, {}) void {}",
+                                             launchBounds, fn_.minBlocksPerMultiprocessor, ctx_.functionNames.at(&fn_))
+                               : fmt::format("extern \"C\" __global__ __launch_bounds__({}) void {}", launchBounds,
+                                             ctx_.functionNames.at(&fn_)),
+                           params));
   if (fn_.capturesBlockScratch) {
     // Block collectives need one slot per warp plus one for the result;
     // 8-byte slots fit every type they accept. block_argmax/argmin keep an

@@ -173,6 +173,9 @@ struct FunctionScope {
   // Kernel only: @grid calls resident_blocks(), so the grid depends on the
   // device and the compiled binary, not only on the dims.
   bool gridUsesResidentBlocks = false;
+  // @occupancy(B): registers budgeted for B resident blocks per
+  // multiprocessor (__launch_bounds__'s second argument); 0 without it.
+  int minBlocksPerMultiprocessor = 0;
   // Kernel only: integer scalar parameters @grid or @block names, in order of
   // first use: the launcher evaluates those expressions with their values.
   std::vector<Symbol*> launchScalars;

@@ -609,6 +609,23 @@ class Resolver {
           dim->staticDeclared = true;
         continue;
       }
+      if (d.name == "occupancy") {  // a literal or a module const
+        const Expr& a = *d.args[0];
+        const auto* lit = a.as<IntLitExpr>();
+        const auto* n = a.as<NameExpr>();
+        Symbol* c = n ? globalOrPredefined(n->name) : nullptr;
+        if (c && c->kind == SymbolKind::Const && !c->value.isFloat) d.args[0]->as<NameExpr>()->symbol = c;
+        const int64_t v = lit                                                      ? int64_t(lit->value)
+                          : c && c->kind == SymbolKind::Const && !c->value.isFloat ? c->value.i
+                                                                                   : 0;
+        if (v < 1 || v > 32)
+          error(DiagId::sema_occupancy_value, a.range,
+                lit || (c && c->kind == SymbolKind::Const && !c->value.isFloat) ? std::to_string(v)
+                : n                                                             ? "'" + n->name + "'"
+                                                                                : std::string("an expression"));
+        else scope->minBlocksPerMultiprocessor = int(v);
+        continue;
+      }
       if (d.name == "alias") {  // tensors that may be the same memory: no __restrict__ on them
         std::vector<Symbol*> group = decoratorNames(scope, d, SymbolKind::TensorParam, DiagId::sema_alias_not_tensor);
         for (Symbol* tensor : group) tensor->aliased = true;

@@ -49,10 +49,10 @@ namespace {
 const std::set<std::string> kStaysInBounds = {
     // x is [M, 2 * D]: one past the gate half's last column is the up
     // half's first, and one before the up half's first is the gate's last.
-    "act_and_mul.spn:90: x[row, (j + k) + 1]",
-    "act_and_mul.spn:92: x[row, (D + j + k) - 1]",
-    "act_and_mul.spn:100: x[row, (j + k) + 1]",
-    "act_and_mul.spn:100: x[row, (D + j + k) - 1]",
+    "act_and_mul.spn:96: x[row, (j + k) + 1]",
+    "act_and_mul.spn:98: x[row, (D + j + k) - 1]",
+    "act_and_mul.spn:106: x[row, (j + k) + 1]",
+    "act_and_mul.spn:106: x[row, (D + j + k) - 1]",
     // A partial run fills fewer than VEC slots of the thread's local run:
     // the slot after its last column is still in the run.
     "rmsnorm_f16.spn:67: v[(r * VEC + k) + 1]",

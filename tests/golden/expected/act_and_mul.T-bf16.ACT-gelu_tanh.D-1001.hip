@@ -46,6 +46,24 @@ struct __spn_bf16 {
   }
 };
 #endif
+
+// The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
+#define __SPN_WARP_SIZE 64
+#endif
+// @occupancy(B): registers budgeted for B resident blocks of T threads per
+// multiprocessor. CUDA's __launch_bounds__ takes the blocks; HIP's second
+// argument is waves per execution unit (a CU has four SIMDs), so B blocks
+// of T threads are ceil(B * T / (4 * wave)). The CPU target ignores both.
+#if defined(__SPN_CUDA) || defined(__SPN_CPU)
+#define __SPN_LAUNCH_BOUNDS(T, B) __launch_bounds__(T, B)
+#else
+#define __SPN_LAUNCH_BOUNDS(T, B) __launch_bounds__(T, ((B) * (T) + 4 * __SPN_WARP_SIZE - 1) / (4 * __SPN_WARP_SIZE))
+#endif
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: MAX_BLOCK = 1024, VEC = 8,
@@ -64,57 +82,57 @@ inline hipError_t launch_act_and_mul(hipStream_t stream, const __spn_bf16* __res
 }
 #endif
 
-#line 73 "samples/act_and_mul.spn"
+#line 78 "samples/act_and_mul.spn"
 __device__ __forceinline__ float gelu_tanh(float v) {
   return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * (v * v * v))));
 }
 
-#line 83 "samples/act_and_mul.spn"
+#line 89 "samples/act_and_mul.spn"
 __device__ __forceinline__ __spn_bf16 act_and_mul_gated(__spn_bf16 g, __spn_bf16 u) {
   // vLLM's rounding: the activation rounded to T, then the product.
   return __spn_bf16(float(__spn_bf16(gelu_tanh(float(g)))) * float(u));
 }
 
-#line 78 "samples/act_and_mul.spn"
-extern "C" __global__ __launch_bounds__(126) void act_and_mul(
+#line 84 "samples/act_and_mul.spn"
+extern "C" __global__ __SPN_LAUNCH_BOUNDS(126, 2) void act_and_mul(
     const __spn_bf16* __restrict__ x, __spn_bf16* __restrict__ out, int64_t M) {
-#line 79 "samples/act_and_mul.spn"
+#line 85 "samples/act_and_mul.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 gate[8];
   #pragma unroll
   for (int gate_i = 0; gate_i < 8; ++gate_i) gate[gate_i] = __spn_bf16(0.0f);
-#line 81 "samples/act_and_mul.spn"
+#line 87 "samples/act_and_mul.spn"
   __spn_bf16 up[8];
   #pragma unroll
   for (int up_i = 0; up_i < 8; ++up_i) up[up_i] = __spn_bf16(0.0f);
-#line 87 "samples/act_and_mul.spn"
+#line 93 "samples/act_and_mul.spn"
   const int32_t j_step = int(blockDim.x) * 8;
-#line 87 "samples/act_and_mul.spn"
+#line 93 "samples/act_and_mul.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < D; j += j_step) {
     if (j + 8 <= D) {
       #pragma unroll
-#line 89 "samples/act_and_mul.spn"
+#line 95 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         gate[k] = x[int64_t(row) * (2 * D) + j + k];
       }
       #pragma unroll
-#line 91 "samples/act_and_mul.spn"
+#line 97 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         up[k] = x[int64_t(row) * (2 * D) + D + j + k];
       }
       #pragma unroll
-#line 93 "samples/act_and_mul.spn"
+#line 99 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         gate[k] = act_and_mul_gated(gate[k], up[k]);
       }
       #pragma unroll
-#line 95 "samples/act_and_mul.spn"
+#line 101 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         out[row * D + j + k] = gate[k];
       }
     } else {
       #pragma unroll
-#line 98 "samples/act_and_mul.spn"
+#line 104 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         if (j + k < D) {
           out[row * D + j + k] = act_and_mul_gated(x[int64_t(row) * (2 * D) + j + k], x[int64_t(row) * (2 * D) + D + j + k]);

@@ -48,6 +48,23 @@ struct __spn_bf16 {
 };
 #endif
 
+// The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
+#if defined(__SPN_CUDA)
+#define __SPN_WARP_SIZE 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
+#elif !defined(__SPN_CPU)  // the CPU target's header sets its own
+#define __SPN_WARP_SIZE 64
+#endif
+// @occupancy(B): registers budgeted for B resident blocks of T threads per
+// multiprocessor. CUDA's __launch_bounds__ takes the blocks; HIP's second
+// argument is waves per execution unit (a CU has four SIMDs), so B blocks
+// of T threads are ceil(B * T / (4 * wave)). The CPU target ignores both.
+#if defined(__SPN_CUDA) || defined(__SPN_CPU)
+#define __SPN_LAUNCH_BOUNDS(T, B) __launch_bounds__(T, B)
+#else
+#define __SPN_LAUNCH_BOUNDS(T, B) __launch_bounds__(T, ((B) * (T) + 4 * __SPN_WARP_SIZE - 1) / (4 * __SPN_WARP_SIZE))
+#endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // A pointer the runtime found aligned to A bytes at launch (the
@@ -156,49 +173,49 @@ inline hipError_t launch_act_and_mul(hipStream_t stream, const __spn_bf16* __res
 }
 #endif
 
-#line 67 "samples/act_and_mul.spn"
+#line 72 "samples/act_and_mul.spn"
 __device__ __forceinline__ float silu(float v) {
   return v / (1.0f + expf(-v));
 }
 
-#line 83 "samples/act_and_mul.spn"
+#line 89 "samples/act_and_mul.spn"
 __device__ __forceinline__ __spn_bf16 act_and_mul_gated(__spn_bf16 g, __spn_bf16 u) {
   // vLLM's rounding: the activation rounded to T, then the product.
   return __spn_bf16(float(__spn_bf16(silu(float(g)))) * float(u));
 }
 
-#line 78 "samples/act_and_mul.spn"
-extern "C" __global__ __launch_bounds__(1024) void act_and_mul(
+#line 84 "samples/act_and_mul.spn"
+extern "C" __global__ __SPN_LAUNCH_BOUNDS(1024, 2) void act_and_mul(
     const __spn_bf16* __restrict__ x, __spn_bf16* __restrict__ out, int64_t M, int64_t D) {
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
   out = __spn_assume_aligned<16>(out);  // 16-byte aligned at launch
   __builtin_assume(D % 16 == 0);  // a multiple of 16 at launch
-#line 79 "samples/act_and_mul.spn"
+#line 85 "samples/act_and_mul.spn"
   int32_t row = int(blockIdx.x);
   __spn_bf16 gate[8];
   #pragma unroll
   for (int gate_i = 0; gate_i < 8; ++gate_i) gate[gate_i] = __spn_bf16(0.0f);
-#line 81 "samples/act_and_mul.spn"
+#line 87 "samples/act_and_mul.spn"
   __spn_bf16 up[8];
   #pragma unroll
   for (int up_i = 0; up_i < 8; ++up_i) up[up_i] = __spn_bf16(0.0f);
-#line 87 "samples/act_and_mul.spn"
+#line 93 "samples/act_and_mul.spn"
   const int32_t j_step = int(blockDim.x) * 8;
-#line 87 "samples/act_and_mul.spn"
+#line 93 "samples/act_and_mul.spn"
   for (int64_t j = int(threadIdx.x) * 8; j < D; j += j_step) {
     // j + 8 <= D always: j and D are multiples of 8 and j < D
     {
-#line 89 "samples/act_and_mul.spn"
+#line 95 "samples/act_and_mul.spn"
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
       __spn_load_run_readonly<8, 16>(gate, &x[int64_t(row) * (2 * D) + j]);
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
       __spn_load_run_readonly<8, 16>(up, &x[int64_t(row) * (2 * D) + (D + j)]);
       #pragma unroll
-#line 93 "samples/act_and_mul.spn"
+#line 99 "samples/act_and_mul.spn"
       for (int32_t k = 0; k < 8; ++k) {
         gate[k] = act_and_mul_gated(gate[k], up[k]);
       }
-#line 95 "samples/act_and_mul.spn"
+#line 101 "samples/act_and_mul.spn"
       // vector store of 16 bytes (8 bf16 of out, 1 word of 16 bytes)
       __spn_store_run<8, 16>(&out[row * D + j], gate);
     }
