@@ -1,5 +1,7 @@
 #include "index_bounds.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <vector>
 
@@ -185,11 +187,27 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
 
 // A dynamic dim's largest value with 32-bit indices: every dim of a
 // launch is below 2^31, and so is `c * D` where a tensor's shape holds it
-// (x: T[M, 2 * D] keeps D below 2^30).
+// (x: T[M, 2 * D] keeps D below 2^30), and so is a tensor's element count
+// (att: bf16[BH, T, T] keeps T * T below 2^31: T <= 46340).
 int64_t IndexBounds::dimMax(const Symbol& dim) const {
   int64_t most = kIndexMax;
   for (const Symbol* p : ctx_.kernel.params) {
     if (p->kind != SymbolKind::TensorParam) continue;
+    int times = 0;  // whole axes of this shape that are the dim
+    for (const Expr* d : p->shape)
+      if (const auto* n = d->as<NameExpr>(); n && n->symbol == &dim) ++times;
+    if (times >= 2) {
+      int64_t root = 1;
+      auto power = [&](int64_t v) {  // v^times, or past kIndexMax
+        int64_t r = 1;
+        for (int i = 0; i < times && r <= kIndexMax; ++i) r *= v;
+        return r;
+      };
+      root = int64_t(std::pow(double(kIndexMax), 1.0 / times));  // then exact:
+      while (root > 1 && power(root) > kIndexMax) --root;
+      while (power(root + 1) <= kIndexMax) ++root;
+      most = std::min(most, root);
+    }
     for (const Expr* d : p->shape) {
       const auto* b = d->as<BinaryExpr>();
       if (!b || b->op != BinaryOp::Mul) continue;
