@@ -98,16 +98,30 @@ TEST(Index32, KernelsComputeWhatThe64BitFormComputes) {
   }
 }
 
+// 2^31 + 4096 bytes of address space, reserved (MAP_NORESERVE): a tensor
+// past the 32-bit limit whose untouched pages cost no memory.
+struct ReservedBytes {
+  static constexpr size_t kSize = (size_t(1) << 31) + 4096;
+  uint8_t* bytes = nullptr;
+  ReservedBytes() {
+    void* p = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) bytes = static_cast<uint8_t*>(p);
+  }
+  ~ReservedBytes() {
+    if (bytes) ::munmap(bytes, kSize);
+  }
+  ReservedBytes(const ReservedBytes&) = delete;
+  ReservedBytes& operator=(const ReservedBytes&) = delete;
+};
+
 // A byte tensor of N elements whose last four are read: at N = 2^31 - 1 the
 // launch fits 32 bits, at 2^31 it takes the 64-bit form; both must read the
 // right bytes. Only the pages at the end are touched (a reservation, not
 // 2 GiB of memory).
 TEST(Index32, TheBoundaryTakesTheRightForm) {
-  const int64_t kSize = (int64_t(1) << 31) + 4096;
-  void* reserved =
-      ::mmap(nullptr, size_t(kSize), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  ASSERT_NE(reserved, MAP_FAILED);
-  auto* bytes = static_cast<uint8_t*>(reserved);
+  ReservedBytes reserved;
+  ASSERT_NE(reserved.bytes, nullptr);
+  uint8_t* bytes = reserved.bytes;
   Runtime rt(cpuOptions("cpu"));
   Module m = rt.loadModuleFromString("tail.spn", R"(
 @grid(1)
@@ -130,7 +144,6 @@ kernel tail(x: u8[N], out: u8[4]):
     rt.copyToHost(out, dout, 4);
     for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(out[t], uint8_t((n + t + 1) & 0xff)) << "N = " << n << ", thread " << t;
   }
-  ::munmap(reserved, size_t(kSize));
 }
 
 // A range loop whose stop is a local (which the i64 form steps through the
@@ -141,11 +154,9 @@ kernel tail(x: u8[N], out: u8[4]):
 // it). Four threads, each its own start and stop N // (t + 1): the visited
 // positions are written (the reserved bytes' pages are touched only there).
 TEST(Index32, ALoopNearTheTopStopsAtItsBound) {
-  const int64_t kSize = (int64_t(1) << 31) + 4096;
-  void* reserved =
-      ::mmap(nullptr, size_t(kSize), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  ASSERT_NE(reserved, MAP_FAILED);
-  auto* bytes = static_cast<uint8_t*>(reserved);
+  ReservedBytes reserved;
+  ASSERT_NE(reserved.bytes, nullptr);
+  uint8_t* bytes = reserved.bytes;
   Runtime rt(cpuOptions("cpu"));
   Module m = rt.loadModuleFromString("strides.spn", R"(
 const STEP = 1073741825
@@ -178,7 +189,6 @@ kernel strides(x: u8[N], count: i32[4]):
     }
     EXPECT_EQ(count[t], want) << "thread " << t;
   }
-  ::munmap(reserved, size_t(kSize));
 }
 
 // Which counter a range loop gets with 32-bit indices: int32_t where j +
