@@ -6,7 +6,7 @@
 #      format check of every C++ file (scripts/check_format.sh)
 #   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #      (scripts/sanitize.sh; the vendor-compiler checks of the goldens are
-#      left to step 4, they run no Spindle code, and so is spindle-verify
+#      left to step 5, they run no Spindle code, and so is spindle-verify
 #      over every golden: verify_tests runs it under the sanitizers)
 #   3. a bounded libFuzzer run of the parser and of the whole pipeline
 #      (scripts/fuzz.sh, 60 s each)
@@ -41,7 +41,7 @@ bash "$root/scripts/check_format.sh"
 python_build=(-DSPINDLE_BUILD_PYTHON=OFF)
 if [ "${SPINDLE_QUICK:-0}" != 1 ]; then
   step "sanitizers (ASan + UBSan)"
-  bash "$root/scripts/sanitize.sh" -E "golden_compile|golden_verify|golden_isa"
+  bash "$root/scripts/sanitize.sh" -E "golden_compile|golden_verify|golden_isa|golden_registers"
   step "fuzzing (bounded)"
   bash "$root/scripts/fuzz.sh" "${SPINDLE_FUZZ_SECONDS:-60}"
   step "Python package (offline wheel build, tests against the installed package)"
