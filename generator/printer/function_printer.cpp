@@ -965,8 +965,8 @@ FunctionPrinter::LoopCounter FunctionPrinter::loopCounter32(const ForStmt& f, co
       if (cap.symbol == f.symbol) return LoopCounter::Wide;
   // Each printed in int32_t arithmetic (signed32 may still refuse a
   // partial result it cannot bound).
-  const bool printable = (!start || signed32(*start)) && signed32(stop) &&
-                         (f.rangeArgs.size() != 3 || signed32(*f.rangeArgs[2]));
+  const bool printable =
+      (!start || signed32(*start)) && signed32(stop) && (f.rangeArgs.size() != 3 || signed32(*f.rangeArgs[2]));
   if (last->hi - 1 + by->hi <= INT32_MAX && printable) return LoopCounter::Signed;
   return f.plainIncrement ? LoopCounter::Wide : LoopCounter::Unsigned;
 }
