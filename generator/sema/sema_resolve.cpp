@@ -1295,14 +1295,7 @@ class Resolver {
     auto* typeName = call.args[0]->as<NameExpr>();
     auto* dims = call.args[1]->as<ListExpr>();
     Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
-    if (!typeName) {
-      error(DiagId::sema_scratch_type, call.args[0]->range, call.callee);
-    } else if (sym && sym->init == a.value.get()) {
-      TypeRef t;
-      t.elemName = typeName->name;
-      t.elemRange = typeName->range;
-      resolveElemType(state().scope, t, sym);
-    }
+    resolveDeclaredElemType(a, call, typeName, sym);
     if (!dims || dims->elements.empty() || dims->elements.size() > 8) {
       error(DiagId::sema_scratch_shape, call.args[1]->range, call.callee);
       return;
@@ -1327,6 +1320,20 @@ class Resolver {
     if (!isShared) resolveExpr(*call.args[2]);
   }
 
+  // The element type a scratch or fragment declaration names first
+  // (`shared(f32, ...)`, `mma_a(f16, ...)`), bound to the symbol where this
+  // assignment is its declaration.
+  void resolveDeclaredElemType(const AssignStmt& a, const CallExpr& call, const NameExpr* typeName, Symbol* sym) {
+    if (!typeName) {
+      error(DiagId::sema_scratch_type, call.args[0]->range, call.callee);
+    } else if (sym && sym->init == a.value.get()) {
+      TypeRef t;
+      t.elemName = typeName->name;
+      t.elemRange = typeName->range;
+      resolveElemType(state().scope, t, sym);
+    }
+  }
+
   // acc = mma_zero(f32, [TI, TJ]), a = mma_a(f16, [TI]), b = mma_b(T, [TJ])
   // (docs/language.md 8.11): a fragment array of compile-time shape.
   void resolveFragment(AssignStmt& a, const CallExpr& call) {
@@ -1346,14 +1353,7 @@ class Resolver {
     }
     Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
     auto* typeName = call.args[0]->as<NameExpr>();
-    if (!typeName) {
-      error(DiagId::sema_scratch_type, call.args[0]->range, call.callee);
-    } else if (sym && sym->init == a.value.get()) {
-      TypeRef t;
-      t.elemName = typeName->name;
-      t.elemRange = typeName->range;
-      resolveElemType(state().scope, t, sym);
-    }
+    resolveDeclaredElemType(a, call, typeName, sym);
     auto* dims = call.args[1]->as<ListExpr>();
     if (!dims || dims->elements.size() != rank) {
       error(DiagId::sema_fragment_shape, call.args[1]->range, call.callee, rank, example);
