@@ -199,15 +199,24 @@ inline unsigned char* __spn_cpu_slots(const __spn_cpu_thread* t) {
   return t->warp_exchange + (t->exchanges & 1u) * (__SPN_CPU_WARP_SIZE * __SPN_CPU_EXCHANGE_BYTES);
 }
 
-// Every live lane publishes v; each gets lane source(lane)'s value.
-template <typename T, typename Source>
-inline T __spn_cpu_exchange(T v, Source source) {
+// This lane's v into its slot, then the warp meeting: the slots of every
+// live lane, readable until the next meeting.
+template <typename T>
+inline unsigned char* __spn_cpu_publish(const T& v) {
   static_assert(sizeof(T) <= __SPN_CPU_EXCHANGE_BYTES, "a warp exchange carries at most 16 bytes");
   static_assert(std::is_trivially_copyable<T>::value, "a warp exchange copies bytes");
   __spn_cpu_thread* t = __spn_cpu_self();
   unsigned char* slots = __spn_cpu_slots(t);
   memcpy(slots + t->lane * __SPN_CPU_EXCHANGE_BYTES, &v, sizeof(T));
   __spn_cpu_api_ptr->sync_warp();
+  return slots;
+}
+
+// Every live lane publishes v; each gets lane source(lane)'s value.
+template <typename T, typename Source>
+inline T __spn_cpu_exchange(T v, Source source) {
+  unsigned char* slots = __spn_cpu_publish(v);
+  __spn_cpu_thread* t = __spn_cpu_self();
   T out;
   const unsigned from = unsigned(source(int(t->lane))) & (__SPN_CPU_WARP_SIZE - 1);  // in the warp whatever the width
   memcpy(&out, slots + from * __SPN_CPU_EXCHANGE_BYTES, sizeof(T));
@@ -218,12 +227,7 @@ inline T __spn_cpu_exchange(T v, Source source) {
 // of one warp-wide instruction): one meeting, `all` indexed by lane.
 template <typename T>
 inline void __spn_cpu_warp_gather(const T& v, T* all) {
-  static_assert(sizeof(T) <= __SPN_CPU_EXCHANGE_BYTES, "a warp exchange carries at most 16 bytes");
-  static_assert(std::is_trivially_copyable<T>::value, "a warp exchange copies bytes");
-  __spn_cpu_thread* t = __spn_cpu_self();
-  unsigned char* slots = __spn_cpu_slots(t);
-  memcpy(slots + t->lane * __SPN_CPU_EXCHANGE_BYTES, &v, sizeof(T));
-  __spn_cpu_api_ptr->sync_warp();
+  unsigned char* slots = __spn_cpu_publish(v);
   for (unsigned lane = 0; lane < __SPN_CPU_WARP_SIZE; ++lane)
     memcpy(&all[lane], slots + lane * __SPN_CPU_EXCHANGE_BYTES, sizeof(T));
 }
