@@ -9,7 +9,12 @@ per launch, the thread's CPU time (time.thread_time) and the wall time over
 the loop; the median of REPS repetitions of LAUNCHES launches, after warm-up
 (every binary cached). A peer that is not installed is skipped, not failed.
 
-    python bench/python_launch.py [--launches 5000] [--reps 15] [--n 4096] [--json out.jsonl]
+    python bench/python_launch.py [--launches 5000] [--reps 15] [--n 4096] [--batch 100] [--json out.jsonl]
+
+Two columns: a stream of LAUNCHES launches in a row (the queue of the GPU
+fills, and the time includes waiting for it), and batches of 100 with a
+synchronization between them outside the timed region (gpu_check's method
+for the C++ numbers, so the two compare).
 """
 
 import argparse
@@ -47,6 +52,26 @@ def measure(launch, sync, launches, reps):
         cpu.append((c1 - c0) / launches * 1e6)
         wall.append((w1 - w0) / launches * 1e6)
     return statistics.median(cpu), statistics.median(wall)
+
+
+def measure_batched(launch, sync, batch, batches):
+    """CPU time per launch in batches of `batch` launches, synchronizing
+    between batches outside the timed region, so the GPU's launch queue never
+    fills: gpu_check's method for the C++ Kernel::launch and raw
+    cuLaunchKernel numbers (bench/gpu_check.cpp, launchOverhead). In a long
+    stream of tiny kernels the queue fills and each launch also waits for
+    the GPU to retire one, which a faster host path cannot remove."""
+    sync()
+    per = []
+    for b in range(batches + 5):
+        c0 = time.thread_time()
+        for _ in range(batch):
+            launch()
+        c1 = time.thread_time()
+        sync()
+        if b >= 5:
+            per.append((c1 - c0) / batch * 1e6)
+    return statistics.median(per)
 
 
 def spindle_case(torch, x, y, n):
@@ -101,6 +126,8 @@ def main():
     ap.add_argument("--launches", type=int, default=5000)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--batch", type=int, default=100, help="launches per batch in the batched measurement")
+    ap.add_argument("--batches", type=int, default=200)
     ap.add_argument("--json", help="append one JSON line per case")
     args = ap.parse_args()
 
@@ -126,13 +153,15 @@ def main():
 
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, n={n}, "
           f"{args.reps} x {args.launches} launches per case")
-    print(f"{'case':34} {'cpu us/launch':>14} {'wall us/launch':>15}")
+    print(f"{'case':34} {'cpu us/launch':>14} {'wall us/launch':>15} {'cpu us, batches of ' + str(args.batch):>26}")
     rows = []
     for name, launch in cases.items():
         cpu, wall = measure(launch, sync, args.launches, args.reps)
+        batched = measure_batched(launch, sync, args.batch, args.batches)
         rows.append({"case": name, "cpu_us": round(cpu, 2), "wall_us": round(wall, 2),
+                     "cpu_us_batched": round(batched, 2), "batch": args.batch,
                      "device": torch.cuda.get_device_name(), "n": n})
-        print(f"{name:34} {cpu:14.2f} {wall:15.2f}")
+        print(f"{name:34} {cpu:14.2f} {wall:15.2f} {batched:26.2f}")
     if args.json:
         with open(args.json, "a") as f:
             for r in rows:

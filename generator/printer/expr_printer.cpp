@@ -267,6 +267,14 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
     // wraps, it would not).
     auto l32 = signed32(*b.lhs), r32 = signed32(*b.rhs);
     if (l32 && r32) return {*l32 + " " + cppOperator(b.op) + " " + *r32, binaryPrec(b.op)};
+    // Else unsigned where both sides are non-negative and fit 32 bits
+    // unsigned: `col0 + c + 4 <= N` with col0 up to N - 1 rounded down to
+    // a tile can pass INT32_MAX by a few, never UINT32_MAX.
+    auto lr = bounds_.of(*b.lhs), rr = bounds_.of(*b.rhs);
+    if (lr && rr && lr->lo >= 0 && rr->lo >= 0 && lr->hi <= UINT32_MAX && rr->hi <= UINT32_MAX)
+      return {withoutOuterParens(unsigned32(*b.lhs)) + " " + cppOperator(b.op) + " " +
+                  withoutOuterParens(unsigned32(*b.rhs)),
+              binaryPrec(b.op)};
   }
   int prec = binaryPrec(b.op);
   CppExpr lhs = expr(*b.lhs), rhs = expr(*b.rhs);
@@ -660,18 +668,32 @@ CppExpr FunctionPrinter::dimExpr(const Symbol& tensor, size_t axis) const {
 // `x[row * N + j + k]` (and merges it into one 16-byte access) from a 64-bit
 // j, and only 8 bytes' worth from int32_t(j) + k. Checked builds keep the
 // 64-bit form, whose bounds check sees the whole index.
-std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices) const {
+//
+// A run's address (printVectorRun, `narrow`) goes further: with 32-bit
+// indices each index is itself an int32_t (`int32_t(col0 + c)` of an i64
+// sum), since an index of an element in bounds is below its extent. The
+// prelude's run helper moves whole words, so nothing rests on nvcc's
+// alignment proof there, and the address costs a 32-bit multiply-add where
+// the i64 form took six instructions with carries (matmul's tile loads).
+std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices, bool narrow) const {
   const bool index32 = ctx_.index32 && !ctx_.checked;
+  narrow = narrow && index32;
+  // An index as printed: a 64-bit one narrowed to an int32_t where asked.
+  auto indexValue = [&](const Expr& e, int prec) -> std::string {
+    if (!narrow || !isInteger(e.type) || scalarBits(computeType(e.type)) <= 32) return value(e, prec);
+    return "int32_t(" + withoutOuterParens(value(e)) + ")";
+  };
   if (base.strided) {
     std::string text;
     for (size_t axis = 0; axis < indices.size(); ++axis) {
       if (axis) text += " + ";
-      if (base.unitInnerStride && axis + 1 == indices.size()) text += value(*indices[axis], axis ? kAdditive : 0);
-      else text += value(*indices[axis], kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
+      if (base.unitInnerStride && axis + 1 == indices.size()) text += indexValue(*indices[axis], axis ? kAdditive : 0);
+      else text += indexValue(*indices[axis], kMultiplicative) + " * " + strideName(&base, static_cast<int>(axis));
     }
     return text;
   }
   CppExpr acc = expr(*indices[0]);
+  if (narrow) acc = {indexValue(*indices[0], kMultiplicative), kMultiplicative};
   if (isStorageOnly(indices[0]->type)) acc = {loadValue(acc, indices[0]->type, 0), kPostfix};
   // Dynamic and static dims are int64_t, so `i * N` is 64-bit; a literal or
   // const inner dim is 32-bit, and `i * 1024` would overflow past 2^31
@@ -686,7 +708,7 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
     CppExpr dim = dimExpr(base, axis);
     if (index32 && dim.prec != kPrimary) dim = {"int32_t(" + dim.text + ")", kPostfix};  // reads the dims widened
     std::string product = paren(acc, kMultiplicative) + " * " + paren(dim, kMultiplicative + 1);
-    acc = {product + " + " + value(*indices[axis], kAdditive), kAdditive};
+    acc = {product + " + " + indexValue(*indices[axis], kAdditive), kAdditive};
   }
   return acc.text;
 }

@@ -900,7 +900,8 @@ bool FunctionPrinter::printVectorRun(const ForStmt& f) {
   std::string start = value(*run->runStart);
   if (expr(*run->runStart).prec < kPostfix) start = "(" + start + ")";
   hoisted_[&last] = start;
-  const std::string address = "&" + name(run->tensor) + "[" + flatIndex(*run->tensor, run->element->indices) + "]";
+  const std::string address =
+      "&" + name(run->tensor) + "[" + flatIndex(*run->tensor, run->element->indices, /*narrow=*/true) + "]";
   hoisted_.erase(&last);
   // A load from a tensor the kernel never writes (`const __restrict__`)
   // takes the read-only path (ld.global.nc) unasked: nvcc infers it for

@@ -88,7 +88,7 @@ TEST_F(VectorRuns, HalvesAtPromisedOffsets) {
       offs[3] = 6;
       doffs.write(offs);
       std::string error = errorFrom([&] { k.launch(nullptr, {dx.arg({M, N}), y.arg({M, N}), doffs.arg({M})}); });
-      EXPECT_NE(error.find("vector_runs.spn:52:"), std::string::npos) << error;
+      EXPECT_NE(error.find("vector_runs.spn:53:"), std::string::npos) << error;
       EXPECT_NE(error.find("multiple_of(offs[row], 4): offs[row] is 6"), std::string::npos) << error;
     }
   });

@@ -191,7 +191,7 @@ TEST_F(CliTest, GenVerifyRunsTheClangChecker) {
 TEST_F(CliTest, InspectRuns) {
   const std::string runs = "'" SPINDLE_SOURCE_DIR "/tests/golden/kernels/vector_runs.spn' --stage runs";
   std::string plain = spindleOutput("inspect " + runs + " --kernel encoder");
-  EXPECT_NE(plain.find("vector_runs.spn:40:21: scalar: wte[ix, c + k]: load of a run of 8 bf16 (16 bytes): the base "
+  EXPECT_NE(plain.find("vector_runs.spn:41:21: scalar: wte[ix, c + k]: load of a run of 8 bf16 (16 bytes): the base "
                        "of 'wte' is not known 16-byte aligned in this specialization (suggest --aligned wte)\n"),
             std::string::npos)
       << plain;
@@ -203,7 +203,7 @@ TEST_F(CliTest, InspectRuns) {
             std::string::npos)
       << noGranularity;
   std::string vector = spindleOutput("inspect " + runs + aligned + " --divisible C=8");
-  EXPECT_NE(vector.find("vector_runs.spn:42:33: vector: wpe[t, c + k]: load_stream of a run of 8 bf16 (16 bytes) as "
+  EXPECT_NE(vector.find("vector_runs.spn:43:33: vector: wpe[t, c + k]: load_stream of a run of 8 bf16 (16 bytes) as "
                         "1 word of 16 bytes\n"),
             std::string::npos)
       << vector;

@@ -115,7 +115,11 @@ TEST(PreludeFp8, SaturateClampsInsteadOfOverflowing) {
   EXPECT_EQ(float(__spn_f8e4m3(464.0f)), 448.0f);        // the tie goes to the even 448
   EXPECT_EQ(float(__spn_saturate_f8e5m2(1e9f)), 57344.0f);
   EXPECT_TRUE(std::isinf(float(__spn_f8e5m2(1e9f))));
-  EXPECT_TRUE(std::isnan(float(__spn_saturate_f8e4m3(NAN))));
+  // A NaN of either sign saturates to the canonical code 0x7f (the plain
+  // conversion keeps the sign: 0xff for -NaN).
+  EXPECT_EQ(unsigned(__spn_saturate_f8e4m3(NAN).bits), 0x7fu);
+  EXPECT_EQ(unsigned(__spn_saturate_f8e4m3(-NAN).bits), 0x7fu);
+  EXPECT_EQ(unsigned(__spn_f8e4m3(-NAN).bits), 0xffu);
 }
 
 TEST(PreludeSaturate, IntegersClampAndNaNIsZero) {

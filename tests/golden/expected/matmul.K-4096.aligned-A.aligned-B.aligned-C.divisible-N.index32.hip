@@ -179,7 +179,7 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       int32_t ac = ea % (8 / 4) * 4;
       if (int32_t(row0) + ar < M && k0 + ac + 4 <= K) {
         // vector load of 16 bytes (4 f32 of A, 1 word of 16 bytes)
-        __spn_load_run_readonly<4, 16>(run, &A[(row0 + ar) * K + (int64_t(k0) + ac)]);
+        __spn_load_run_readonly<4, 16>(run, &A[int32_t(row0 + ar) * K + int32_t(int64_t(k0) + ac)]);
       } else {
         #pragma unroll
 #line 105 "samples/matmul.spn"
@@ -205,9 +205,9 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       int32_t eb = tid + l * 256;
       int32_t br = eb / (128 / 4);
       int32_t bc = eb % (128 / 4) * 4;
-      if ((K % 8 == 0 || k0 + br < K) && col0 + bc + 4 <= int64_t(N)) {
+      if ((K % 8 == 0 || k0 + br < K) && (uint32_t(col0) + uint32_t(bc)) + 4u <= uint32_t(N)) {
         // vector load of 16 bytes (4 f32 of B, 1 word of 16 bytes)
-        __spn_load_run_readonly<4, 16>(run, &B[(int64_t(k0) + br) * N + (col0 + bc)]);
+        __spn_load_run_readonly<4, 16>(run, &B[int32_t(int64_t(k0) + br) * N + int32_t(col0 + bc)]);
       } else {
         #pragma unroll
 #line 122 "samples/matmul.spn"
@@ -281,9 +281,9 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
           run[k] = acc[(qi * 4 + i) * 8 + qj * 4 + k];
         }
 #line 153 "samples/matmul.spn"
-        if (int32_t(cr) < M && cc + 4 <= int64_t(N)) {
+        if (int32_t(cr) < M && uint32_t(cc) + 4u <= uint32_t(N)) {
           // vector store of 16 bytes (4 f32 of C, 1 word of 16 bytes)
-          __spn_store_run<4, 16>(&C[cr * N + cc], run);
+          __spn_store_run<4, 16>(&C[int32_t(cr) * N + int32_t(cc)], run);
         } else {
           #pragma unroll
 #line 157 "samples/matmul.spn"

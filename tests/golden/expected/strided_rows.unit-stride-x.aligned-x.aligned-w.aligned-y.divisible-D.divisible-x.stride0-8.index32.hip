@@ -153,9 +153,9 @@ extern "C" __global__ __launch_bounds__(128) void scale_rows(
     {
 #line 31 "tests/golden/kernels/strided_rows.spn"
       // vector load of 16 bytes (8 bf16 of x, 1 word of 16 bytes)
-      __spn_load_run_readonly<8, 16>(xs, &x[row * x_stride0 + j]);
+      __spn_load_run_readonly<8, 16>(xs, &x[row * x_stride0 + int32_t(j)]);
       // vector load of 16 bytes (8 bf16 of w, 1 word of 16 bytes)
-      __spn_load_run_readonly<8, 16>(ws, &w[j]);
+      __spn_load_run_readonly<8, 16>(ws, &w[int32_t(j)]);
       #pragma unroll
 #line 35 "tests/golden/kernels/strided_rows.spn"
       for (int32_t k = 0; k < 8; ++k) {

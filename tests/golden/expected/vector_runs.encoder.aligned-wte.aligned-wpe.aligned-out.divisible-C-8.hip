@@ -159,7 +159,7 @@ inline hipError_t launch_encoder(hipStream_t stream, __spn_bf16* __restrict__ ou
 }
 #endif
 
-#line 30 "tests/golden/kernels/vector_runs.spn"
+#line 31 "tests/golden/kernels/vector_runs.spn"
 extern "C" __global__ __launch_bounds__(128) void encoder(
     __spn_bf16* __restrict__ out, const int32_t* __restrict__ inp, const __spn_bf16* __restrict__ wte,
     const __spn_bf16* __restrict__ wpe, int64_t B, int64_t T, int64_t C, int64_t V) {
@@ -167,7 +167,7 @@ extern "C" __global__ __launch_bounds__(128) void encoder(
   wte = __spn_assume_aligned<16>(wte);  // 16-byte aligned at launch
   wpe = __spn_assume_aligned<16>(wpe);  // 16-byte aligned at launch
   __builtin_assume(C % 8 == 0);  // a multiple of 8 at launch
-#line 31 "tests/golden/kernels/vector_runs.spn"
+#line 32 "tests/golden/kernels/vector_runs.spn"
   int32_t bt = int(blockIdx.x);
   int64_t b = bt / T;
   int64_t t = bt % T;
@@ -175,28 +175,28 @@ extern "C" __global__ __launch_bounds__(128) void encoder(
   __spn_bf16 xs[8];
   #pragma unroll
   for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __spn_bf16(0.0f);
-#line 36 "tests/golden/kernels/vector_runs.spn"
+#line 37 "tests/golden/kernels/vector_runs.spn"
   __spn_bf16 ps[8];
   #pragma unroll
   for (int ps_i = 0; ps_i < 8; ++ps_i) ps[ps_i] = __spn_bf16(0.0f);
-#line 37 "tests/golden/kernels/vector_runs.spn"
+#line 38 "tests/golden/kernels/vector_runs.spn"
   __spn_bf16 os[8];
   #pragma unroll
   for (int os_i = 0; os_i < 8; ++os_i) os[os_i] = __spn_bf16(0.0f);
-#line 38 "tests/golden/kernels/vector_runs.spn"
+#line 39 "tests/golden/kernels/vector_runs.spn"
   const int32_t c_step = int(blockDim.x) * 8;
-#line 38 "tests/golden/kernels/vector_runs.spn"
+#line 39 "tests/golden/kernels/vector_runs.spn"
   for (int64_t c = int(threadIdx.x) * 8; c < C; c += c_step) {
     // vector load of 16 bytes (8 bf16 of wte, 1 word of 16 bytes)
     __spn_load_run_readonly<8, 16>(xs, &wte[ix * C + c]);
     // vector load of 16 bytes (8 bf16 of wpe, 1 word of 16 bytes)
     __spn_load_run_stream<8, 16>(ps, &wpe[t * C + c]);
     #pragma unroll
-#line 43 "tests/golden/kernels/vector_runs.spn"
+#line 44 "tests/golden/kernels/vector_runs.spn"
     for (int32_t k = 0; k < 8; ++k) {
       os[k] = __spn_bf16(float(xs[k]) + float(ps[k]));
     }
-#line 45 "tests/golden/kernels/vector_runs.spn"
+#line 46 "tests/golden/kernels/vector_runs.spn"
     // vector store of 16 bytes (8 bf16 of out, 1 word of 16 bytes)
     __spn_store_run<8, 16>(&out[(b * T + t) * C + c], os);
   }

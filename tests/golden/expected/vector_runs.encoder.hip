@@ -104,11 +104,11 @@ inline hipError_t launch_encoder(hipStream_t stream, __spn_bf16* __restrict__ ou
 }
 #endif
 
-#line 30 "tests/golden/kernels/vector_runs.spn"
+#line 31 "tests/golden/kernels/vector_runs.spn"
 extern "C" __global__ __launch_bounds__(128) void encoder(
     __spn_bf16* __restrict__ out, const int32_t* __restrict__ inp, const __spn_bf16* __restrict__ wte,
     const __spn_bf16* __restrict__ wpe, int64_t B, int64_t T, int64_t C, int64_t V) {
-#line 31 "tests/golden/kernels/vector_runs.spn"
+#line 32 "tests/golden/kernels/vector_runs.spn"
   int32_t bt = int(blockIdx.x);
   int64_t b = bt / T;
   int64_t t = bt % T;
@@ -116,35 +116,35 @@ extern "C" __global__ __launch_bounds__(128) void encoder(
   __spn_bf16 xs[8];
   #pragma unroll
   for (int xs_i = 0; xs_i < 8; ++xs_i) xs[xs_i] = __spn_bf16(0.0f);
-#line 36 "tests/golden/kernels/vector_runs.spn"
+#line 37 "tests/golden/kernels/vector_runs.spn"
   __spn_bf16 ps[8];
   #pragma unroll
   for (int ps_i = 0; ps_i < 8; ++ps_i) ps[ps_i] = __spn_bf16(0.0f);
-#line 37 "tests/golden/kernels/vector_runs.spn"
+#line 38 "tests/golden/kernels/vector_runs.spn"
   __spn_bf16 os[8];
   #pragma unroll
   for (int os_i = 0; os_i < 8; ++os_i) os[os_i] = __spn_bf16(0.0f);
-#line 38 "tests/golden/kernels/vector_runs.spn"
+#line 39 "tests/golden/kernels/vector_runs.spn"
   const int32_t c_step = int(blockDim.x) * 8;
-#line 38 "tests/golden/kernels/vector_runs.spn"
+#line 39 "tests/golden/kernels/vector_runs.spn"
   for (int64_t c = int(threadIdx.x) * 8; c < C; c += c_step) {
     #pragma unroll
-#line 39 "tests/golden/kernels/vector_runs.spn"
+#line 40 "tests/golden/kernels/vector_runs.spn"
     for (int32_t k = 0; k < 8; ++k) {
       xs[k] = wte[ix * C + c + k];
     }
     #pragma unroll
-#line 41 "tests/golden/kernels/vector_runs.spn"
+#line 42 "tests/golden/kernels/vector_runs.spn"
     for (int32_t k = 0; k < 8; ++k) {
       ps[k] = __spn_load_stream(&wpe[t * C + c + k]);
     }
     #pragma unroll
-#line 43 "tests/golden/kernels/vector_runs.spn"
+#line 44 "tests/golden/kernels/vector_runs.spn"
     for (int32_t k = 0; k < 8; ++k) {
       os[k] = __spn_bf16(float(xs[k]) + float(ps[k]));
     }
     #pragma unroll
-#line 45 "tests/golden/kernels/vector_runs.spn"
+#line 46 "tests/golden/kernels/vector_runs.spn"
     for (int32_t k = 0; k < 8; ++k) {
       out[(b * T + t) * C + c + k] = os[k];
     }

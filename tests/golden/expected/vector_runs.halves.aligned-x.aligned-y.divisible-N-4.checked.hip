@@ -237,35 +237,35 @@ inline hipError_t launch_halves(hipStream_t stream, const __half* __restrict__ x
 }
 #endif
 
-#line 50 "tests/golden/kernels/vector_runs.spn"
+#line 51 "tests/golden/kernels/vector_runs.spn"
 extern "C" __global__ __launch_bounds__(64) void halves(
     const __half* __restrict__ x, __half* __restrict__ y, const int32_t* __restrict__ offs, int64_t M, int64_t N) {
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
   y = __spn_assume_aligned<16>(y);  // 16-byte aligned at launch
   __builtin_assume(N % 4 == 0);  // a multiple of 4 at launch
-#line 51 "tests/golden/kernels/vector_runs.spn"
+#line 52 "tests/golden/kernels/vector_runs.spn"
   int32_t row = int(blockIdx.x);
-  int32_t j = __spn_check_multiple_of("tests/golden/kernels/vector_runs.spn", 52, 9, "offs[row]", offs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 52, 21, "offs", row, M, 1)], 4);
+  int32_t j = __spn_check_multiple_of("tests/golden/kernels/vector_runs.spn", 53, 9, "offs[row]", offs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 53, 21, "offs", row, M, 1)], 4);
   __half hs[4];
   #pragma unroll
   for (int hs_i = 0; hs_i < 4; ++hs_i) hs[hs_i] = __half(0.0f);
-#line 54 "tests/golden/kernels/vector_runs.spn"
-  __spn_check_run_aligned("tests/golden/kernels/vector_runs.spn", 55, 31, "x", &x[row * N + j], 8);
+#line 55 "tests/golden/kernels/vector_runs.spn"
+  __spn_check_run_aligned("tests/golden/kernels/vector_runs.spn", 56, 31, "x", &x[row * N + j], 8);
   #pragma unroll
-#line 54 "tests/golden/kernels/vector_runs.spn"
+#line 55 "tests/golden/kernels/vector_runs.spn"
   for (int32_t k = 0; k < 4; ++k) {
-    hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 55, 9, "hs", k, 4, 1)] = __spn_load_readonly(&x[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 55, 31, "x", row, M, N, j + k, N, 1)]);
+    hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 56, 9, "hs", k, 4, 1)] = __spn_load_readonly(&x[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 56, 31, "x", row, M, N, j + k, N, 1)]);
   }
   #pragma unroll
-#line 56 "tests/golden/kernels/vector_runs.spn"
+#line 57 "tests/golden/kernels/vector_runs.spn"
   for (int32_t k = 0; k < 4; ++k) {
-    hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 57, 9, "hs", k, 4, 1)] = __half(float(hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 57, 17, "hs", k, 4, 1)]) * 2.0f);
+    hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 58, 9, "hs", k, 4, 1)] = __half(float(hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 58, 17, "hs", k, 4, 1)]) * 2.0f);
   }
-#line 58 "tests/golden/kernels/vector_runs.spn"
-  __spn_check_run_aligned("tests/golden/kernels/vector_runs.spn", 59, 22, "y", &y[row * N + j], 8);
+#line 59 "tests/golden/kernels/vector_runs.spn"
+  __spn_check_run_aligned("tests/golden/kernels/vector_runs.spn", 60, 22, "y", &y[row * N + j], 8);
   #pragma unroll
-#line 58 "tests/golden/kernels/vector_runs.spn"
+#line 59 "tests/golden/kernels/vector_runs.spn"
   for (int32_t k = 0; k < 4; ++k) {
-    __spn_store_stream(&y[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 59, 22, "y", row, M, N, j + k, N, 1)], hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 59, 37, "hs", k, 4, 1)]);
+    __spn_store_stream(&y[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 60, 22, "y", row, M, N, j + k, N, 1)], hs[__spn_checked_offset("tests/golden/kernels/vector_runs.spn", 60, 37, "hs", k, 4, 1)]);
   }
 }

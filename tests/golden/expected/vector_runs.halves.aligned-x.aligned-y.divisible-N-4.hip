@@ -142,27 +142,27 @@ inline hipError_t launch_halves(hipStream_t stream, const __half* __restrict__ x
 }
 #endif
 
-#line 50 "tests/golden/kernels/vector_runs.spn"
+#line 51 "tests/golden/kernels/vector_runs.spn"
 extern "C" __global__ __launch_bounds__(64) void halves(
     const __half* __restrict__ x, __half* __restrict__ y, const int32_t* __restrict__ offs, int64_t M, int64_t N) {
   x = __spn_assume_aligned<16>(x);  // 16-byte aligned at launch
   y = __spn_assume_aligned<16>(y);  // 16-byte aligned at launch
   __builtin_assume(N % 4 == 0);  // a multiple of 4 at launch
-#line 51 "tests/golden/kernels/vector_runs.spn"
+#line 52 "tests/golden/kernels/vector_runs.spn"
   int32_t row = int(blockIdx.x);
   int32_t j = offs[row];
   __half hs[4];
   #pragma unroll
   for (int hs_i = 0; hs_i < 4; ++hs_i) hs[hs_i] = __half(0.0f);
-#line 54 "tests/golden/kernels/vector_runs.spn"
+#line 55 "tests/golden/kernels/vector_runs.spn"
   // vector load of 8 bytes (4 f16 of x, 1 word of 8 bytes)
   __spn_load_run_readonly<4, 8>(hs, &x[row * N + j]);
   #pragma unroll
-#line 56 "tests/golden/kernels/vector_runs.spn"
+#line 57 "tests/golden/kernels/vector_runs.spn"
   for (int32_t k = 0; k < 4; ++k) {
     hs[k] = __half(float(hs[k]) * 2.0f);
   }
-#line 58 "tests/golden/kernels/vector_runs.spn"
+#line 59 "tests/golden/kernels/vector_runs.spn"
   // vector store of 8 bytes (4 f16 of y, 1 word of 8 bytes)
   __spn_store_run_stream<4, 8>(&y[row * N + j], hs);
 }
