@@ -67,7 +67,7 @@ CompiledBinary BinaryCompiler::get(const std::string& source, const std::string&
     if (auto bin = remote_->get(RemoteNamespace::Binary, out.keyHex)) {
       out.binary = std::move(*bin);
       out.outcome = CacheOutcome::RemoteHit;
-      if (disk_) disk_->store(out.keyHex, out.binary);
+      if (disk_) disk_->store(out.keyHex, out.binary, /*sync=*/false);
       return out;
     }
   }

@@ -52,7 +52,7 @@ void RemoteCache::warnOnce(bool& flag, const std::string& message) {
   if (warn_) warn_(message);
 }
 
-void RemoteCache::markDown(const std::string& why) {
+void RemoteCache::markDown(std::string why) {  // by value: it may be conn_'s own error()
   conn_.reset();
   retryAt_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.retryMs);
   if (!warnedDown_ && warn_)
@@ -80,15 +80,19 @@ bool RemoteCache::connect() {
     else markDown(why);
     return false;
   }
-  if (warnedDown_ && warn_) warn_(fmt::format("spindle: note: remote cache {} is reachable again", describe()));
-  warnedDown_ = false;
   return true;
 }
 
 std::optional<RedisReply> RemoteCache::run(const std::vector<std::string_view>& args) {
   if (off_ || !connect()) return std::nullopt;
   std::optional<RedisReply> reply = conn_->command(args);
-  if (!reply) markDown(conn_->error());
+  if (!reply) {
+    markDown(conn_->error());
+    return reply;
+  }
+  // Back only once it answers: a paused server still accepts connections.
+  if (warnedDown_ && warn_) warn_(fmt::format("spindle: note: remote cache {} is reachable again", describe()));
+  warnedDown_ = false;
   return reply;
 }
 

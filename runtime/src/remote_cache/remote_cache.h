@@ -91,7 +91,7 @@ class RemoteCache {
   // unreachable, or it is waiting out `retryMs` after a failure.
   std::optional<RedisReply> run(const std::vector<std::string_view>& args);
   bool connect();  // caller holds mu_
-  void markDown(const std::string& why);
+  void markDown(std::string why);
   void turnOff(const std::string& why);
   void warnOnce(bool& flag, const std::string& message);
   // A refusal from the server (MOVED, OOM, READONLY, ...): warns as it says.
