@@ -1,6 +1,9 @@
 // The remote layer against a real redis-server: blobs by namespace, what a
 // planted or damaged entry gets, leases, AUTH, and the server's refusals
 // (OOM, READONLY, cluster). Each test starts its own server.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -189,6 +192,51 @@ TEST(RemoteCache, AuthWithPasswordAndAclUser) {
     EXPECT_TRUE(cache.off());
     EXPECT_EQ(w.count("asks for authentication"), 1u) << w.all();
   }
+}
+
+TEST(RemoteCache, SelectsTheDatabaseAndRefusesABadOne) {
+  RedisServer server;
+  START_SERVER(server);
+  Warnings w;
+  RemoteCache db3(configFor(server.unixUrl() + "?db=3"), w.sink()), db0(configFor(server.unixUrl()), w.sink());
+  std::string key = keyOf("db");
+  ASSERT_TRUE(db3.put(RemoteNamespace::Binary, key, bytes(10)));
+  EXPECT_EQ(db3.get(RemoteNamespace::Binary, key), bytes(10));
+  EXPECT_FALSE(db0.get(RemoteNamespace::Binary, key).has_value());
+  EXPECT_EQ(w.count(), 0u) << w.all();
+  RemoteCache bad(configFor(server.unixUrl() + "?db=99"), w.sink());
+  EXPECT_FALSE(bad.get(RemoteNamespace::Binary, key).has_value());
+  EXPECT_TRUE(bad.off()) << "asking again would not help";
+  EXPECT_EQ(w.count("SELECT refused"), 1u) << w.all();
+}
+
+// A process that forks (Python's multiprocessing) must not share its
+// connection with the child: both would read each other's replies.
+TEST(RemoteCache, AForkedChildConnectsAnew) {
+  RedisServer server;
+  START_SERVER(server);
+  Warnings w;
+  RemoteCache cache(configFor(server.unixUrl()), w.sink());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 4; ++i) {
+    keys.push_back(keyOf(std::to_string(i)));
+    ASSERT_TRUE(cache.put(RemoteNamespace::Binary, keys.back(), bytes(2000 + i, char(i))));
+  }
+  auto hammer = [&] {
+    int wrong = 0;
+    for (int round = 0; round < 100; ++round)
+      for (int i = 0; i < 4; ++i) wrong += cache.get(RemoteNamespace::Binary, keys[i]) != bytes(2000 + i, char(i));
+    return wrong;
+  };
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(hammer() == 0 && cache.counters(RemoteNamespace::Binary).rejects == 0 ? 0 : 1);
+  EXPECT_EQ(hammer(), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child read wrong entries";
+  EXPECT_EQ(cache.counters(RemoteNamespace::Binary).rejects, 0u);
+  EXPECT_EQ(w.count(), 0u) << w.all();
 }
 
 TEST(RemoteCache, OutOfMemoryRefusesWritesOnly) {

@@ -119,8 +119,8 @@ RedisConnection::~RedisConnection() {
 }
 
 std::unique_ptr<RedisConnection> RedisConnection::open(const RedisEndpoint& ep, int timeoutMs, std::string& why,
-                                                       bool* authFailed) {
-  if (authFailed) *authFailed = false;
+                                                       bool* refused) {
+  if (refused) *refused = false;
   const HiredisApi* h = api(&why);
   if (!h) return nullptr;
   struct timeval tv;
@@ -154,7 +154,7 @@ std::unique_ptr<RedisConnection> RedisConnection::open(const RedisEndpoint& ep, 
     }
     if (r->kind == RedisReply::Kind::Error) {
       why = fmt::format("{} refused: {}", what, r->str);
-      if (authFailed && std::string_view(what) == "AUTH") *authFailed = true;
+      if (refused) *refused = true;
       return false;
     }
     return true;
@@ -211,8 +211,8 @@ bool hiredisAvailable(std::string* why) {
 }
 const char* hiredisLibraryName() { return "libhiredis"; }
 RedisConnection::~RedisConnection() = default;
-std::unique_ptr<RedisConnection> RedisConnection::open(const RedisEndpoint&, int, std::string& why, bool* authFailed) {
-  if (authFailed) *authFailed = false;
+std::unique_ptr<RedisConnection> RedisConnection::open(const RedisEndpoint&, int, std::string& why, bool* refused) {
+  if (refused) *refused = false;
   why = kNoHeaders;
   return nullptr;
 }

@@ -35,9 +35,10 @@ class RedisConnection {
 
   // Connects within `timeoutMs`, sets that timeout on every later read and
   // write, then AUTHs and SELECTs as the endpoint says. nullptr with `why`
-  // on failure; `authFailed` tells a refused AUTH from a network error.
+  // on failure; `refused` tells a refused AUTH or SELECT (asking again will
+  // not help) from a network error.
   static std::unique_ptr<RedisConnection> open(const RedisEndpoint& ep, int timeoutMs, std::string& why,
-                                               bool* authFailed = nullptr);
+                                               bool* refused = nullptr);
 
   // The reply, or nullopt on a transport error (timeout, reset, EOF) with
   // error() saying which; the connection is dead after that. Arguments are

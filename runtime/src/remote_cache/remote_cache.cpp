@@ -1,6 +1,7 @@
 #include "remote_cache.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <random>
 
@@ -69,13 +70,19 @@ void RemoteCache::turnOff(const std::string& why) {
 }
 
 bool RemoteCache::connect() {
+  // A forked child must not share its parent's socket: replies would go to
+  // whichever process reads first. It connects anew (closing only its copy).
+  if (conn_ && connPid_ != ::getpid()) conn_.reset();
   if (conn_) return true;
   if (std::chrono::steady_clock::now() < retryAt_) return false;
   std::string why;
-  bool authFailed = false;
-  conn_ = RedisConnection::open(config_.endpoint, config_.timeoutMs, why, &authFailed);
+  bool refused = false;
+  conn_ = RedisConnection::open(config_.endpoint, config_.timeoutMs, why, &refused);
+  connPid_ = ::getpid();
   if (!conn_) {
-    if (authFailed) turnOff(fmt::format("authentication failed ({}); check the user and password in the URL", why));
+    if (refused && why.rfind("AUTH", 0) == 0)
+      turnOff(fmt::format("authentication failed ({}); check the user and password in the URL", why));
+    else if (refused) turnOff(why);
     else if (!hiredisAvailable()) turnOff(why);
     else markDown(why);
     return false;

@@ -102,6 +102,7 @@ class RemoteCache {
   Warn warn_;
   std::mutex mu_;
   std::unique_ptr<RedisConnection> conn_;
+  int connPid_ = 0;  // the process that opened conn_
   std::chrono::steady_clock::time_point retryAt_{};
   bool warnedDown_ = false;
   bool warnedOom_ = false, warnedReadOnly_ = false, warnedOtherError_ = false, warnedTooLarge_ = false;
