@@ -129,17 +129,19 @@ void RemoteCache::onErrorReply(const std::string& error, const char* command) {
 
 void RemoteCache::reject(RemoteNamespace ns, const std::string& name, const std::string& why, bool authentication) {
   ++counters_[int(ns)].rejects;
+  // What the caller does instead: BinaryCompiler compiles, a tuner tunes.
+  const char* instead = ns == RemoteNamespace::Binary ? "the kernel is compiled here" : "it is computed here";
   std::lock_guard<std::mutex> lock(mu_);
   if (authentication)
     warnOnce(warnedForged_,
-             fmt::format("spindle: warning: remote cache entry {} on {} refused: {}; it is not loaded and the "
-                         "kernel is compiled here (an entry written under another secret, or planted; later "
-                         "refusals are counted in CacheStats::remoteRejects)",
-                         name, describe(), why));
+             fmt::format("spindle: warning: remote cache entry {} on {} refused: {}; it is not used and {} (an "
+                         "entry written under another secret, or planted; later refusals are counted in "
+                         "CacheStats::remoteRejects)",
+                         name, describe(), why, instead));
   else
-    warnOnce(warnedDamaged_, fmt::format("spindle: warning: remote cache entry {} on {} is invalid ({}); compiling "
-                                         "here and replacing it (later ones are counted in CacheStats::remoteRejects)",
-                                         name, describe(), why));
+    warnOnce(warnedDamaged_, fmt::format("spindle: warning: remote cache entry {} on {} is invalid ({}); {} and "
+                                         "replaces it (later ones are counted in CacheStats::remoteRejects)",
+                                         name, describe(), why, instead));
 }
 
 std::optional<std::vector<char>> RemoteCache::get(RemoteNamespace ns, const std::string& keyHex) {
