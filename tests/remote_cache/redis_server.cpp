@@ -17,19 +17,30 @@
 namespace spindle::test {
 namespace {
 
-// A port nothing listens on now (the kernel's pick for a bound socket).
-int freeLoopbackPort() {
+// Whether `port` (0: any) can be bound on 127.0.0.1 now; the port bound.
+int bindLoopback(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(uint16_t(port));
   socklen_t len = sizeof a;
-  int port = 0;
+  int bound = 0;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
+    bound = ntohs(a.sin_port);
   ::close(fd);
-  return port;
+  return bound;
+}
+
+// A port nothing listens on now (the kernel's pick), with port + 10000
+// free too: a cluster node listens there for its bus.
+int freeLoopbackPort() {
+  for (int tries = 0; tries < 100; ++tries) {
+    int port = bindLoopback(0);
+    if (port > 0 && port + 10000 <= 65535 && bindLoopback(port + 10000) == port + 10000) return port;
+  }
+  return 0;
 }
 
 }  // namespace

@@ -292,6 +292,40 @@ TEST(RemoteCache, ClusterModeIsRefusedClearly) {
   EXPECT_EQ(w.count("cluster mode is not supported"), 1u) << w.all();
 }
 
+// A key that lives on another node of a real two-node cluster: MOVED.
+TEST(RemoteCache, MovedFromAClusterNodeIsRefusedClearly) {
+  SPINDLE_REQUIRE_REDIS_SERVER();
+  std::vector<std::string> cluster = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"};
+  RedisServer a(cluster, /*tcp=*/true), b(cluster, /*tcp=*/true);
+  ASSERT_TRUE(a.start()) << a.error();
+  ASSERT_TRUE(b.start()) << b.error();
+  ASSERT_TRUE(a.command({"CLUSTER", "ADDSLOTSRANGE", "0", "8191"}));
+  ASSERT_TRUE(b.command({"CLUSTER", "ADDSLOTSRANGE", "8192", "16383"}));
+  ASSERT_TRUE(a.command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(b.port())}));
+  Warnings w;
+  RemoteCache cache(configFor(a.tcpUrl()), w.sink());
+  // A key of b's slots; then wait until a knows b owns them.
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    auto slot = a.command({"CLUSTER", "KEYSLOT", cache.keyName(RemoteNamespace::Binary, keyOf(std::to_string(i)))});
+    ASSERT_TRUE(slot.has_value());
+    if (slot->integer >= 8192) key = keyOf(std::to_string(i));
+  }
+  std::string name = cache.keyName(RemoteNamespace::Binary, key);
+  // A node serves nothing until 2 s after it starts (Redis's writable delay).
+  for (int i = 0; i < 1000; ++i) {
+    auto r = a.command({"GET", name});
+    ASSERT_TRUE(r.has_value());
+    if (r->str.rfind("MOVED", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(cache.get(RemoteNamespace::Binary, key).has_value());
+  EXPECT_TRUE(cache.off());
+  EXPECT_EQ(w.count(), 1u) << w.all();
+  EXPECT_EQ(w.count("(MOVED"), 1u) << w.all();
+  EXPECT_EQ(w.count("cluster mode is not supported"), 1u) << w.all();
+}
+
 // Two machines publishing one key at once: every read sees one whole,
 // authenticated entry, never a mix.
 TEST(RemoteCache, RacingWritersLeaveAWholeEntry) {
