@@ -12,7 +12,7 @@ HmacSha256::HmacSha256(std::string_view key) {
     Digest d = sha256(key.data(), key.size());
     std::memcpy(block, d.data(), d.size());
   } else {
-    std::memcpy(block, key.data(), key.size());
+    if (!key.empty()) std::memcpy(block, key.data(), key.size());  // an empty view's data() may be null
   }
   uint8_t innerPad[64];
   for (size_t i = 0; i < sizeof block; ++i) {
