@@ -12,8 +12,9 @@ namespace spindle::rt {
 std::unique_ptr<RemoteCache> makeRemoteCache(const std::string& urlOption, const std::vector<std::string>& secrets,
                                              const std::string& secretFile, RemoteCache::Warn warn) {
   std::string url = urlOption;
+  const char* where = "RuntimeOptions::remoteCache";
   if (url.empty())
-    if (const char* env = std::getenv("SPINDLE_CACHE_REDIS")) url = env;
+    if (const char* env = std::getenv("SPINDLE_CACHE_REDIS")) url = env, where = "SPINDLE_CACHE_REDIS";
   if (url.empty()) return nullptr;
   auto off = [&](const std::string& why) -> std::unique_ptr<RemoteCache> {
     if (warn) warn(fmt::format("spindle: warning: remote cache off: {}", why));
@@ -22,7 +23,8 @@ std::unique_ptr<RemoteCache> makeRemoteCache(const std::string& urlOption, const
   RemoteCacheConfig config;
   std::string why;
   auto endpoint = parseRedisUrl(url, why);
-  if (!endpoint) return off(fmt::format("SPINDLE_CACHE_REDIS: {}", why));
+  // Not the URL itself: it may hold a password.
+  if (!endpoint) return off(fmt::format("{}: {}", where, why));
   config.endpoint = *endpoint;
   config.secrets = loadRemoteSecrets(secrets, secretFile, why);
   if (config.secrets.empty()) return off(why);
