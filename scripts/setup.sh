@@ -13,6 +13,8 @@ PACKAGES=(
   clang libclang-rt-14-dev                         # libFuzzer and sanitizers
   clang-format-14                                  # the pinned formatter (scripts/check_format.sh)
   libboost-context-dev  # the cpu target: one fiber per GPU thread (runtime/src/cpu/)
+  libhiredis-dev        # the remote cache: hiredis 0.14's header to build (the library is dlopen'ed at run time)
+  redis-server          # the remote cache's tests start their own servers (tests/remote_cache/)
 )
 
 missing=()

@@ -420,6 +420,11 @@ NB_MODULE(_spindle, m) {
              d["compiles"] = s.compiles;
              d["compile_failures"] = s.compileFailures;
              d["compile_seconds"] = s.compileSeconds;
+             d["remote_hits"] = s.remoteHits;  // the remote cache (SPINDLE_CACHE_REDIS), docs/runtime.md
+             d["remote_misses"] = s.remoteMisses;
+             d["remote_rejects"] = s.remoteRejects;
+             d["remote_stores"] = s.remoteStores;
+             d["remote_errors"] = s.remoteErrors;
              return d;
            })
       .def("reset_stats", [](PyRuntime& r) { r.rt->resetStats(); })

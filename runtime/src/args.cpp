@@ -128,6 +128,7 @@ const char* cacheOutcomeName(CacheOutcome o) {
   switch (o) {
     case CacheOutcome::MemoryHit: return "hit (memory)";
     case CacheOutcome::DiskHit: return "hit (disk)";
+    case CacheOutcome::RemoteHit: return "hit (remote)";
     case CacheOutcome::Miss: break;
   }
   return "miss";

@@ -1,5 +1,6 @@
-// Source to binary for one backend and target, through the disk cache: the
-// cache key, the lookup, the compiler call, publishing, and the counters.
+// Source to binary for one backend and target, through the disk cache and
+// the remote cache behind it: the cache key, the lookups, the compiler call,
+// publishing, and the counters.
 #pragma once
 
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "backend.h"
 #include "disk_cache.h"
+#include "remote_cache/remote_cache.h"
 
 namespace spindle::rt {
 
@@ -23,7 +25,7 @@ struct Counters {
 struct CompiledBinary {
   std::string keyHex;
   std::vector<char> binary;
-  CacheOutcome outcome = CacheOutcome::Miss;  // DiskHit or Miss
+  CacheOutcome outcome = CacheOutcome::Miss;  // DiskHit, RemoteHit or Miss
   double compileSeconds = 0;
 };
 
@@ -39,11 +41,14 @@ bool optionsEmbedSourcePaths(const std::vector<std::string>& options);
 class BinaryCompiler {
  public:
   // `extraOptions` follow the backend's own (RuntimeOptions::unsafeFpAtomics).
+  // `remote` (may be null) is consulted after a disk miss; a hit there is
+  // copied to the disk cache, and a binary compiled here is published to it.
   BinaryCompiler(Backend& backend, std::string target, DiskCache* disk, Counters& counters,
-                 std::vector<std::string> extraOptions = {})
+                 std::vector<std::string> extraOptions = {}, RemoteCache* remote = nullptr)
       : backend_(backend),
         target_(std::move(target)),
         disk_(disk),
+        remote_(remote),
         counters_(counters),
         extraOptions_(std::move(extraOptions)) {}
 
@@ -65,6 +70,7 @@ class BinaryCompiler {
   Backend& backend_;
   std::string target_;
   DiskCache* disk_;
+  RemoteCache* remote_;
   Counters& counters_;
   std::vector<std::string> extraOptions_;
 };

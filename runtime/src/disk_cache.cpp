@@ -170,7 +170,7 @@ bool DiskCache::writeAll(int fd, const char* p, size_t n, int& err) {
   return writeRange(fd, p + stop, n - stop, err);
 }
 
-bool DiskCache::store(const std::string& keyHex, const std::vector<char>& payload) {
+bool DiskCache::store(const std::string& keyHex, const std::vector<char>& payload, bool sync) {
   if (!enabled()) return false;
   std::string path = entryPath(keyHex);
   std::string dir = path.substr(0, path.find_last_of('/'));
@@ -187,7 +187,7 @@ bool DiskCache::store(const std::string& keyHex, const std::vector<char>& payloa
   std::vector<char> bytes = encode(keyHex, payload);
   int err = 0;
   bool ok = writeAll(fd, bytes.data(), bytes.size(), err);
-  if (ok && ::fsync(fd) != 0) {
+  if (ok && sync && ::fsync(fd) != 0) {
     ok = false;
     err = errno;
   }

@@ -33,7 +33,11 @@ class DiskCache {
   // The payload, or nullopt on a miss (absent, unreadable or invalid).
   std::optional<std::vector<char>> load(const std::string& keyHex);
   // Publishes atomically; false when the entry could not be written.
-  bool store(const std::string& keyHex, const std::vector<char>& payload);
+  // `sync`: fsync before the rename, so that a crash does not lose a compile.
+  // A copy of an entry fetched from the remote cache skips it (that costs
+  // milliseconds, more than the fetch): a crash can then leave a damaged
+  // file, which load() rejects like any other, and the fetch is repeated.
+  bool store(const std::string& keyHex, const std::vector<char>& payload, bool sync = true);
 
   uint64_t corruptEntries() const { return corrupt_.load(); }
   uint64_t writeFailures() const { return writeFailures_.load(); }

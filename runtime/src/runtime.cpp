@@ -16,6 +16,7 @@
 #include "env_number.h"
 #include "launch_binding.h"
 #include "memory_cache.h"
+#include "remote_cache/remote_setup.h"
 #include "stream_capture.h"
 
 namespace spindle {
@@ -31,6 +32,9 @@ struct Runtime::Impl {
   std::string deviceName;
   std::string deviceStatus;
   std::unique_ptr<rt::DiskCache> disk;
+  // Behind the disk cache; also the store that tuning results can share
+  // (rt::RemoteNamespace::Tuning). Null when not asked for or unusable.
+  std::unique_ptr<rt::RemoteCache> remote;
   rt::Counters counters;
   std::unique_ptr<rt::BinaryCompiler> compiler;
 
@@ -179,12 +183,20 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
     im.disk = std::make_unique<rt::DiskCache>(dir, maxBytes, [self](const std::string& m) { self->warn(m); });
     if (dir.empty()) im.warn("spindle: warning: no cache directory (set SPINDLE_CACHE_DIR or HOME); memory cache only");
   }
+  {
+    Impl* self = &im;
+    // No connection yet: the first lookup connects, so a server that is
+    // down costs nothing until a kernel is compiled.
+    im.remote = rt::makeRemoteCache(im.opts.remoteCache, im.opts.remoteCacheSecrets, im.opts.remoteCacheSecretFile,
+                                    [self](const std::string& m) { self->warn(m); });
+  }
   if (!im.target.empty()) {
     std::string compilerWhy;
     if (!be.hasCompiler(&compilerWhy) && im.hasDevice) im.deviceStatus += "; no compiler: " + compilerWhy;
     std::vector<std::string> extraOptions;
     if (im.opts.unsafeFpAtomics) extraOptions = be.unsafeFpAtomicsOptions();
-    im.compiler = std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters, extraOptions);
+    im.compiler =
+        std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters, extraOptions, im.remote.get());
   }
 }
 
@@ -201,6 +213,9 @@ const std::string& Runtime::cacheDir() const {
   return impl_->disk && impl_->disk->enabled() ? impl_->disk->dir() : kNone;
 }
 bool Runtime::diskCacheEnabled() const { return impl_->disk && impl_->disk->enabled(); }
+std::string Runtime::remoteCache() const {
+  return impl_->remote && !impl_->remote->off() ? impl_->remote->describe() : std::string();
+}
 
 CacheStats Runtime::stats() const {
   const rt::Counters& c = impl_->counters;
@@ -215,12 +230,21 @@ CacheStats Runtime::stats() const {
     s.corruptEntries = impl_->disk->corruptEntries();
     s.diskWriteFailures = impl_->disk->writeFailures();
   }
+  if (impl_->remote) {
+    const rt::RemoteCounters& r = impl_->remote->counters(rt::RemoteNamespace::Binary);
+    s.remoteHits = r.hits;
+    s.remoteMisses = r.misses;
+    s.remoteRejects = r.rejects;
+    s.remoteStores = r.stores;
+    s.remoteErrors = r.errors;
+  }
   return s;
 }
 
 void Runtime::resetStats() {
   rt::Counters& c = impl_->counters;
   c.memoryHits = c.diskHits = c.misses = c.compiles = c.compileFailures = c.compileNanos = 0;
+  if (impl_->remote) impl_->remote->resetCounters();
 }
 
 // ---------------------------------------------------------------------------

@@ -53,6 +53,9 @@ void Sha256::block(const uint8_t* p) {
 }
 
 void Sha256::update(const void* data, size_t size) {
+  // Nothing to add; and an empty vector's data() may be null, which memcpy
+  // must not be given even for zero bytes.
+  if (size == 0) return;
   auto p = static_cast<const uint8_t*>(data);
   total_ += size;
   if (bufLen_) {

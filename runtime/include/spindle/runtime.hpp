@@ -121,6 +121,19 @@ struct RuntimeOptions {
   // memory: opt in only when no tensor lives there (docs/language.md 8.5).
   // Part of the cache key. NVIDIA ignores it: its native atomics are safe.
   bool unsafeFpAtomics = false;
+  // A second-level cache behind the disk cache, shared by machines through
+  // Redis (docs/runtime.md, "Remote cache"): "redis://[user:password@]host:port/db"
+  // or "unix:///path/redis.sock". Empty: SPINDLE_CACHE_REDIS; neither: off.
+  // Entries are authenticated with a shared secret; without one the remote
+  // cache stays off and says why.
+  std::string remoteCache;
+  // The secret (at least 16 bytes), then the previous one during a rotation.
+  // Empty: remoteCacheSecretFile, else SPINDLE_CACHE_SECRET
+  // (+ SPINDLE_CACHE_SECRET_PREVIOUS), else SPINDLE_CACHE_SECRET_FILE.
+  std::vector<std::string> remoteCacheSecrets;
+  // A file holding the secret (line 1) and the previous one (line 2); it must
+  // be this user's and private (chmod 600).
+  std::string remoteCacheSecretFile;
   // Where warnings go (a read-only cache directory, ...). Default: stderr.
   std::function<void(const std::string&)> warn;
 };
@@ -134,10 +147,16 @@ struct CacheStats {
   double compileSeconds = 0;       // total time inside the compiler
   uint64_t corruptEntries = 0;     // disk entries rejected (bad magic, checksum, size, key)
   uint64_t diskWriteFailures = 0;  // entries that could not be published
+  // The remote cache (RuntimeOptions::remoteCache), binaries only.
+  uint64_t remoteHits = 0;     // binaries read back from Redis (and copied to the disk cache)
+  uint64_t remoteMisses = 0;   // the server had no entry
+  uint64_t remoteRejects = 0;  // entries refused: failed authentication, checksum, malformed, too large
+  uint64_t remoteStores = 0;   // binaries published to Redis
+  uint64_t remoteErrors = 0;   // lookups or stores that found the server unreachable, slow or refusing
 };
 
-enum class CacheOutcome { MemoryHit, DiskHit, Miss };
-const char* cacheOutcomeName(CacheOutcome o);  // "hit (memory)", "hit (disk)", "miss"
+enum class CacheOutcome { MemoryHit, DiskHit, Miss, RemoteHit };
+const char* cacheOutcomeName(CacheOutcome o);  // "hit (memory)", "hit (disk)", "hit (remote)", "miss"
 
 // What one compile produced (Kernel::compile).
 struct CompileReport {
@@ -273,6 +292,9 @@ class Runtime {
   std::string deviceStatus() const;      // why there is no device, or the device
   const std::string& cacheDir() const;   // "" when the disk cache is off
   bool diskCacheEnabled() const;         // false after a failed write too
+  // The remote cache's server ("redis://host:6379/0", no password), or ""
+  // when there is none (not asked for, or off: the warning said why).
+  std::string remoteCache() const;
 
   // Errors in the .spn come back as spindle::Error carrying the diagnostics.
   Module loadModule(const std::string& path);
