@@ -169,6 +169,7 @@ class FunctionPrinter {
   CppExpr call(const CallExpr& c) const;
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr matrixCall(const CallExpr& c) const;
+  CppExpr asyncCopyCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
