@@ -61,9 +61,8 @@ std::vector<Shape> parseShapes(const std::string& s) {
 int main(int argc, char** argv) {
   std::string spn = "samples/gemm.spn";
   int reps = 20;
-  std::vector<Shape> shapes = {{37, 53, 29},         {150, 260, 100},     {1000, 777, 333},
-                               {4096, 4096, 4096},   {8192, 8192, 1024},  {4096, 4096, 128},
-                               {4096, 4096, 4095},   {4000, 3000, 1000}};
+  std::vector<Shape> shapes = {{37, 53, 29},       {150, 260, 100},   {1000, 777, 333},   {4096, 4096, 4096},
+                               {8192, 8192, 1024}, {4096, 4096, 128}, {4096, 4096, 4095}, {4000, 3000, 1000}};
   std::vector<ScalarType> types = {ScalarType::F16, ScalarType::BF16};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -125,14 +124,13 @@ int main(int argc, char** argv) {
         for (int64_t j = 0; j < s.N; ++j) {
           const double want = row[size_t(j)], got = C[size_t(i * s.N + j)];
           const double tol = 1e-6 * double(s.K) + 1e-5 * std::fabs(want), err = std::fabs(got - want);
-          if (!(err <= tol) && bad++ < 3)
-            std::printf("  C[%ld, %ld] = %g, want %g\n", long(i), long(j), got, want);
+          if (!(err <= tol) && bad++ < 3) std::printf("  C[%ld, %ld] = %g, want %g\n", long(i), long(j), got, want);
           worst = std::max(worst, std::isnan(err) ? 1e30 : err / tol);
         }
       }
       failures += bad != 0;
-      std::printf("gemm %s %ldx%ldx%ld: %s (worst error %.3g of the bound)", bf ? "bf16" : "f16", long(s.M),
-                  long(s.N), long(s.K), bad ? "FAILED" : "ok", worst);
+      std::printf("gemm %s %ldx%ldx%ld: %s (worst error %.3g of the bound)", bf ? "bf16" : "f16", long(s.M), long(s.N),
+                  long(s.K), bad ? "FAILED" : "ok", worst);
       if (s.M * s.N * s.K >= 1000000000) {
         for (int w = 0; w < 3; ++w) launch();
         rt.synchronize();
@@ -140,7 +138,8 @@ int main(int argc, char** argv) {
         for (int r = 0; r < reps; ++r) ms.push_back(rt.timeMs(nullptr, launch));
         std::sort(ms.begin(), ms.end());
         const double med = ms[ms.size() / 2];
-        std::printf("; %.4f ms, %.1f TFLOP/s", med, 2.0 * double(s.M) * double(s.N) * double(s.K) / (med * 1e-3) / 1e12);
+        std::printf("; %.4f ms, %.1f TFLOP/s", med,
+                    2.0 * double(s.M) * double(s.N) * double(s.K) / (med * 1e-3) / 1e12);
       }
       std::printf("\n");
       std::fflush(stdout);

@@ -623,6 +623,10 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
   std::string s0 = src.strided ? strideName(&src, 0) : dimExpr(src, 1).text;
   std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, 1) : "1";
+  // The helper computes the source address in the type of the rows it is
+  // given: the specialization's index type (32 bits only where the runtime
+  // proved that every offset fits; a static dim prints as a bare literal).
+  const std::string rows = fmt::format("{}({})", ctx_.indexType(), dimExpr(src, 0).text);
   std::string checked;
   if (ctx_.checked)
     checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}, {}, {}", ctx_.sourcePath, c.range.begin.line,
@@ -630,7 +634,7 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   return {
       fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, ctx_.checked ? "_checked" : "",
                   value(*c.args[6]), name(&dst), dimExpr(dst, 1).text, value(*c.args[1]), value(*c.args[2]), name(&src),
-                  dimExpr(src, 0).text, dimExpr(src, 1).text, s0, s1, value(*c.args[4]), value(*c.args[5]), checked),
+                  rows, dimExpr(src, 1).text, s0, s1, value(*c.args[4]), value(*c.args[5]), checked),
       kPostfix};
 }
 
