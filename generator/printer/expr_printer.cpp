@@ -587,10 +587,13 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
             kPostfix};
   }
   const Symbol& src = *c.args[1]->as<NameExpr>()->symbol;
-  // From a shared buffer, an unchecked build's load tries ldmatrix first
-  // (__spn_mma_load_a_shared and the like).
-  const std::string helper =
-      std::string(b.hipF32) + (src.kind == SymbolKind::SharedBuffer && !ctx_.checked ? "_shared" : "");
+  // From a shared buffer, an unchecked build's mma_load_a / mma_load_b
+  // tries ldmatrix first (__spn_mma_load_a_shared, _b_shared). The
+  // transposed loads stay element by element: their ldmatrix forms are not
+  // yet checked on hardware.
+  const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked &&
+                        (b.id == BuiltinId::MmaLoadA || b.id == BuiltinId::MmaLoadB);
+  const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "");
   std::vector<std::string> strides;
   for (size_t axis = 0; axis < 2; ++axis) {
     if (src.strided) {

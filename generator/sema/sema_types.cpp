@@ -523,10 +523,23 @@ class TypeChecker {
   // 2-D kernel tensor of its element type, n a constant run of 4, 8 or 16
   // bytes (the sizes of cp.async), the coordinates integers.
   // copy_wait(n): n a constant >= 0 (cp.async.wait_group's immediate).
+  // Names only literals and consts, some of which only a specialization or
+  // the warp width decides (`const W = 16 // sizeof(T)`): a C++ constant
+  // expression in the printed file, whose value the helper's static_assert
+  // checks where sema could not.
+  static bool constsOnlyExpr(const Expr& e) {
+    if (e.as<IntLitExpr>()) return true;
+    if (const auto* n = e.as<NameExpr>()) return n->symbol && n->symbol->kind == SymbolKind::Const;
+    if (const auto* u = e.as<UnaryExpr>()) return constsOnlyExpr(*u->operand);
+    if (const auto* b = e.as<BinaryExpr>()) return constsOnlyExpr(*b->lhs) && constsOnlyExpr(*b->rhs);
+    return false;
+  }
+
   void checkAsyncCopy(CallExpr& c) {
     if (c.callee == "copy_commit") return;
     if (c.callee == "copy_wait") {
       auto n = evaluateConst(*c.args[0], constsOnly());
+      if (!n && constsOnlyExpr(*c.args[0])) return;
       if (!n || n->isFloat || n->i < 0)
         error(DiagId::sema_copy_wait_count, c.args[0]->range,
               n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string());
@@ -561,11 +574,7 @@ class TypeChecker {
     if (!dst || dst->type == ScalarType::Invalid) return;
     const int64_t bytes = scalarBits(dst->type) / 8;
     auto n = evaluateConst(*c.args[6], constsOnly());
-    // A const that only a specialization computes (`const W = 16 //
-    // sizeof(T)`) is checked where it is known: the helper's static_assert.
-    const auto* name = c.args[6]->as<NameExpr>();
-    if (!n && name && name->symbol && name->symbol->kind == SymbolKind::Const && name->symbol->perSpecialization)
-      return;
+    if (!n && constsOnlyExpr(*c.args[6])) return;
     const bool ok = n && !n->isFloat && n->i > 0 && (n->i * bytes == 4 || n->i * bytes == 8 || n->i * bytes == 16);
     if (!ok)
       error(DiagId::sema_copy_async_width, c.args[6]->range, scalarName(dst->type),

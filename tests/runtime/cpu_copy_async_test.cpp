@@ -90,8 +90,8 @@ TEST_P(CpuCopyAsync, CopiesTheWindowWithZerosPastTheEdges) {
       DeviceBuffer dX = rt.allocate(X.size()), dY = rt.allocate(Y.size());
       rt.copyToDevice(dX, X.data(), X.size());
       rt.copyToDevice(dY, Y.data(), Y.size());
-      k.launch(nullptr, {tensor(dX.data(), t, {cs.R, cs.C}), tensor(dY.data(), t, {16, 32}), scalar(cs.r0),
-                         scalar(cs.c0)});
+      k.launch(nullptr,
+               {tensor(dX.data(), t, {cs.R, cs.C}), tensor(dY.data(), t, {16, 32}), scalar(cs.r0), scalar(cs.c0)});
       rt.copyToHost(Y.data(), dY, Y.size());
       for (int64_t r = 0; r < 16; ++r)
         for (int64_t c = 0; c < 32; ++c) {
