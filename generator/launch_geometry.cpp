@@ -56,6 +56,26 @@ uint64_t localBytesPerThread(const FunctionScope& kernel, const ConstLookup& val
 
 }  // namespace
 
+bool sharedPastStaticLimit(const FunctionScope& kernel, const std::map<std::string, int64_t>& staticDims,
+                           const std::map<std::string, ScalarType>& typeArgs) {
+  constexpr uint64_t kStaticLimit = 48 * 1024;
+  uint64_t bytes = 0;
+  for (const Symbol* s : kernel.declared) {
+    if (s->kind != SymbolKind::SharedBuffer) continue;
+    bool dynamic = false;
+    for (Symbol* d : shapeDimSymbols(*s)) dynamic |= !staticDims.count(d->name);
+    if (dynamic) continue;
+    uint64_t count = 1;
+    for (const Expr* e : s->shape) {
+      PerWarpWidth v = evaluateForWarpWidths(*e, staticDims, &typeArgs);
+      if (!v.known() || v.wave32->isFloat || v.wave64->isFloat) return false;  // reported where it is printed
+      count *= static_cast<uint64_t>(std::max<int64_t>({v.wave32->i, v.wave64->i, 0}));
+    }
+    bytes += (count * scalarBytes(bufferElementType(*s, typeArgs)) + 15) / 16 * 16;
+  }
+  return bytes > kStaticLimit;
+}
+
 BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::map<std::string, int64_t>& staticDims,
                     const std::map<std::string, ScalarType>& typeArgs) {
   BlockPlan plan;
@@ -142,11 +162,12 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
 
   std::set<std::string> staticDims;
   for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
-  auto dimsOnly = constsAndDims(values);
+  auto dimsOnly = constsAndDims(values, &known);
+  const bool pastLimit = sharedPastStaticLimit(kernel, spec.staticDims, spec.typeArgs);
   uint64_t bytes = 0;
   for (const Symbol* s : kernel.declared) {
     if (s->kind != SymbolKind::SharedBuffer) continue;
-    bool dynamic = false;
+    bool dynamic = pastLimit;
     for (Symbol* d : shapeDimSymbols(*s)) dynamic |= !staticDims.count(d->name);
     if (!dynamic) continue;
     uint64_t count = 1;

@@ -38,6 +38,16 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& kernel,
                     const std::map<std::string, int64_t>& staticDims,
                     const std::map<std::string, ScalarType>& typeArgs);
 
+// Static shared memory stops at 48 KiB on NVIDIA (and on AMD before
+// gfx950's 160 KiB); past that a kernel must take dynamic shared memory and
+// opt in (cudaFuncSetAttribute). True when the shared buffers whose sizes
+// this specialization knows (no dynamic dim) hold more than 48 KiB
+// together, counting a size that depends on warp_size() at its larger
+// value: then every shared buffer of the kernel is placed in the launch's
+// dynamic shared memory, in both the printed file and the launch geometry.
+bool sharedPastStaticLimit(const FunctionScope& kernel, const std::map<std::string, int64_t>& staticDims,
+                           const std::map<std::string, ScalarType>& typeArgs);
+
 // Launch geometry for bound values: `values` covers every dim symbol and
 // every integer scalar parameter @grid and @block use. The block and dynamic
 // shared memory come first: resident_blocks() in @grid is asked for them (see

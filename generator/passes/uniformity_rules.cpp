@@ -62,6 +62,7 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::CachedLoad:
     case BuiltinCategory::CachedStore:
     case BuiltinCategory::UniformHint:
+    case BuiltinCategory::AsyncCopy:  // this thread's copies (the sync() that shows them is a barrier)
     case BuiltinCategory::DivisorHint: return ConvergenceNeed::None;
   }
   return ConvergenceNeed::None;
@@ -132,7 +133,8 @@ ValueFact builtinResult(const BuiltinInfo& b, const std::vector<ValueFact>& args
     case BuiltinCategory::DimQuery:
     case BuiltinCategory::Scratch:
     case BuiltinCategory::MatrixDecl:
-    case BuiltinCategory::Matrix:  // no value: tiles are the warp's (every lane takes part)
+    case BuiltinCategory::Matrix:     // no value: tiles are the warp's (every lane takes part)
+    case BuiltinCategory::AsyncCopy:  // no value
     case BuiltinCategory::Range:
     case BuiltinCategory::LaunchQuery:
     case BuiltinCategory::TypeLimit: return ValueFact::uniform();

@@ -573,6 +573,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
       return {fmt::format("__spn_saturate<{}>({})", cppType(to), value(v)), kPostfix};
     }
     case BuiltinCategory::Matrix: return matrixCall(c);
+    case BuiltinCategory::AsyncCopy: return asyncCopyCall(c);
     case BuiltinCategory::Scratch:
     case BuiltinCategory::MatrixDecl:
     case BuiltinCategory::Range: break;  // declarations and loops, printed as statements
@@ -594,6 +595,13 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
             kPostfix};
   }
   const Symbol& src = *c.args[1]->as<NameExpr>()->symbol;
+  // From a shared buffer, an unchecked build's mma_load_a / mma_load_b
+  // tries ldmatrix first (__spn_mma_load_a_shared, _b_shared). The
+  // transposed loads stay element by element: their ldmatrix forms are not
+  // yet checked on hardware.
+  const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked &&
+                        (b.id == BuiltinId::MmaLoadA || b.id == BuiltinId::MmaLoadB);
+  const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "");
   std::vector<std::string> strides;
   for (size_t axis = 0; axis < 2; ++axis) {
     if (src.strided) {
@@ -608,10 +616,37 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   if (ctx_.checked && src.kind == SymbolKind::SharedBuffer)
     where = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
                         c.range.begin.col, src.name);
-  return {fmt::format("{}({}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, expr(*c.args[0]).text, name(&src),
+  return {fmt::format("{}({}, {}, {}, {}, {}, {}, {}, {}{})", helper, expr(*c.args[0]).text, name(&src),
                       dimExpr(src, 0).text, dimExpr(src, 1).text, strides[0], strides[1], value(*c.args[2]),
                       value(*c.args[3]), where),
           kPostfix};
+}
+
+// copy_async(dst, r, c, src, sr, sc, n) -> __spn_copy_async<n>(dst, dst's
+// row stride, r, c, src, rows, cols, src's strides, sr, sc) (a checked
+// build's form also names the .spn location and dst's extents);
+// copy_wait(n) -> __spn_copy_wait<n>(); copy_commit() -> __spn_copy_commit().
+CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
+  const BuiltinInfo& b = *findBuiltin(c.callee);
+  if (b.id == BuiltinId::CopyCommit) return {std::string(b.hipF32), kPostfix};
+  if (b.id == BuiltinId::CopyWait) return {fmt::format("__spn_copy_wait<{}>()", value(*c.args[0])), kPostfix};
+  const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
+  const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
+  std::string s0 = src.strided ? strideName(&src, 0) : dimExpr(src, 1).text;
+  std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, 1) : "1";
+  // The helper computes the source address in the type of the rows it is
+  // given: the specialization's index type (32 bits only where the runtime
+  // proved that every offset fits; a static dim prints as a bare literal).
+  const std::string rows = fmt::format("{}({})", ctx_.indexType(), dimExpr(src, 0).text);
+  std::string checked;
+  if (ctx_.checked)
+    checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}, {}, {}", ctx_.sourcePath, c.range.begin.line,
+                          c.range.begin.col, dst.name, dimExpr(dst, 0).text, dimExpr(dst, 1).text);
+  return {
+      fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, ctx_.checked ? "_checked" : "",
+                  value(*c.args[6]), name(&dst), dimExpr(dst, 1).text, value(*c.args[1]), value(*c.args[2]), name(&src),
+                  rows, dimExpr(src, 1).text, s0, s1, value(*c.args[4]), value(*c.args[5]), checked),
+      kPostfix};
 }
 
 // max_value(T), min_value(T), min_normal(T) as exact literals: integers of

@@ -30,6 +30,7 @@ std::string shapeText(const Symbol& s) {
 }
 
 bool isDynamicBuffer(const PrintContext& ctx, const Symbol& buf) {
+  if (ctx.sharedPastLimit) return true;
   for (Symbol* d : shapeDimSymbols(buf))
     if (!ctx.isStaticDim(d)) return true;
   return false;

@@ -45,7 +45,8 @@ struct PrintContext {
   const KernelPrintPlan& plan;                                // the driver's decisions
   std::map<const FunctionScope*, TupleResult> tupleResults;   // tuple-returning defs and closures
   bool checked = false;                                       // a checked build: every element access is bounds-checked
-  bool index32 = false;  // dims and strides int32_t, element offsets in 32 bits (Specialization::index32)
+  bool index32 = false;          // dims and strides int32_t, element offsets in 32 bits (Specialization::index32)
+  bool sharedPastLimit = false;  // every shared buffer in dynamic shared memory (sharedPastStaticLimit)
 
   // The C++ type of dims and strides in this specialization.
   const char* indexType() const { return index32 ? "int32_t" : "int64_t"; }
@@ -169,6 +170,7 @@ class FunctionPrinter {
   CppExpr call(const CallExpr& c) const;
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr matrixCall(const CallExpr& c) const;
+  CppExpr asyncCopyCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks

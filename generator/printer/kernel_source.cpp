@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "function_printer.h"
+#include "launch_geometry.h"
 #include "prelude.h"
 #include "sema/builtins.h"
 #include "templates.h"
@@ -98,6 +99,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    spec.index32};
   // clang-format on
   ctx.spec = &spec;
+  ctx.sharedPastLimit = sharedPastStaticLimit(kernel, spec.staticDims, spec.typeArgs);
 
   // File-scope names: consts, static dims, functions. Static dims come
   // from the specialization and precede the host launcher, which uses them;
@@ -291,6 +293,15 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   // The dynamic shared size gets a name where it is more than a zero.
   const bool namedShared = sharedBytes != "0" || kernel.gridUsesResidentBlocks;
   std::string sharedDecl = namedShared ? fmt::format("  const size_t dynamic_shared_bytes = {};\n", sharedBytes) : "";
+  // More than 48 KiB of it (a kernel whose shared buffers are past the
+  // static limit, or sized by dims) needs the kernel's opt-in first.
+  if (sharedBytes != "0") {
+    hostHelpers = std::string(templateText("allow_dynamic_shared")) + hostHelpers;
+    sharedDecl += fmt::format(
+        "  if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&{}), "
+        "dynamic_shared_bytes))\n    return e;\n",
+        ctx.functionNames[&kernel]);
+  }
   rest += fmt::format(
       fmt::runtime(templateText("launcher")), fmt::arg("kernel", ctx.functionNames[&kernel]),
       fmt::arg("host_helpers", hostHelpers), fmt::arg("grid_inputs", gridInputs),

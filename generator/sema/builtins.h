@@ -34,6 +34,7 @@ enum class BuiltinCategory {
   DivisorHint,     // multiple_of(e, n): e, promised a multiple of n (a const power of two)
   MatrixDecl,      // mma_zero(f32, [TI, TJ]), mma_a(T, [TI]), mma_b(T, [TJ]): fragment array declarations only
   Matrix,          // mma_load_a/_a_t/_b/_b_t(frag, src, r, c), mma(a, b, acc): every lane of the warp takes part
+  AsyncCopy,       // copy_async(dst, r, c, src, sr, sc, n), copy_commit(), copy_wait(n): this thread's copies
 };
 
 enum class BuiltinId {

@@ -1764,6 +1764,14 @@ class Resolver {
           if (auto* src = c.args[1]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;
         return;
       }
+      case BuiltinCategory::AsyncCopy:
+        // copy_async(dst, r, c, src, sr, sc, n): both buffers' extents and
+        // strides address the copy (as a tile load's source).
+        for (auto& a : c.args) resolveExpr(*a);
+        if (c.args.size() == 7)
+          for (size_t i : {size_t(0), size_t(3)})
+            if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;
+        return;
       case BuiltinCategory::Range: error(DiagId::sema_range_position, c.range, c.callee); return;
       case BuiltinCategory::LaunchQuery: error(DiagId::sema_launch_query_position, c.range, c.callee); return;
       case BuiltinCategory::Geometry: {

@@ -519,6 +519,69 @@ class TypeChecker {
     return ScalarType::Invalid;
   }
 
+  // copy_async(dst, r, c, src, sr, sc, n): dst a 2-D shared buffer, src a
+  // 2-D kernel tensor of its element type, n a constant run of 4, 8 or 16
+  // bytes (the sizes of cp.async), the coordinates integers.
+  // copy_wait(n): n a constant >= 0 (cp.async.wait_group's immediate).
+  // Names only literals and consts, some of which only a specialization or
+  // the warp width decides (`const W = 16 // sizeof(T)`): a C++ constant
+  // expression in the printed file, whose value the helper's static_assert
+  // checks where sema could not.
+  static bool constsOnlyExpr(const Expr& e) {
+    if (e.as<IntLitExpr>()) return true;
+    if (const auto* n = e.as<NameExpr>()) return n->symbol && n->symbol->kind == SymbolKind::Const;
+    if (const auto* u = e.as<UnaryExpr>()) return constsOnlyExpr(*u->operand);
+    if (const auto* b = e.as<BinaryExpr>()) return constsOnlyExpr(*b->lhs) && constsOnlyExpr(*b->rhs);
+    return false;
+  }
+
+  void checkAsyncCopy(CallExpr& c) {
+    if (c.callee == "copy_commit") return;
+    if (c.callee == "copy_wait") {
+      auto n = evaluateConst(*c.args[0], constsOnly());
+      if (!n && constsOnlyExpr(*c.args[0])) return;
+      if (!n || n->isFloat || n->i < 0)
+        error(DiagId::sema_copy_wait_count, c.args[0]->range,
+              n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string());
+      return;
+    }
+    auto symbolAt = [&](size_t i) -> const Symbol* {
+      const auto* nm = c.args[i]->as<NameExpr>();
+      return nm ? nm->symbol : nullptr;
+    };
+    const Symbol* dst = symbolAt(0);
+    const Symbol* src = symbolAt(3);
+    std::string why;
+    if (!dst || dst->kind != SymbolKind::SharedBuffer)
+      why = dst ? fmt::format("'{}' (the first argument) is a {}", dst->name, symbolKindName(dst->kind))
+                : "the first argument is an expression";
+    else if (!src || src->kind != SymbolKind::TensorParam || !src->owner ||
+             src->owner->kind != FunctionScope::Kind::Kernel)
+      why =
+          src ? fmt::format("'{}' (the fourth argument) is a {}", src->name,
+                            src->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(src->kind))
+              : "the fourth argument is an expression";
+    else if (dst->shape.size() != 2 || src->shape.size() != 2)
+      why = fmt::format("'{}' has {} dims", dst->shape.size() != 2 ? dst->name : src->name,
+                        dst->shape.size() != 2 ? dst->shape.size() : src->shape.size());
+    else if (dst->type != ScalarType::Invalid && src->type != ScalarType::Invalid && dst->type != src->type)
+      why = fmt::format("'{}' holds {}, '{}' {}", dst->name, scalarName(dst->type), src->name, scalarName(src->type));
+    if (!why.empty()) error(DiagId::sema_copy_async_buffers, c.range, why);
+    for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
+    if (!dst || dst->type == ScalarType::Invalid) return;
+    const int64_t bytes = scalarBits(dst->type) / 8;
+    auto n = evaluateConst(*c.args[6], constsOnly());
+    if (!n && constsOnlyExpr(*c.args[6])) return;
+    const bool ok = n && !n->isFloat && n->i > 0 && (n->i * bytes == 4 || n->i * bytes == 8 || n->i * bytes == 16);
+    if (!ok)
+      error(DiagId::sema_copy_async_width, c.args[6]->range, scalarName(dst->type),
+            bytes ? fmt::format("{}, {} or {}", 4 / bytes, 8 / bytes, 16 / bytes) : std::string("?"),
+            n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string(", a constant"));
+  }
+
   // `for r, c, v in elements(acc[i, j])`: r and c are i32 tile coordinates,
   // v the f32 element.
   void checkElementsFor(ForStmt& f) {
@@ -1006,6 +1069,11 @@ class TypeChecker {
   ScalarType typeBuiltin(CallExpr& c, const BuiltinInfo& b, bool allowVoid) {
     if (b.category == BuiltinCategory::TypeLimit || b.category == BuiltinCategory::TypeConversion)
       return typeOfTypeBuiltin(c, b);
+    if (b.category == BuiltinCategory::AsyncCopy) {
+      checkAsyncCopy(c);
+      if (!allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
+      return ScalarType::Invalid;
+    }
     if (b.category == BuiltinCategory::Matrix) {
       checkMatrixCall(c, /*assigned=*/false);
       if (c.callee != "mma" && !allowVoid) error(DiagId::sema_void_value, c.range, c.callee);
@@ -1139,6 +1207,7 @@ class TypeChecker {
       case BuiltinCategory::Scratch:
       case BuiltinCategory::MatrixDecl:
       case BuiltinCategory::Matrix:
+      case BuiltinCategory::AsyncCopy:
       case BuiltinCategory::Range:
       case BuiltinCategory::LaunchQuery: return ScalarType::Invalid;
     }

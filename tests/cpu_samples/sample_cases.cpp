@@ -581,7 +581,8 @@ std::vector<Case> matmulCases(Rng& rng) {
 // each in f16 and bf16), at shapes that cut the 128 x 128 tile, the 32-deep
 // slab and the 16 x 16 tiles everywhere (37x53x29: every dim odd), one of
 // whole tiles (128x128x64) and one of several blocks and slabs
-// (150x260x100). The products of f16/bf16 values are exact in f32, so the
+// (150x260x100), and one of many slabs through the pipeline's stages with
+// rows that are not 16-byte aligned (130x136x333). The products of f16/bf16 values are exact in f32, so the
 // only error is the f32 sum's: |got - want| <= 1e-6 K + 1e-5 |want| with
 // inputs in [-1, 1] (the fp32 matmul's bound); an f16/bf16 C adds its
 // rounding (storageTol).
@@ -595,6 +596,7 @@ std::vector<Case> gemmCases(Rng& rng) {
     vs.push_back({t, ST::F32, 37, 53, 29});
     vs.push_back({t, ST::F32, 128, 128, 64});
     vs.push_back({t, ST::F32, 150, 260, 100});
+    vs.push_back({t, ST::F32, 130, 136, 333});  // 11 slabs through the stages, an odd K
     vs.push_back({t, t, 37, 53, 29});
   }
   std::vector<Case> out;

@@ -46,8 +46,8 @@ __device__ __forceinline__ bool __spn_isnan(F v) { return v != v; }
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
-  unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned lane;  // not volatile: the same value every time, so the compiler may read it once
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return int(lane);
 #else
   return int(__lane_id());

@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/gemm.spn --kernel gemm --dtype T=bf16 --dtype U=bf16 --index32
 // kernel:          gemm
 // specialization:  M dynamic, K dynamic, N dynamic, T = bf16, U = bf16, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (4 * warp_size()), dynamic shared memory none
+// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (8 * warp_size()), dynamic shared memory __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 128) * (32 + 8) * sizeof(__spn_bf16)) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 32) * (256 + 8) * sizeof(__spn_bf16)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __spn_bf16* __restrict__ A         tensor bf16[M, K], read-only
 //    1  const __spn_bf16* __restrict__ B         tensor bf16[K, N], read-only
@@ -67,10 +67,19 @@ struct __spn_bf16 {
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
+template <typename T>
+__host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// Declares `unsigned char name[]`, the launch's dynamic shared memory (16-aligned). On the CPU target it is the block's
+// buffer from the runtime: an extern __shared__ array cannot be thread_local there.
+#if defined(__SPN_CPU)
+#define __SPN_DYNAMIC_SHARED(name) unsigned char* const name = __spn_cpu_dynamic_shared()
+#else
+#define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+#endif
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
-  unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned lane;  // not volatile: the same value every time, so the compiler may read it once
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return int(lane);
 #else
   return int(__lane_id());
@@ -136,7 +145,8 @@ __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t row
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
-// source's strides in elements.
+// source's strides in elements. A checked build's shared source (where)
+// reads every element: a tile that leaves the buffer is reported there.
 template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
@@ -147,8 +157,9 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int u = transposed ? colOf(lane, i) : rowOf(lane, i);
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
-    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
-                                  : uint16_t(0);
+    f.h[i] = (sizeof...(where) || (r < rows && c < cols))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
@@ -162,6 +173,141 @@ template <typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
   __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
+}
+// NVIDIA's ldmatrix.x4: four 8x8 matrices of 16-bit elements from shared
+// memory in one warp-wide instruction. Lane l gives the address of row
+// l % 8 of matrix l / 8 (16 contiguous, 16-aligned bytes); register j
+// receives this lane's two elements of matrix j (row lane / 4, columns
+// 2 (lane % 4) and + 1, the first in the low half), or with Trans those of
+// the transposed matrix (PTX ISA, "ldmatrix").
+#if defined(__SPN_CUDA)
+template <bool Trans>
+__device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* row) {
+  const uint32_t at = uint32_t(__cvta_generic_to_shared(row));
+  if (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(at));
+}
+#endif
+// A tile load from a shared buffer with ldmatrix where it exists: the 16x16
+// block src[r0.., c0..] as four 8x8 matrices, matrix j starting at row
+// 8 (j % 2), column 8 (j / 2) of the block, register j of the x4 load
+// being operand elements 2j and 2j + 1 (__spn_mma_layout): A as stored
+// (M x K), or with Trans B stored K x N (its stored rows are the k). The
+// block lies inside the buffer (a shared source's tile must: a checked
+// build reports one that does not). False, and nothing loaded, where
+// ldmatrix cannot read the block: not NVIDIA, or a row stride or column
+// not a multiple of 8 elements (16 bytes); the caller then loads element
+// by element. The tests are the same on every lane, and usually known to
+// the compiler (constant strides, columns of known multiples).
+template <bool Trans, typename F, typename T>
+__device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
+                                               int64_t r0, int64_t c0) {
+#if defined(__SPN_CUDA)
+  (void)rows, (void)cols;
+  if (s1 != 1 || s0 % 8 != 0 || c0 % 8 != 0) return false;
+  const unsigned lane = unsigned(__spn_lane_id());
+  // Inside a shared buffer, so 32-bit offsets suffice.
+  const int32_t r = int32_t(r0) + int32_t(lane % 8) + int32_t(8 * ((lane / 8) % 2));
+  const int32_t c = int32_t(c0) + int32_t(8 * (lane / 16));
+  uint32_t d[4];
+  __spn_ldmatrix_x4<Trans>(d, src + r * int32_t(s0) + c);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    f.h[2 * j] = uint16_t(d[j]);
+    f.h[2 * j + 1] = uint16_t(d[j] >> 16);
+  }
+  return true;
+#else
+  (void)f, (void)src, (void)rows, (void)cols, (void)s0, (void)s1, (void)r0, (void)c0;
+  return false;
+#endif
+}
+// mma_load_a from a shared buffer (unchecked builds): ldmatrix where it
+// can, else element by element.
+template <typename T>
+__device__ __forceinline__ void __spn_mma_load_a_shared(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
+                                                        int64_t s0, int64_t s1, int64_t r, int64_t k) {
+  if (!__spn_mma_ldsm<false>(a, src, rows, cols, s0, s1, r, k))
+    __spn_mma_load_a(a, src, rows, cols, s0, s1, r, k);
+}
+template <typename T>
+__device__ __forceinline__ void __spn_mma_load_b_shared(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
+                                                        int64_t s0, int64_t s1, int64_t k, int64_t c) {
+  if (!__spn_mma_ldsm<true>(b, src, rows, cols, s0, s1, k, c))
+    __spn_mma_load_b(b, src, rows, cols, s0, s1, k, c);
+}
+// A T whose bits are all zero (0 of every float and integer type).
+template <int Bytes> struct __spn_uint_of;
+template <> struct __spn_uint_of<1> { typedef uint8_t type; };
+template <> struct __spn_uint_of<2> { typedef uint16_t type; };
+template <> struct __spn_uint_of<4> { typedef uint32_t type; };
+template <> struct __spn_uint_of<8> { typedef uint64_t type; };
+template <typename T>
+__device__ __forceinline__ T __spn_zero_of() { return __builtin_bit_cast(T, typename __spn_uint_of<sizeof(T)>::type(0)); }
+// copy_async(dst, r, c, src, sr, sc, N) (docs/language.md, "Asynchronous
+// copies"): dst[r, c + v] = src[sr, sc + v] for v < N, 0 where (sr, sc + v)
+// is outside src. On NVIDIA sm_80+ one cp.async of N * sizeof(T) bytes
+// (4, 8 or 16) whose source size is the part inside src (the rest
+// zero-filled by the hardware), when the source and destination addresses
+// are aligned to it and src's rows are contiguous; otherwise (an unaligned
+// row, as with an odd K, AMD, the CPU target) the elements are copied here
+// and now, which is one of the orders the program allows: dst is
+// undefined until copy_wait, and nothing else may touch it meanwhile.
+// I: the index type of the specialization (int32_t where the runtime
+// proved every offset fits), so the address is computed in it.
+template <typename X>
+struct __spn_same {
+  typedef X type;
+};
+template <int N, typename T, typename I>
+__device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r, int64_t c, const T* src, I rows,
+                                                 typename __spn_same<I>::type cols, typename __spn_same<I>::type s0,
+                                                 typename __spn_same<I>::type s1, int64_t sr, int64_t sc) {
+  static_assert(N * sizeof(T) == 4 || N * sizeof(T) == 8 || N * sizeof(T) == 16, "copy_async: runs of 4, 8 or 16 bytes");
+  // Inside a shared buffer: 32-bit offsets.
+  T* d = dst + int32_t(r) * ds0 + int32_t(c);
+  const int64_t left = int64_t(cols) - sc;
+  const int inside = sr < 0 || sr >= int64_t(rows) || sc < 0 || left <= 0 ? 0 : left >= N ? N : int(left);
+  const T* s = inside ? src + I(sr) * s0 + I(sc) * s1 : src;
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int bytes = N * int(sizeof(T));
+  // dst is 16-aligned (every shared buffer is), so its test is on the
+  // offset, which the compiler can often decide; src's is on the address.
+  if ((s1 == 1 || inside <= 1) && (int32_t(r) * ds0 + int32_t(c)) % N == 0 && reinterpret_cast<uint64_t>(s) % bytes == 0) {
+    const uint32_t at = uint32_t(__cvta_generic_to_shared(d));
+    const uint32_t from = uint32_t(inside) * uint32_t(sizeof(T));
+    if (bytes == 16)  // .cg (L2 only) takes 16 bytes; .ca the smaller sizes
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(at), "l"(s), "r"(from) : "memory");
+    else
+      asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(at), "l"(s), "n"(bytes), "r"(from) : "memory");
+    return;
+  }
+#endif
+#pragma unroll
+  for (int v = 0; v < N; ++v) d[v] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+}
+// copy_commit(): the copies this thread started since the last commit form
+// one group (cp.async.commit_group); nothing where copies are synchronous.
+__device__ __forceinline__ void __spn_copy_commit() {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// copy_wait(n): until at most n of this thread's committed groups are in
+// flight (cp.async.wait_group n). Other threads' copies are seen after a
+// sync() that follows their copy_wait.
+template <int N>
+__device__ __forceinline__ void __spn_copy_wait() {
+  static_assert(N >= 0, "copy_wait: n >= 0");
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
 }
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
@@ -222,102 +368,138 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 }
 // ==== Spindle prelude end ====
 
-// Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 128, BK = 32,
-//   WM = 64, WN = 64, TI = 4, TJ = 4
+// Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 256, BK = 32,
+//   WM = 64, WN = 64, TI = 4, TJ = 4, PAD = 8, RUN = 8, STEPS = 2
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void gemm(const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N);
+// Dynamic shared memory past 48 KiB needs the kernel's opt-in (CUDA and HIP alike); below, nothing is asked.
+inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_shared_bytes) {
+  if (dynamic_shared_bytes <= 48 * 1024) return hipError_t(0);
+#if defined(__SPN_CUDA)
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#else
+  return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#endif
+}
 inline hipError_t launch_gemm(hipStream_t stream, const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N) {
-  const dim3 block = dim3(uint32_t(4 * __SPN_WARP_SIZE));
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(int64_t(N), 128)), uint32_t(__spn_cdiv(int64_t(M), 128)));
-  gemm<<<grid, block, 0, stream>>>(A, B, C, M, K, N);
+  const dim3 block = dim3(uint32_t(8 * __SPN_WARP_SIZE));
+  const size_t dynamic_shared_bytes = __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 128) * (32 + 8) * sizeof(__spn_bf16)) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 32) * (256 + 8) * sizeof(__spn_bf16));
+  if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm), dynamic_shared_bytes))
+    return e;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(int64_t(N), 256)), uint32_t(__spn_cdiv(int64_t(M), 128)));
+  gemm<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, C, M, K, N);
   return hipGetLastError();
 }
 #endif
 
-#line 47 "samples/gemm.spn"
-constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
+#line 64 "samples/gemm.spn"
+constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
+constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
+constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
+constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
+constexpr int32_t PER = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 
-#line 46 "samples/gemm.spn"
-extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
+#line 63 "samples/gemm.spn"
+extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, __spn_bf16* __restrict__ C, int32_t M,
     int32_t K, int32_t N) {
-#line 48 "samples/gemm.spn"
-  alignas(16) __shared__ __spn_bf16 As[128 * 32];
-  alignas(16) __shared__ __spn_bf16 Bs[32 * 128];
+  __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
+#line 69 "samples/gemm.spn"
+  __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
+  __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__spn_bf16)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_b<__spn_bf16> b[4] = {};
-#line 54 "samples/gemm.spn"
+#line 75 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
-  int32_t wm = warp / 2 * 64;
-  int32_t wn = warp % 2 * 64;
+  int32_t wm = warp / 4 * 64;
+  int32_t wn = warp % 4 * 64;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
-  int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 61 "samples/gemm.spn"
-  for (int64_t k0 = 0; k0 < int64_t(K); k0 += 32) {
-    // As[r, c] = A[row0 + r, k0 + c] and Bs[r, c] = B[k0 + r, col0 + c],
-    // 0 past the edges (the zeros add nothing to the sums).
-    int32_t e;
-    #pragma unroll
-#line 64 "samples/gemm.spn"
-    for (int32_t l = 0; l < 128 * 32 / NT; ++l) {
-      e = tid + l * NT;
-      int32_t ar = e / 32;
-      int32_t ac = e % 32;
-      As[ar * 32 + ac] = __spn_bf16(row0 + ar < int64_t(M) && k0 + ac < int64_t(K) ? float(A[(row0 + ar) * K + k0 + ac]) : 0.0f);
+  int64_t col0 = int64_t(int(blockIdx.x)) * 256;
+  int32_t slabs = int32_t(__spn_cdiv(int64_t(K), 32));
+#line 83 "samples/gemm.spn"
+  for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
+    if (t >= STAGES - 1) {
+      // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
+      // groups in flight) for every thread, and every warp is done
+      // with the stage that slab t overwrites below.
+      __spn_copy_wait<STAGES - 2>();
+      __syncthreads();
     }
+#line 90 "samples/gemm.spn"
+    int32_t s = (t + 1) % STAGES;
+    int32_t st = t % STAGES;
+    int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 69 "samples/gemm.spn"
-    for (int32_t l = 0; l < 32 * 128 / NT; ++l) {
-      e = tid + l * NT;
-      int32_t br = e / 128;
-      int32_t bc = e % 128;
-      Bs[br * 128 + bc] = __spn_bf16(k0 + br < int64_t(K) && col0 + bc < int64_t(N) ? float(B[(k0 + br) * N + col0 + bc]) : 0.0f);
-    }
-#line 74 "samples/gemm.spn"
-    __syncthreads();
-    #pragma unroll
-#line 75 "samples/gemm.spn"
-    for (int32_t kk = 0; kk < 32; kk += 16) {
-      #pragma unroll
-#line 76 "samples/gemm.spn"
-      for (int32_t i = 0; i < 4; ++i) {
-        __spn_mma_load_a(a[i], As, 128, 32, 32, 1, wm + i * 16, kk);
-      }
-      #pragma unroll
-#line 78 "samples/gemm.spn"
-      for (int32_t j = 0; j < 4; ++j) {
-        __spn_mma_load_b(b[j], Bs, 32, 128, 128, 1, kk, wn + j * 16);
-      }
-      #pragma unroll
-#line 80 "samples/gemm.spn"
-      for (int32_t i = 0; i < 4; ++i) {
+#line 93 "samples/gemm.spn"
+    for (int32_t q = 0; q < 2; ++q) {
+      if (t >= STAGES - 1) {
+        int32_t kk = q * 16;
         #pragma unroll
-#line 81 "samples/gemm.spn"
+#line 96 "samples/gemm.spn"
+        for (int32_t i = 0; i < 4; ++i) {
+          __spn_mma_load_a_shared(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk);
+        }
+        #pragma unroll
+#line 98 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
-          acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
+          __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16);
+        }
+        #pragma unroll
+#line 100 "samples/gemm.spn"
+        for (int32_t i = 0; i < 4; ++i) {
+          #pragma unroll
+#line 101 "samples/gemm.spn"
+          for (int32_t j = 0; j < 4; ++j) {
+            acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
+          }
+        }
+      }
+#line 103 "samples/gemm.spn"
+      if (t < slabs) {
+        // After each 16-deep step, a share of slab t's copies (the
+        // matrix cores work while they are issued): As[st*BM + r,
+        // c] = A[row0 + r, k0 + c] (copy l < LA), Bs[st*BK + r, c]
+        // = B[k0 + r, col0 + c] (the rest); 0 past the edges.
+        #pragma unroll
+#line 108 "samples/gemm.spn"
+        for (int32_t p = 0; p < PER; ++p) {
+          int32_t l = q * PER + p;
+          int32_t e;
+#line 110 "samples/gemm.spn"
+          if (l < LA) {
+            e = tid + l * NT;
+            int32_t ar = e / (32 / 8);
+            int32_t ac = e % (32 / 8) * 8;
+            __spn_copy_async<8>(As, 32 + 8, st * 128 + ar, ac, A, int32_t(M), K, K, 1, row0 + ar, k0 + ac);
+          } else if (l < LA + LB) {
+            e = tid + (l - LA) * NT;
+            int32_t br = e / (256 / 8);
+            int32_t bc = e % (256 / 8) * 8;
+            __spn_copy_async<8>(Bs, 256 + 8, st * 32 + br, bc, B, int32_t(K), N, N, 1, k0 + br, col0 + bc);
+          }
         }
       }
     }
-#line 83 "samples/gemm.spn"
-    __syncthreads();
+#line 120 "samples/gemm.spn"
+    __spn_copy_commit();
   }
   #pragma unroll
-#line 85 "samples/gemm.spn"
+#line 122 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 86 "samples/gemm.spn"
+#line 123 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 87 "samples/gemm.spn"
+#line 124 "samples/gemm.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
         const int32_t r = __spn_mma_row(e_1);
         const int32_t c = __spn_mma_col(e_1);
         const float v = acc[i][j].x[e_1];
-#line 88 "samples/gemm.spn"
+#line 125 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (int32_t(row) < M && int32_t(col) < N) {

@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/gemm.spn --kernel gemm --dtype T=f16 --dtype U=f32 --checked
 // kernel:          gemm
 // specialization:  M dynamic, K dynamic, N dynamic, T = f16, U = f32
-// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (4 * warp_size()), dynamic shared memory none
+// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (8 * warp_size()), dynamic shared memory __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 128) * (32 + 8) * sizeof(__half)) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 32) * (256 + 8) * sizeof(__half)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __half* __restrict__ A             tensor f16[M, K], read-only
 //    1  const __half* __restrict__ B             tensor f16[K, N], read-only
@@ -67,10 +67,19 @@ struct __spn_bf16 {
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
+template <typename T>
+__host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// Declares `unsigned char name[]`, the launch's dynamic shared memory (16-aligned). On the CPU target it is the block's
+// buffer from the runtime: an extern __shared__ array cannot be thread_local there.
+#if defined(__SPN_CPU)
+#define __SPN_DYNAMIC_SHARED(name) unsigned char* const name = __spn_cpu_dynamic_shared()
+#else
+#define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+#endif
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
-  unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned lane;  // not volatile: the same value every time, so the compiler may read it once
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return int(lane);
 #else
   return int(__lane_id());
@@ -172,16 +181,6 @@ __device__ __forceinline__ T& __spn_checked_write(T* base, const char* file, int
                                                   A... axes) {
   return __spn_checked_access<1>(base, file, line, col, name, axes...);
 }
-// A checked build's static shared buffer, where it is declared: the cpu
-// target starts recording which of its bytes the block writes
-// (__spn_checked_access); nothing on GPUs.
-__device__ __forceinline__ void __spn_track_shared(const void* buffer, uint64_t bytes) {
-#if defined(__SPN_CPU)
-  __spn_cpu_api_ptr->shared_declare(buffer, (size_t)bytes);
-#else
-  (void)buffer, (void)bytes;
-#endif
-}
 // Matrix API (docs/language.md, "Matrix cores"): which element of a 16x16
 // tile each lane holds in register i. NVIDIA (warp 32) runs a 16x16x16
 // step as two mma.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16
@@ -241,7 +240,8 @@ __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t row
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
-// source's strides in elements.
+// source's strides in elements. A checked build's shared source (where)
+// reads every element: a tile that leaves the buffer is reported there.
 template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
@@ -252,8 +252,9 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int u = transposed ? colOf(lane, i) : rowOf(lane, i);
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
-    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
-                                  : uint16_t(0);
+    f.h[i] = (sizeof...(where) || (r < rows && c < cols))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 : uint16_t(0);
   }
 }
 // A checked build's tile load from a shared buffer names its .spn location
@@ -281,6 +282,46 @@ template <typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
   __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
+}
+// A T whose bits are all zero (0 of every float and integer type).
+template <int Bytes> struct __spn_uint_of;
+template <> struct __spn_uint_of<1> { typedef uint8_t type; };
+template <> struct __spn_uint_of<2> { typedef uint16_t type; };
+template <> struct __spn_uint_of<4> { typedef uint32_t type; };
+template <> struct __spn_uint_of<8> { typedef uint64_t type; };
+template <typename T>
+__device__ __forceinline__ T __spn_zero_of() { return __builtin_bit_cast(T, typename __spn_uint_of<sizeof(T)>::type(0)); }
+// A checked build's copy_async: element by element, here and now, each
+// write of dst through __spn_checked_write (its bounds, and the cpu
+// target's record of the block's shared writes, so that a read before the
+// copy, or a race with it, is reported); drows, dcols: dst's extents.
+template <int N, typename T>
+__device__ __forceinline__ void __spn_copy_async_checked(T* dst, int64_t ds0, int64_t r, int64_t c, const T* src,
+                                                         int64_t rows, int64_t cols, int64_t s0, int64_t s1,
+                                                         int64_t sr, int64_t sc, const __spn_mma_where& w,
+                                                         int64_t drows, int64_t dcols) {
+  for (int v = 0; v < N; ++v) {
+    const bool inside = sr >= 0 && sr < rows && sc + v >= 0 && sc + v < cols;
+    __spn_checked_write(dst, w.file, w.line, w.col, w.name, r, drows, ds0, c + v, dcols, int64_t(1)) =
+        inside ? src[sr * s0 + (sc + v) * s1] : __spn_zero_of<T>();
+  }
+}
+// copy_commit(): the copies this thread started since the last commit form
+// one group (cp.async.commit_group); nothing where copies are synchronous.
+__device__ __forceinline__ void __spn_copy_commit() {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// copy_wait(n): until at most n of this thread's committed groups are in
+// flight (cp.async.wait_group n). Other threads' copies are seen after a
+// sync() that follows their copy_wait.
+template <int N>
+__device__ __forceinline__ void __spn_copy_wait() {
+  static_assert(N >= 0, "copy_wait: n >= 0");
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
 }
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
@@ -340,110 +381,142 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_f16(const __spn_mma_a<__half>
 }
 // ==== Spindle prelude end ====
 
-// Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 128, BK = 32,
-//   WM = 64, WN = 64, TI = 4, TJ = 4
+// Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 256, BK = 32,
+//   WM = 64, WN = 64, TI = 4, TJ = 4, PAD = 8, RUN = 8, STEPS = 2
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void gemm(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K, int64_t N);
+// Dynamic shared memory past 48 KiB needs the kernel's opt-in (CUDA and HIP alike); below, nothing is asked.
+inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_shared_bytes) {
+  if (dynamic_shared_bytes <= 48 * 1024) return hipError_t(0);
+#if defined(__SPN_CUDA)
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#else
+  return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#endif
+}
 inline hipError_t launch_gemm(hipStream_t stream, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K, int64_t N) {
-  const dim3 block = dim3(uint32_t(4 * __SPN_WARP_SIZE));
-  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 128)), uint32_t(__spn_cdiv(M, 128)));
-  gemm<<<grid, block, 0, stream>>>(A, B, C, M, K, N);
+  const dim3 block = dim3(uint32_t(8 * __SPN_WARP_SIZE));
+  const size_t dynamic_shared_bytes = __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 128) * (32 + 8) * sizeof(__half)) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 2 : 3) * 32) * (256 + 8) * sizeof(__half));
+  if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm), dynamic_shared_bytes))
+    return e;
+  const dim3 grid = dim3(uint32_t(__spn_cdiv(N, 256)), uint32_t(__spn_cdiv(M, 128)));
+  gemm<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, C, M, K, N);
   return hipGetLastError();
 }
 #endif
 
-#line 47 "samples/gemm.spn"
-constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
+#line 64 "samples/gemm.spn"
+constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
+constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
+constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
+constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
+constexpr int32_t PER = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 
-#line 46 "samples/gemm.spn"
-extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
+#line 63 "samples/gemm.spn"
+extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K,
     int64_t N) {
-#line 48 "samples/gemm.spn"
-  alignas(16) __shared__ __half As[128 * 32];
-  __spn_track_shared(As, sizeof As);
-#line 49 "samples/gemm.spn"
-  alignas(16) __shared__ __half Bs[32 * 128];
-  __spn_track_shared(Bs, sizeof Bs);
-#line 50 "samples/gemm.spn"
+  __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
+#line 69 "samples/gemm.spn"
+  __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
+  __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__half)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__half> a[4] = {};
   __spn_mma_b<__half> b[4] = {};
-#line 54 "samples/gemm.spn"
+#line 75 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
-  int32_t wm = warp / 2 * 64;
-  int32_t wn = warp % 2 * 64;
+  int32_t wm = warp / 4 * 64;
+  int32_t wn = warp % 4 * 64;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
-  int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 61 "samples/gemm.spn"
-  for (int64_t k0 = 0; k0 < K; k0 += 32) {
-    // As[r, c] = A[row0 + r, k0 + c] and Bs[r, c] = B[k0 + r, col0 + c],
-    // 0 past the edges (the zeros add nothing to the sums).
-    int32_t e;
-    #pragma unroll
-#line 64 "samples/gemm.spn"
-    for (int32_t l = 0; l < 128 * 32 / NT; ++l) {
-      e = tid + l * NT;
-      int32_t ar = e / 32;
-      int32_t ac = e % 32;
-      __spn_checked_write(As, "samples/gemm.spn", 68, 13, "As", ar, 128, 32, ac, 32, 1) = __half(row0 + ar < M && k0 + ac < K ? float(A[__spn_checked_offset("samples/gemm.spn", 68, 26, "A", row0 + ar, M, K, k0 + ac, K, 1)]) : 0.0f);
+  int64_t col0 = int64_t(int(blockIdx.x)) * 256;
+  int32_t slabs = int32_t(__spn_cdiv(K, 32));
+#line 83 "samples/gemm.spn"
+  for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
+    if (t >= STAGES - 1) {
+      // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
+      // groups in flight) for every thread, and every warp is done
+      // with the stage that slab t overwrites below.
+      __spn_copy_wait<STAGES - 2>();
+      __syncthreads();
     }
+#line 90 "samples/gemm.spn"
+    int32_t s = (t + 1) % STAGES;
+    int32_t st = t % STAGES;
+    int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 69 "samples/gemm.spn"
-    for (int32_t l = 0; l < 32 * 128 / NT; ++l) {
-      e = tid + l * NT;
-      int32_t br = e / 128;
-      int32_t bc = e % 128;
-      __spn_checked_write(Bs, "samples/gemm.spn", 73, 13, "Bs", br, 32, 128, bc, 128, 1) = __half(k0 + br < K && col0 + bc < N ? float(B[__spn_checked_offset("samples/gemm.spn", 73, 26, "B", k0 + br, K, N, col0 + bc, N, 1)]) : 0.0f);
-    }
-#line 74 "samples/gemm.spn"
-    __syncthreads();
-    #pragma unroll
-#line 75 "samples/gemm.spn"
-    for (int32_t kk = 0; kk < 32; kk += 16) {
-      #pragma unroll
-#line 76 "samples/gemm.spn"
-      for (int32_t i = 0; i < 4; ++i) {
-        __spn_mma_load_a(a[i], As, 128, 32, 32, 1, wm + i * 16, kk, __spn_mma_where{"samples/gemm.spn", 77, 17, "As"});
-      }
-      #pragma unroll
-#line 78 "samples/gemm.spn"
-      for (int32_t j = 0; j < 4; ++j) {
-        __spn_mma_load_b(b[j], Bs, 32, 128, 128, 1, kk, wn + j * 16, __spn_mma_where{"samples/gemm.spn", 79, 17, "Bs"});
-      }
-      #pragma unroll
-#line 80 "samples/gemm.spn"
-      for (int32_t i = 0; i < 4; ++i) {
+#line 93 "samples/gemm.spn"
+    for (int32_t q = 0; q < 2; ++q) {
+      if (t >= STAGES - 1) {
+        int32_t kk = q * 16;
         #pragma unroll
-#line 81 "samples/gemm.spn"
+#line 96 "samples/gemm.spn"
+        for (int32_t i = 0; i < 4; ++i) {
+          __spn_mma_load_a(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk, __spn_mma_where{"samples/gemm.spn", 97, 21, "As"});
+        }
+        #pragma unroll
+#line 98 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
-          acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
+          __spn_mma_load_b(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16, __spn_mma_where{"samples/gemm.spn", 99, 21, "Bs"});
+        }
+        #pragma unroll
+#line 100 "samples/gemm.spn"
+        for (int32_t i = 0; i < 4; ++i) {
+          #pragma unroll
+#line 101 "samples/gemm.spn"
+          for (int32_t j = 0; j < 4; ++j) {
+            acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
+          }
+        }
+      }
+#line 103 "samples/gemm.spn"
+      if (t < slabs) {
+        // After each 16-deep step, a share of slab t's copies (the
+        // matrix cores work while they are issued): As[st*BM + r,
+        // c] = A[row0 + r, k0 + c] (copy l < LA), Bs[st*BK + r, c]
+        // = B[k0 + r, col0 + c] (the rest); 0 past the edges.
+        #pragma unroll
+#line 108 "samples/gemm.spn"
+        for (int32_t p = 0; p < PER; ++p) {
+          int32_t l = q * PER + p;
+          int32_t e;
+#line 110 "samples/gemm.spn"
+          if (l < LA) {
+            e = tid + l * NT;
+            int32_t ar = e / (32 / 8);
+            int32_t ac = e % (32 / 8) * 8;
+            __spn_copy_async_checked<8>(As, 32 + 8, st * 128 + ar, ac, A, int64_t(M), K, K, 1, row0 + ar, k0 + ac, __spn_mma_where{"samples/gemm.spn", 114, 25, "As"}, STAGES * 128, 32 + 8);
+          } else if (l < LA + LB) {
+            e = tid + (l - LA) * NT;
+            int32_t br = e / (256 / 8);
+            int32_t bc = e % (256 / 8) * 8;
+            __spn_copy_async_checked<8>(Bs, 256 + 8, st * 32 + br, bc, B, int64_t(K), N, N, 1, k0 + br, col0 + bc, __spn_mma_where{"samples/gemm.spn", 119, 25, "Bs"}, STAGES * 32, 256 + 8);
+          }
         }
       }
     }
-#line 83 "samples/gemm.spn"
-    __syncthreads();
+#line 120 "samples/gemm.spn"
+    __spn_copy_commit();
   }
   #pragma unroll
-#line 85 "samples/gemm.spn"
+#line 122 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 86 "samples/gemm.spn"
+#line 123 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 87 "samples/gemm.spn"
+#line 124 "samples/gemm.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
         const int32_t r = __spn_mma_row(e_1);
         const int32_t c = __spn_mma_col(e_1);
         const float v = acc[i][j].x[e_1];
-#line 88 "samples/gemm.spn"
+#line 125 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (row < M && col < N) {
-          C[__spn_checked_offset("samples/gemm.spn", 91, 21, "C", row, M, N, col, N, 1)] = v;
+          C[__spn_checked_offset("samples/gemm.spn", 128, 21, "C", row, M, N, col, N, 1)] = v;
         }
       }
     }

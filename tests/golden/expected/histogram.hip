@@ -62,6 +62,15 @@ __device__ __forceinline__ double __spn_atomic_add(double* p, double v) { return
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void histogram(const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B);
+// Dynamic shared memory past 48 KiB needs the kernel's opt-in (CUDA and HIP alike); below, nothing is asked.
+inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_shared_bytes) {
+  if (dynamic_shared_bytes <= 48 * 1024) return hipError_t(0);
+#if defined(__SPN_CUDA)
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#else
+  return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#endif
+}
 
 // resident_blocks() in @grid: how many blocks of `kernel` the current device
 // holds at once, its multiprocessors times the blocks that one holds with
@@ -86,6 +95,8 @@ inline int64_t __spn_resident_blocks(const void* kernel, dim3 block, size_t dyna
 inline hipError_t launch_histogram(hipStream_t stream, const float* __restrict__ x, int32_t* __restrict__ h, float lo, float hi, int64_t N, int64_t B) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = __spn_align16(B * sizeof(int32_t));
+  if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&histogram), dynamic_shared_bytes))
+    return e;
   const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&histogram), block, dynamic_shared_bytes);
   const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(N, 8192), resident_blocks)));
   histogram<<<grid, block, dynamic_shared_bytes, stream>>>(x, h, lo, hi, N, B);

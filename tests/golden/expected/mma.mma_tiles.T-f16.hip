@@ -70,8 +70,8 @@ template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
-  unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned lane;  // not volatile: the same value every time, so the compiler may read it once
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return int(lane);
 #else
   return int(__lane_id());
@@ -137,7 +137,8 @@ __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t row
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
-// source's strides in elements.
+// source's strides in elements. A checked build's shared source (where)
+// reads every element: a tile that leaves the buffer is reported there.
 template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
@@ -148,8 +149,9 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int u = transposed ? colOf(lane, i) : rowOf(lane, i);
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
-    f.h[i] = r < rows && c < cols ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
-                                  : uint16_t(0);
+    f.h[i] = (sizeof...(where) || (r < rows && c < cols))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].

@@ -50,8 +50,8 @@ __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 1
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
-  unsigned lane;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  unsigned lane;  // not volatile: the same value every time, so the compiler may read it once
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
   return int(lane);
 #else
   return int(__lane_id());
@@ -109,9 +109,20 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
 extern "C" __global__ void rowwise_softmax_cached(const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N);
+// Dynamic shared memory past 48 KiB needs the kernel's opt-in (CUDA and HIP alike); below, nothing is asked.
+inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_shared_bytes) {
+  if (dynamic_shared_bytes <= 48 * 1024) return hipError_t(0);
+#if defined(__SPN_CUDA)
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#else
+  return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#endif
+}
 inline hipError_t launch_rowwise_softmax_cached(hipStream_t stream, const float* __restrict__ x, float* __restrict__ y, int64_t M, int64_t N) {
   const dim3 block = dim3(256);
   const size_t dynamic_shared_bytes = __spn_align16(N * sizeof(float)) + __spn_align16(N * sizeof(double));
+  if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&rowwise_softmax_cached), dynamic_shared_bytes))
+    return e;
   const dim3 grid = dim3(uint32_t(M));
   rowwise_softmax_cached<<<grid, block, dynamic_shared_bytes, stream>>>(x, y, M, N);
   return hipGetLastError();

@@ -1,0 +1,146 @@
+// copy_async / copy_commit / copy_wait (docs/language.md 8.12) on the cpu
+// target, by value, at both warp widths, unchecked and checked: a block
+// copies a window of a tensor into a shared buffer in runs, zero past the
+// tensor's edges, and writes the buffer out; the expectation is computed
+// here from the window's definition, on fresh random inputs, at windows
+// inside, across and wholly past the edges, and with rows that are not
+// 16-byte aligned (an odd column count). Also: shared buffers past 48 KiB
+// together are placed in dynamic shared memory (launch_geometry's
+// sharedPastStaticLimit) and still read back what was written.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spindle/runtime.hpp"
+#include "test_util.h"
+
+#if SPINDLE_HAVE_CPU_TARGET
+namespace spindle::test {
+namespace {
+
+// A 16 x 32 window of X at (r0, c0), in runs of 16 bytes, into S; then S to Y.
+constexpr const char* kWindowKernel = R"(const TR = 16
+const TC = 32
+
+@grid(1)
+@block(64)
+kernel window[T](X: T[R, C], Y: T[P, Q], r0: i64, c0: i64):
+    const W = 16 // sizeof(T)
+    S = shared(T, [TR, TC])
+    tid = thread_id()
+    for l in static_range(TR * TC // W // 64):
+        e = tid + l * 64
+        r = e // (TC // W)
+        c = (e % (TC // W)) * W
+        copy_async(S, r, c, X, r0 + r, c0 + c, W)
+    copy_commit()
+    copy_wait(0)
+    sync()
+    for l in static_range(TR * TC // 64):
+        e = tid + l * 64
+        Y[e // TC, e % TC] = S[e // TC, e % TC]
+)";
+
+// 72 KiB of shared buffers (past the 48 KiB of static shared memory): each
+// thread writes its column of both, and reads back another thread's.
+constexpr const char* kBigSharedKernel = R"(@grid(1)
+@block(128)
+kernel big(X: f32[N], Y: f32[N]):
+    S = shared(f32, [128, 128])
+    U = shared(f32, [64, 32])
+    tid = thread_id()
+    for r in range(128):
+        S[r, tid] = X[r * 128 + tid]
+    for r in range(64):
+        if tid < 32:
+            U[r, tid] = X[r * 32 + tid] * 2.0
+    sync()
+    for r in range(128):
+        Y[r * 128 + tid] = S[r, 127 - tid] + U[r % 64, tid % 32]
+)";
+
+class CpuCopyAsync : public ::testing::TestWithParam<std::tuple<const char*, bool>> {};
+
+TEST_P(CpuCopyAsync, CopiesTheWindowWithZerosPastTheEdges) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModuleFromString("window.spn", kWindowKernel).kernel("window");
+  std::mt19937_64 rng(std::random_device{}());
+  struct Case {
+    int64_t R, C, r0, c0;
+  };
+  // Inside; across the bottom and right edges; an odd C (rows not 16-byte
+  // aligned, so the copies take the element path on GPUs too); past both.
+  const Case cases[] = {{40, 64, 8, 16}, {20, 40, 10, 24}, {37, 53, 5, 7}, {37, 53, 30, 40}, {16, 32, 16, 32}};
+  for (ScalarType t : {ScalarType::F32, ScalarType::F16}) {
+    const size_t bytes = t == ScalarType::F32 ? 4 : 2;
+    for (const Case& cs : cases) {
+      std::vector<uint8_t> X(size_t(cs.R * cs.C) * bytes);
+      for (auto& b : X) b = uint8_t(rng());
+      if (t == ScalarType::F16)  // finite values: clear the top exponent bit of each element
+        for (size_t i = 1; i < X.size(); i += 2) X[i] &= 0xbf;
+      else
+        for (size_t i = 3; i < X.size(); i += 4) X[i] &= 0xbf;
+      std::vector<uint8_t> Y(16 * 32 * bytes, 0xff);
+      DeviceBuffer dX = rt.allocate(X.size()), dY = rt.allocate(Y.size());
+      rt.copyToDevice(dX, X.data(), X.size());
+      rt.copyToDevice(dY, Y.data(), Y.size());
+      k.launch(nullptr,
+               {tensor(dX.data(), t, {cs.R, cs.C}), tensor(dY.data(), t, {16, 32}), scalar(cs.r0), scalar(cs.c0)});
+      rt.copyToHost(Y.data(), dY, Y.size());
+      for (int64_t r = 0; r < 16; ++r)
+        for (int64_t c = 0; c < 32; ++c) {
+          const int64_t xr = cs.r0 + r, xc = cs.c0 + c;
+          const bool inside = xr < cs.R && xc < cs.C;
+          for (size_t b = 0; b < bytes; ++b) {
+            const uint8_t want = inside ? X[size_t(xr * cs.C + xc) * bytes + b] : 0;
+            ASSERT_EQ(Y[size_t(r * 32 + c) * bytes + b], want)
+                << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32" : "f16") << " X " << cs.R << "x"
+                << cs.C << " at (" << cs.r0 << ", " << cs.c0 << "): Y[" << r << ", " << c << "] byte " << b;
+          }
+        }
+    }
+  }
+}
+
+TEST_P(CpuCopyAsync, SharedBuffersPast48KiBLiveInDynamicSharedMemory) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("big.spn", kBigSharedKernel);
+  Kernel k = m.kernel("big");
+  const int64_t N = 128 * 128;
+  std::vector<float> X(static_cast<size_t>(N)), Y(static_cast<size_t>(N), -1.0f);
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (auto& v : X) v = d(rng);
+  DeviceBuffer dX = rt.allocate(size_t(N) * 4), dY = rt.allocate(size_t(N) * 4);
+  rt.copyToDevice(dX, X.data(), size_t(N) * 4);
+  rt.copyToDevice(dY, Y.data(), size_t(N) * 4);
+  const Arg args[] = {tensor(dX.data(), ScalarType::F32, {N}), tensor(dY.data(), ScalarType::F32, {N})};
+  k.launch(nullptr, args, 2);
+  rt.copyToHost(Y.data(), dY, size_t(N) * 4);
+  for (int64_t r = 0; r < 128; ++r)
+    for (int64_t t = 0; t < 128; ++t) {
+      const float want = X[size_t(r * 128 + 127 - t)] + X[size_t((r % 64) * 32 + t % 32)] * 2.0f;
+      ASSERT_EQ(Y[size_t(r * 128 + t)], want) << r << ", " << t;
+    }
+  // The generated file places both buffers in the launch's dynamic shared
+  // memory (72 KiB, 16-aligned slices) and the launcher opts in.
+  const std::string source = k.sourceFor(args, 2);
+  EXPECT_NE(source.find("__SPN_DYNAMIC_SHARED(__spn_dynamic_shared)"), std::string::npos) << source;
+  EXPECT_NE(source.find("__spn_allow_dynamic_shared"), std::string::npos) << source;
+  EXPECT_EQ(source.find("__shared__ float S["), std::string::npos) << source;
+}
+
+INSTANTIATE_TEST_SUITE_P(WidthsAndChecks, CpuCopyAsync,
+                         ::testing::Combine(::testing::Values("cpu", "cpu:warp64"), ::testing::Bool()));
+
+}  // namespace
+}  // namespace spindle::test
+#endif
