@@ -83,8 +83,8 @@ ScratchArgs::ScratchArgs(Backend& backend, const Arg* args, size_t count, const 
   }
   for (size_t m = 0; m < regions_.size(); ++m)
     for (size_t i : members[m])
-      args_[i].data = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(args_[i].data) - regions_[m].lo +
-                                                    regions_[m].copy);
+      args_[i].data =
+          reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(args_[i].data) - regions_[m].lo + regions_[m].copy);
 }
 
 void ScratchArgs::restore() {

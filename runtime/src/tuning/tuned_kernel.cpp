@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -57,10 +58,10 @@ Kernel TunedKernel::config(size_t i) {
 }
 
 std::string TunedKernel::keyHex(const TuneKey& key, const std::string& specText) const {
-  std::string text = fmt::format(
-      "spindle-tune-key {}\n{}kernel {}\nspecialization {}\nconfigs {}\nbucket {}\nbucket rule {}\n", kMethodVersion,
-      ctx_.deviceText, info_.name, specText, configListText(info()), key.bucketText,
-      info().bucketBase ? fmt::format("powers of {}", info().bucketBase) : std::string("exact"));
+  std::string text =
+      fmt::format("spindle-tune-key {}\n{}kernel {}\nspecialization {}\nconfigs {}\nbucket {}\nbucket rule {}\n",
+                  kMethodVersion, ctx_.deviceText, info_.name, specText, configListText(info()), key.bucketText,
+                  info().bucketBase ? fmt::format("powers of {}", info().bucketBase) : std::string("exact"));
   return toHex(sha256(text.data(), text.size()));
 }
 
@@ -77,8 +78,8 @@ int TunedKernel::readStored(const std::string& keyHex) {
 }
 
 size_t TunedKernel::choose(void* stream, const Arg* args, size_t count, const TuneKey& key,
-                           const std::function<std::string()>& specText, const std::function<bool()>& capturing, bool launching,
-                           std::string* how) {
+                           const std::function<std::string()>& specText, const std::function<bool()>& capturing,
+                           bool launching, std::string* how) {
   auto answer = [&](int config, const char* h) {
     if (how) *how = h;
     return size_t(config);
@@ -169,15 +170,15 @@ TuneReport TunedKernel::runTuning(void* stream, const Arg* args, size_t count, c
 
   // 1. Compile every config, in parallel; a config that fails is skipped.
   std::vector<std::string> failures(n);
-  std::vector<Kernel> kernels;
-  for (size_t i = 0; i < n; ++i) kernels.push_back(config(i));
+  std::vector<std::optional<Kernel>> kernels(n);
   {
     size_t workers = std::min<size_t>(n, std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i; (i = next++) < n;) {
-        try {
-          kernels[i].compileFor(args, count);
+        try {  // making the handle checks the consts (a const divided by zero fails here)
+          kernels[i] = config(i);
+          kernels[i]->compileFor(args, count);
         } catch (const Error& e) {
           failures[i] = e.what();
         }
@@ -210,7 +211,7 @@ TuneReport TunedKernel::runTuning(void* stream, const Arg* args, size_t count, c
   auto timeOnce = [&](size_t i) -> double {
     if (flush) be.fill(flush, (unsigned char)(i), flushBytes, stream);
     ++ctx_.tuningLaunches;
-    return be.timeMs(stream, [&] { kernels[i].launch(stream, scratch.args(), count); });
+    return be.timeMs(stream, [&] { kernels[i]->launch(stream, scratch.args(), count); });
   };
   TuneOutcome o;
   try {

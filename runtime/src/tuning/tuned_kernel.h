@@ -55,7 +55,8 @@ class TunedKernel {
   // asked only when there is nothing to read back.
   // `launching`: a real launch (counts toward the deferred mode's first).
   size_t choose(void* stream, const Arg* args, size_t count, const TuneKey& key,
-                const std::function<std::string()>& specText, const std::function<bool()>& capturing, bool launching, std::string* how);
+                const std::function<std::string()>& specText, const std::function<bool()>& capturing, bool launching,
+                std::string* how);
 
   // Tunes now (Kernel::tune).
   TuneReport tune(void* stream, const Arg* args, size_t count, const TuneKey& key,
@@ -76,7 +77,7 @@ class TunedKernel {
   std::vector<std::unique_ptr<Kernel>> configs_;
   struct Choice {
     int config = -1;
-    std::string how;  // "tuned", "stored", "default"
+    std::string how;   // "tuned", "stored", "default"
     int launches = 0;  // deferred mode: launches on the default before tuning
   };
   std::map<std::vector<int64_t>, Choice> choices_;

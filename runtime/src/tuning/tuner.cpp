@@ -50,7 +50,8 @@ TuneOutcome runTuning(std::vector<std::string> failures, const std::vector<std::
     if (failures[i].empty()) live.push_back(i);
   if (live.empty()) {
     std::string why;
-    for (size_t i = 0; i < n; ++i) why += fmt::format("\n  {}: {}", i < names.size() ? names[i] : std::to_string(i), failures[i]);
+    for (size_t i = 0; i < n; ++i)
+      why += fmt::format("\n  {}: {}", i < names.size() ? names[i] : std::to_string(i), failures[i]);
     throw Error("every config failed:" + why);
   }
   std::vector<std::vector<double>> samples(n);
@@ -76,7 +77,8 @@ TuneOutcome runTuning(std::vector<std::string> failures, const std::vector<std::
   out.chosen = chooseConfig(out.medianMs, method.tie);
   if (out.chosen < 0) {
     std::string why;
-    for (size_t i = 0; i < n; ++i) why += fmt::format("\n  {}: {}", i < names.size() ? names[i] : std::to_string(i), failures[i]);
+    for (size_t i = 0; i < n; ++i)
+      why += fmt::format("\n  {}: {}", i < names.size() ? names[i] : std::to_string(i), failures[i]);
     throw Error("every config failed:" + why);
   }
   out.failures = std::move(failures);

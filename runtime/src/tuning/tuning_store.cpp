@@ -147,8 +147,8 @@ bool TuningStore::put(const std::string& keyHex, const std::vector<char>& blob) 
     int err = errno;
     ::unlink(tmp.c_str());
     if (warn_)
-      warn_(fmt::format("spindle: warning: cannot store the tuning result {}: {}; it lasts for this process only",
-                        path, std::strerror(err)));
+      warn_(fmt::format("spindle: warning: cannot store the tuning result {}: {}; it lasts for this process only", path,
+                        std::strerror(err)));
   }
   return ok;
 }
