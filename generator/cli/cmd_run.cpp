@@ -72,7 +72,7 @@ int cmdRun(const Args& args) {
   options.target = target;
   // A kernel with @tune is tuned before the warm-up launch, so no timed
   // run includes tuning (SPINDLE_TUNE still overrides).
-  options.tune.mode = TuneMode::Blocking;
+  if (target.rfind("cpu", 0) != 0) options.tune.mode = TuneMode::Blocking;  // the cpu target does not tune
   options.lineDirectives = sel.spec.lineDirectives;
   if (sel.spec.checked && unchecked) return usageError("run: --checked and --unchecked contradict each other");
   if (sel.spec.checked) options.checked = true;

@@ -184,6 +184,20 @@ TEST_F(Fixture, SpindleTuneZeroUsesTheFirstConfig) {
   EXPECT_EQ(r.tuneChoice, "default");
 }
 
+// The cpu target does not tune unless asked: host timings say nothing of a
+// GPU's choice, and the samples' tests launch kernels with @tune.
+TEST_F(Fixture, TheCpuTargetDoesNotTuneUnlessAsked) {
+  RuntimeOptions o = options();
+  o.tune.mode.reset();
+  Runtime rt(o);
+  Kernel k = rt.loadModuleFromString("acc.spn", kAccumulate).kernel("accumulate");
+  Sum s(rt, 1000);
+  auto args = s.args();
+  for (int i = 0; i < 3; ++i) k.launch(nullptr, args.data(), args.size());
+  EXPECT_EQ(s.total(), 3 * s.expected());
+  EXPECT_EQ(rt.stats().tuningLaunches, 0u);
+}
+
 // Deferred (the default mode): the first launch of a bucket runs the
 // default config untuned; the second tunes, then launches the choice.
 TEST_F(Fixture, TheDeferredModeTunesAtTheSecondLaunch) {

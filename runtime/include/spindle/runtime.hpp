@@ -94,8 +94,10 @@ Arg scalar(ScalarType type, double v);
 enum class TuneMode { Deferred, Blocking, Off };
 
 struct TuneOptions {
+  // Unset: Deferred on GPUs, Off on the cpu target (host timings say
+  // nothing about a GPU's choice; tests of the mechanics set it).
   // SPINDLE_TUNE overrides: 0 (Off), 1 (this value), blocking, deferred.
-  TuneMode mode = TuneMode::Deferred;
+  std::optional<TuneMode> mode;
   // Wall-clock budget for warm-up and timing of one tuning; after it the
   // best so far wins (SPINDLE_TUNE_BUDGET_MS overrides). Compiling the
   // configs comes before it and is not counted.

@@ -84,7 +84,7 @@ size_t TunedKernel::choose(void* stream, const Arg* args, size_t count, const Tu
     if (how) *how = h;
     return size_t(config);
   };
-  if (ctx_.options.mode == TuneMode::Off) return answer(0, "default");
+  if (ctx_.mode == TuneMode::Off) return answer(0, "default");
   std::lock_guard<std::mutex> lock(mu_);
   Choice& c = choices_[key.words];
   if (c.config >= 0) return answer(c.config, c.how.c_str());
@@ -97,7 +97,7 @@ size_t TunedKernel::choose(void* stream, const Arg* args, size_t count, const Tu
   // No tuning inside graph capture, nor without a device (compile-only),
   // nor on the deferred mode's first launch of a bucket.
   if (!launching || !ctx_.hasDevice || capturing()) return answer(0, "default");
-  if (ctx_.options.mode == TuneMode::Deferred && c.launches++ == 0) return answer(0, "default");
+  if (ctx_.mode == TuneMode::Deferred && c.launches++ == 0) return answer(0, "default");
   // Another process tuning this key: wait for its result, bounded.
   if (ctx_.store && !ctx_.store->tryLease(hex)) {
     double deadline = nowMs() + ctx_.options.waitMs;

@@ -236,33 +236,33 @@ inline hipError_t launch_gemm(hipStream_t stream, const __spn_bf16* __restrict__
 }
 #endif
 
-#line 47 "samples/gemm.spn"
+#line 53 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 
-#line 46 "samples/gemm.spn"
+#line 52 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, __spn_bf16* __restrict__ C, int32_t M,
     int32_t K, int32_t N) {
-#line 48 "samples/gemm.spn"
+#line 54 "samples/gemm.spn"
   alignas(16) __shared__ __spn_bf16 As[128 * 32];
   alignas(16) __shared__ __spn_bf16 Bs[32 * 128];
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_b<__spn_bf16> b[4] = {};
-#line 54 "samples/gemm.spn"
+#line 60 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 2 * 64;
   int32_t wn = warp % 2 * 64;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 61 "samples/gemm.spn"
+#line 67 "samples/gemm.spn"
   for (int64_t k0 = 0; k0 < int64_t(K); k0 += 32) {
     // As[r, c] = A[row0 + r, k0 + c] and Bs[r, c] = B[k0 + r, col0 + c],
     // 0 past the edges (the zeros add nothing to the sums).
     int32_t e;
     #pragma unroll
-#line 64 "samples/gemm.spn"
+#line 70 "samples/gemm.spn"
     for (int32_t l = 0; l < 128 * 32 / NT; ++l) {
       e = tid + l * NT;
       int32_t ar = e / 32;
@@ -270,54 +270,54 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void gemm(
       As[ar * 32 + ac] = __spn_bf16(row0 + ar < int64_t(M) && k0 + ac < int64_t(K) ? float(A[(row0 + ar) * K + k0 + ac]) : 0.0f);
     }
     #pragma unroll
-#line 69 "samples/gemm.spn"
+#line 75 "samples/gemm.spn"
     for (int32_t l = 0; l < 32 * 128 / NT; ++l) {
       e = tid + l * NT;
       int32_t br = e / 128;
       int32_t bc = e % 128;
       Bs[br * 128 + bc] = __spn_bf16(k0 + br < int64_t(K) && col0 + bc < int64_t(N) ? float(B[(k0 + br) * N + col0 + bc]) : 0.0f);
     }
-#line 74 "samples/gemm.spn"
+#line 80 "samples/gemm.spn"
     __syncthreads();
     #pragma unroll
-#line 75 "samples/gemm.spn"
+#line 81 "samples/gemm.spn"
     for (int32_t kk = 0; kk < 32; kk += 16) {
       #pragma unroll
-#line 76 "samples/gemm.spn"
+#line 82 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         __spn_mma_load_a(a[i], As, 128, 32, 32, 1, wm + i * 16, kk);
       }
       #pragma unroll
-#line 78 "samples/gemm.spn"
+#line 84 "samples/gemm.spn"
       for (int32_t j = 0; j < 4; ++j) {
         __spn_mma_load_b(b[j], Bs, 32, 128, 128, 1, kk, wn + j * 16);
       }
       #pragma unroll
-#line 80 "samples/gemm.spn"
+#line 86 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 81 "samples/gemm.spn"
+#line 87 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
         }
       }
     }
-#line 83 "samples/gemm.spn"
+#line 89 "samples/gemm.spn"
     __syncthreads();
   }
   #pragma unroll
-#line 85 "samples/gemm.spn"
+#line 91 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 86 "samples/gemm.spn"
+#line 92 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 87 "samples/gemm.spn"
+#line 93 "samples/gemm.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
         const int32_t r = __spn_mma_row(e_1);
         const int32_t c = __spn_mma_col(e_1);
         const float v = acc[i][j].x[e_1];
-#line 88 "samples/gemm.spn"
+#line 94 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (int32_t(row) < M && int32_t(col) < N) {
