@@ -199,8 +199,8 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   t.backend = &be;
   t.hasDevice = im.hasDevice;
   t.options = im.opts.tune;
-  t.mode = rt::tuneModeFromEnv(
-      t.options.mode.value_or(be.kind() == BackendKind::Cpu ? TuneMode::Off : TuneMode::Deferred));
+  t.mode =
+      rt::tuneModeFromEnv(t.options.mode.value_or(be.kind() == BackendKind::Cpu ? TuneMode::Off : TuneMode::Deferred));
   if (auto ms = rt::envNumber("SPINDLE_TUNE_BUDGET_MS", 1, 3600000, "milliseconds")) t.options.budgetMs = double(*ms);
   {
     Impl* self = &im;

@@ -45,15 +45,19 @@ TEST(TuneCapture, NoTuningWhileCapturing) {
   TuneKey key{{1, 512}, "N=512"};
   std::string how;
   auto spec = [] { return std::string("N dynamic"); };
-  EXPECT_EQ(tuned.choose(nullptr, args, 2, key, spec, [] { return true; }, true, &how), 0u);
+  EXPECT_EQ(tuned.choose(
+                nullptr, args, 2, key, spec, [] { return true; }, true, &how),
+            0u);
   EXPECT_EQ(how, "default");
   EXPECT_EQ(ctx.tuningLaunches, 0u);
   // Not capturing: tuned, and the choice is kept for the capture after.
-  tuned.choose(nullptr, args, 2, key, spec, [] { return false; }, true, &how);
+  tuned.choose(
+      nullptr, args, 2, key, spec, [] { return false; }, true, &how);
   EXPECT_EQ(how, "tuned");
   EXPECT_GT(ctx.tuningLaunches, 0u);
   uint64_t launches = ctx.tuningLaunches;
-  tuned.choose(nullptr, args, 2, key, spec, [] { return true; }, true, &how);
+  tuned.choose(
+      nullptr, args, 2, key, spec, [] { return true; }, true, &how);
   EXPECT_EQ(how, "tuned");
   EXPECT_EQ(ctx.tuningLaunches, launches);
   EXPECT_EQ(y[0], 0.0f);  // tuning wrote scratch copies only

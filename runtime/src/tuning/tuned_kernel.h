@@ -24,7 +24,7 @@ struct TuneContext {
   Backend* backend = nullptr;
   bool hasDevice = false;
   std::unique_ptr<TuningStore> store;
-  TuneOptions options;  // SPINDLE_TUNE_BUDGET_MS applied
+  TuneOptions options;            // SPINDLE_TUNE_BUDGET_MS applied
   TuneMode mode = TuneMode::Off;  // options.mode or the backend's default, SPINDLE_TUNE applied
   // The device and toolchain part of every key: device name, target,
   // multiprocessors and driver, compiler, Spindle's version.
