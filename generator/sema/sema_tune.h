@@ -1,4 +1,4 @@
-// @tune (docs/language.md 9.8): the decorator's keywords checked and its
+// @tune (docs/language.md 9.6): the decorator's keywords checked and its
 // configs expanded once, at sema, so every consumer (the runtime's tuner,
 // `spindle tune`, `inspect`) reads the same list from KernelInfo::tune.
 #pragma once

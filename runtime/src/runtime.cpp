@@ -761,7 +761,7 @@ std::string Kernel::source(const Specialization& spec) const {
 
 TuneReport Kernel::tune(void* stream, const Arg* args, size_t count, bool retune) const {
   State& s = *state_;
-  if (!s.info->tune) throw Error(fmt::format("{}: has no @tune, nothing to tune (docs/language.md 9.8)", s.info->name));
+  if (!s.info->tune) throw Error(fmt::format("{}: has no @tune, nothing to tune (docs/language.md 9.6)", s.info->name));
   if (!s.tune)
     throw Error(
         fmt::format("{}: this handle fixes a tuned const (KernelOptions::consts); nothing to tune", s.info->name));

@@ -71,7 +71,7 @@ struct CompileTimeParamInfo {
   std::string kind;  // "fn", or the value's scalar type ("bool", "i32", ...)
 };
 
-// A kernel's @tune (docs/language.md 9.8): candidate values for module
+// A kernel's @tune (docs/language.md 9.6): candidate values for module
 // consts, each combination that `where` keeps a config of its own. The
 // runtime times the configs per key bucket and keeps the fastest
 // (docs/runtime.md, Autotuning).
