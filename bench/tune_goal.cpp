@@ -185,11 +185,12 @@ int main(int argc, char** argv) {
       std::printf("\n           tuning launches %llu, second runtime's %llu, sweep rounds %d\n",
                   (unsigned long long)tuningLaunches, (unsigned long long)secondTuningLaunches, sweep.rounds);
       if (json)
-        std::fprintf(json,
-                     "{\"kernel\": \"%s\", \"shape\": \"%s\", \"tuned\": \"%s\", \"tuned_ms\": %.6f, \"best_ms\": %.6f, "
-                     "\"default_ms\": %.6f, \"tune_wall_ms\": %.1f, \"pick_ms\": %.3f, \"ok\": %s}\n",
-                     c.name.c_str(), shapeText(c).c_str(), chosen.tuneConfig.c_str(), tuned, best, dflt, tuneMs,
-                     pickMs, ok ? "true" : "false");
+        std::fprintf(
+            json,
+            "{\"kernel\": \"%s\", \"shape\": \"%s\", \"tuned\": \"%s\", \"tuned_ms\": %.6f, \"best_ms\": %.6f, "
+            "\"default_ms\": %.6f, \"tune_wall_ms\": %.1f, \"pick_ms\": %.3f, \"ok\": %s}\n",
+            c.name.c_str(), shapeText(c).c_str(), chosen.tuneConfig.c_str(), tuned, best, dflt, tuneMs, pickMs,
+            ok ? "true" : "false");
       // The host cost of a tuned handle's launch against the chosen config's own handle.
       if (c.name == "softmax" && c.dims.at("N") == 128) {
         KernelOptions fixed = ko;

@@ -424,13 +424,9 @@ struct Kernel::State {
 
   rt::TuneKey tuneKey(const rt::Binding& b) const {
     rt::TuneKey k;
-    k.words.assign(b.key.words, b.key.words + b.key.count);
-    const TuneInfo& t = *info->tune;
-    for (size_t i = 0; i < tuneKeyDims.size(); ++i) {
-      int64_t bucket = rt::bucketOf(b.dims[tuneKeyDims[i]], t.bucketBase);
-      k.words.push_back(bucket);
-      k.bucketText += fmt::format("{}{}={}", i ? " " : "", t.keyDims[i], bucket);
-    }
+    std::memcpy(k.words, b.key.words, sizeof(int64_t) * size_t(b.key.count));
+    k.count = b.key.count;
+    for (int d : tuneKeyDims) k.words[k.count++] = rt::bucketOf(b.dims[d], info->tune->bucketBase);
     return k;
   }
   std::function<std::string()> tuneSpecText(const rt::Binding& b) const {

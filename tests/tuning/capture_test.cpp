@@ -42,7 +42,11 @@ TEST(TuneCapture, NoTuningWhileCapturing) {
   });
   std::vector<float> x(500, 1.0f), y(500);
   Arg args[] = {tensor(x.data(), ScalarType::F32, {500}), tensor(y.data(), ScalarType::F32, {500})};
-  TuneKey key{{1, 512}, "N=512"};
+  TuneKey key;
+  key.count = 2;
+  key.words[0] = 1;
+  key.words[1] = 512;  // the bucket of N
+  EXPECT_EQ(tuned.bucketText(key), "N=512");
   std::string how;
   auto spec = [] { return std::string("N dynamic"); };
   EXPECT_EQ(tuned.choose(

@@ -51,16 +51,24 @@ bool parseTuneRecord(const std::string& blob, std::string& chosen, std::string& 
 TunedKernel::TunedKernel(TuneContext& ctx, const KernelInfo& info, std::function<Kernel(size_t)> makeConfig)
     : ctx_(ctx), info_(info), makeConfig_(std::move(makeConfig)), configs_(info.tune->configs.size()) {}
 
-Kernel TunedKernel::config(size_t i) {
+const Kernel& TunedKernel::config(size_t i) {
   std::lock_guard<std::mutex> lock(configMu_);
   if (!configs_[i]) configs_[i] = std::make_unique<Kernel>(makeConfig_(i));
   return *configs_[i];
 }
 
+std::string TunedKernel::bucketText(const TuneKey& key) const {
+  const auto& dims = info().keyDims;
+  std::string out;
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += fmt::format("{}{}={}", i ? " " : "", dims[i], key.words[size_t(key.count) - dims.size() + i]);
+  return out;
+}
+
 std::string TunedKernel::keyHex(const TuneKey& key, const std::string& specText) const {
   std::string text =
       fmt::format("spindle-tune-key {}\n{}kernel {}\nspecialization {}\nconfigs {}\nbucket {}\nbucket rule {}\n",
-                  kMethodVersion, ctx_.deviceText, info_.name, specText, configListText(info()), key.bucketText,
+                  kMethodVersion, ctx_.deviceText, info_.name, specText, configListText(info()), bucketText(key),
                   info().bucketBase ? fmt::format("powers of {}", info().bucketBase) : std::string("exact"));
   return toHex(sha256(text.data(), text.size()));
 }
@@ -86,8 +94,13 @@ size_t TunedKernel::choose(void* stream, const Arg* args, size_t count, const Tu
   };
   if (ctx_.mode == TuneMode::Off) return answer(0, "default");
   std::lock_guard<std::mutex> lock(mu_);
-  Choice& c = choices_[key.words];
-  if (c.config >= 0) return answer(c.config, c.how.c_str());
+  if (lastConfig_ >= 0 && !how && key == lastKey_) return size_t(lastConfig_);  // the launch path's hit
+  Choice& c = choices_[key.vector()];
+  if (c.config >= 0) {
+    lastKey_ = key;
+    lastConfig_ = c.config;
+    return answer(c.config, c.how.c_str());
+  }
   std::string hex = keyHex(key, specText());
   if (int stored = readStored(hex); stored >= 0) {
     c.config = stored;
@@ -112,7 +125,7 @@ size_t TunedKernel::choose(void* stream, const Arg* args, size_t count, const Tu
     }
     if (ctx_.warn)
       ctx_.warn(fmt::format("spindle: warning: {} ({}): another process is tuning it; using the default config {}",
-                            info_.name, key.bucketText, configText(info(), 0)));
+                            info_.name, bucketText(key), configText(info(), 0)));
     c.config = 0;
     c.how = "default";
     return answer(0, "default");
@@ -134,20 +147,22 @@ TuneReport TunedKernel::tune(void* stream, const Arg* args, size_t count, const 
       TuneReport r;
       r.kernel = info_.name;
       r.keyHex = hex;
-      r.bucket = key.bucketText;
+      r.bucket = bucketText(key);
       for (size_t i = 0; i < info().configs.size(); ++i) r.configs.push_back(configText(info(), i));
       r.medianMs.assign(r.configs.size(), -1);
       r.failures.assign(r.configs.size(), "");
       r.chosen = stored;
       r.stored = true;
-      choices_[key.words] = Choice{stored, "stored", 0};
+      choices_[key.vector()] = Choice{stored, "stored", 0};
+      lastConfig_ = -1;
       return r;
     }
   }
   bool leased = !ctx_.store || ctx_.store->tryLease(hex);
   (void)leased;  // ahead-of-time tuning is asked for: it tunes even when another process does too
   TuneReport r = runTuning(stream, args, count, key, hex);
-  choices_[key.words] = Choice{r.chosen, "tuned", 0};
+  choices_[key.vector()] = Choice{r.chosen, "tuned", 0};
+  lastConfig_ = -1;
   return r;
 }
 
@@ -165,19 +180,19 @@ TuneReport TunedKernel::runTuning(void* stream, const Arg* args, size_t count, c
   TuneReport r;
   r.kernel = info_.name;
   r.keyHex = keyHex;
-  r.bucket = key.bucketText;
+  r.bucket = bucketText(key);
   for (size_t i = 0; i < n; ++i) r.configs.push_back(configText(t, i));
 
   // 1. Compile every config, in parallel; a config that fails is skipped.
   std::vector<std::string> failures(n);
-  std::vector<std::optional<Kernel>> kernels(n);
+  std::vector<const Kernel*> kernels(n, nullptr);
   {
     size_t workers = std::min<size_t>(n, std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i; (i = next++) < n;) {
         try {  // making the handle checks the consts (a const divided by zero fails here)
-          kernels[i] = config(i);
+          kernels[i] = &config(i);
           kernels[i]->compileFor(args, count);
         } catch (const Error& e) {
           failures[i] = e.what();
@@ -218,7 +233,7 @@ TuneReport TunedKernel::runTuning(void* stream, const Arg* args, size_t count, c
     o = rt::runTuning(failures, r.configs, method, timeOnce, nowMs);
   } catch (const Error& e) {
     if (flush) be.release(flush);
-    throw Error(fmt::format("{}: tuning ({}): {}", info_.name, key.bucketText, e.what()));
+    throw Error(fmt::format("{}: tuning ({}): {}", info_.name, bucketText(key), e.what()));
   }
   if (flush) be.release(flush);
   be.synchronize(stream);
@@ -234,7 +249,7 @@ TuneReport TunedKernel::runTuning(void* stream, const Arg* args, size_t count, c
   if (ctx_.warn)
     for (size_t i = 0; i < n; ++i)
       if (!r.failures[i].empty())
-        ctx_.warn(fmt::format("spindle: tuning {} ({}): skipped {}: {}", info_.name, key.bucketText, r.configs[i],
+        ctx_.warn(fmt::format("spindle: tuning {} ({}): skipped {}: {}", info_.name, bucketText(key), r.configs[i],
                               firstLine(r.failures[i])));
   if (ctx_.store) {
     std::string blob = tuneRecord(r, configListText(t));

@@ -7,6 +7,7 @@
 #include <spindle/runtime.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "launch_binding.h"
 #include "tuning/tuning_store.h"
 
 namespace spindle::rt {
@@ -33,11 +35,16 @@ struct TuneContext {
   std::atomic<uint64_t> tunings{0}, tuningLaunches{0}, storeHits{0};
 };
 
-// One launch's place among the choices: its specialization key words and
-// its key dims' buckets.
+// One launch's place among the choices: its specialization key words, then
+// the bucket of each key dim (TuneInfo::keyDims, in order). Fixed size, so
+// the launch path builds it without allocating.
 struct TuneKey {
-  std::vector<int64_t> words;
-  std::string bucketText;  // "N=1024 M=64"
+  int count = 0;
+  int64_t words[kMaxKeyWords + kMaxDimSymbols] = {};
+  bool operator==(const TuneKey& o) const {
+    return count == o.count && std::memcmp(words, o.words, sizeof(int64_t) * size_t(count)) == 0;
+  }
+  std::vector<int64_t> vector() const { return std::vector<int64_t>(words, words + count); }
 };
 
 class TunedKernel {
@@ -46,8 +53,10 @@ class TunedKernel {
   TunedKernel(TuneContext& ctx, const KernelInfo& info, std::function<Kernel(size_t)> makeConfig);
 
   const TuneInfo& info() const { return *info_.tune; }
-  // Config i's handle, made on first use. Caller holds no lock of ours.
-  Kernel config(size_t i);
+  // Config i's handle, made on first use (its address stays valid).
+  const Kernel& config(size_t i);
+  // "M=4096 N=1024": the key dims' buckets of `key`.
+  std::string bucketText(const TuneKey& key) const;
 
   // The config a launch with these arguments uses: memory, store, or (as
   // the mode and capture allow) tuning now. `specText()` gives the
@@ -82,6 +91,10 @@ class TunedKernel {
     int launches = 0;  // deferred mode: launches on the default before tuning
   };
   std::map<std::vector<int64_t>, Choice> choices_;
+  // The last key answered from memory and its config: repeated launches of
+  // one shape skip the map.
+  TuneKey lastKey_;
+  int lastConfig_ = -1;
 };
 
 // The blob stored per key: readable text naming the kernel, the bucket,
