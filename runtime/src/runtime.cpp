@@ -581,6 +581,12 @@ LaunchPlan Kernel::bind(const Arg* args, size_t count) const {
   State& s = *state_;
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
+  if (s.tune) {  // the plan of the config a launch would use now (stored, else the default)
+    std::string how;
+    size_t c = s.tune->choose(
+        nullptr, args, count, s.tuneKey(b), s.tuneSpecText(b), [] { return false; }, false, &how);
+    return s.tune->config(c).bind(args, count);
+  }
   LaunchPlan p;
   p.dims = rt::dimMap(s.plan, b);
   Specialization spec = s.specialization(b);

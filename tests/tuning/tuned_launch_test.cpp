@@ -150,6 +150,9 @@ TEST_F(Fixture, ChoicesPersistPerBucket) {
     k.launch(nullptr, args.data(), args.size());
     chosen = k.compileFor(args.data(), args.size()).tuneConfig;
     EXPECT_EQ(k.compileFor(args.data(), args.size()).tuneChoice, "tuned");
+    // bind() plans the chosen config's launch: its block is the config's BLOCK.
+    int64_t block = std::stoll(chosen.substr(chosen.find('=') + 1));
+    EXPECT_EQ(k.bind(args.data(), args.size()).geometry.block[0], block) << chosen;
   }
   Runtime rt(options());
   Kernel k = rt.loadModuleFromString("acc.spn", kAccumulate).kernel("accumulate");
@@ -240,6 +243,10 @@ TEST_F(Fixture, AKeyAnotherProcessTunesIsNotTunedAgain) {
   ASSERT_FALSE(warnings.empty());
   EXPECT_CONTAINS(warnings.back(), "another process is tuning it");
   EXPECT_EQ(k.compileFor(args.data(), args.size()).tuneConfig, "BLOCK=64 VEC=1");
+  // Tuning ahead of time is asked for: it tunes anyway, and leaves the
+  // other process's lease in place.
+  EXPECT_GT(k.tune(nullptr, args.data(), args.size()).rounds, 0);
+  EXPECT_TRUE(std::filesystem::exists(lease));
 }
 
 // An application ships its choices: exported from one cache directory,

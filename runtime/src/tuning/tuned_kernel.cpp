@@ -131,7 +131,7 @@ size_t TunedKernel::choose(void* stream, const Arg* args, size_t count, const Tu
     return answer(0, "default");
   }
 tune:
-  TuneReport r = runTuning(stream, args, count, key, hex);
+  TuneReport r = runTuning(stream, args, count, key, hex, /*holdsLease=*/true);
   c.config = r.chosen;
   c.how = "tuned";
   return answer(r.chosen, "tuned");
@@ -158,23 +158,24 @@ TuneReport TunedKernel::tune(void* stream, const Arg* args, size_t count, const 
       return r;
     }
   }
+  // Ahead-of-time tuning is asked for: it tunes even when another process
+  // holds the lease (and then leaves that lease alone).
   bool leased = !ctx_.store || ctx_.store->tryLease(hex);
-  (void)leased;  // ahead-of-time tuning is asked for: it tunes even when another process does too
-  TuneReport r = runTuning(stream, args, count, key, hex);
+  TuneReport r = runTuning(stream, args, count, key, hex, leased);
   choices_[key.vector()] = Choice{r.chosen, "tuned", 0};
   lastConfig_ = -1;
   return r;
 }
 
 TuneReport TunedKernel::runTuning(void* stream, const Arg* args, size_t count, const TuneKey& key,
-                                  const std::string& keyHex) {
+                                  const std::string& keyHex, bool holdsLease) {
   struct Lease {  // released however tuning ends
     TuningStore* store;
     const std::string& key;
     ~Lease() {
       if (store) store->releaseLease(key);
     }
-  } lease{ctx_.store.get(), keyHex};
+  } lease{holdsLease ? ctx_.store.get() : nullptr, keyHex};
   const TuneInfo& t = info();
   const size_t n = t.configs.size();
   TuneReport r;

@@ -76,8 +76,10 @@ class TunedKernel {
   std::string keyHex(const TuneKey& key, const std::string& specText) const;
   // Reads a stored choice; -1 when there is none (or it does not fit).
   int readStored(const std::string& keyHex);
-  // Times every config and stores the choice. Caller holds mu_.
-  TuneReport runTuning(void* stream, const Arg* args, size_t count, const TuneKey& key, const std::string& keyHex);
+  // Times every config and stores the choice; releases the key's lease
+  // when `holdsLease`. Caller holds mu_.
+  TuneReport runTuning(void* stream, const Arg* args, size_t count, const TuneKey& key, const std::string& keyHex,
+                       bool holdsLease);
 
   TuneContext& ctx_;
   KernelInfo info_;
