@@ -2317,6 +2317,9 @@ int main(int argc, char** argv) {
   try {
     spindle::RuntimeOptions options;
     options.target = target;  // empty: the device's own
+    // Samples with @tune are tuned at their first launch (the correctness
+    // check), so no timed launch includes tuning.
+    options.tune.mode = spindle::TuneMode::Blocking;
     Runtime rt(options);
     c.rt = &rt;
     if (!probePhase.empty()) return probeCompile(c, probePhase, only, variants);

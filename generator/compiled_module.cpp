@@ -126,6 +126,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
   for (const Symbol* d : runRowDimSymbols(k)) info.runRowDims.push_back(d->name);
   info.gridUsesResidentBlocks = k.gridUsesResidentBlocks;
   for (const Symbol* s : k.launchScalars) info.launchScalars.push_back(s->name);
+  info.tune = k.tune;
   for (const auto& group : k.aliasGroups) {
     info.aliasGroups.emplace_back();
     for (const Symbol* s : group) info.aliasGroups.back().push_back(s->name);

@@ -249,7 +249,11 @@ int main(int argc, char** argv) {
   }
   int failures = 0;
   try {
-    spindle::Runtime rt;
+    // Samples with @tune are tuned at their first launch (the check), so no
+    // timed launch includes tuning.
+    spindle::RuntimeOptions options;
+    options.tune.mode = spindle::TuneMode::Blocking;
+    spindle::Runtime rt(options);
     if (!rt.hasDevice()) {
       std::fprintf(stderr, "parity: no GPU: %s\n", rt.deviceStatus().c_str());
       return 2;

@@ -62,6 +62,11 @@ int cmdCompile(const Args& args) {
   fmt::print("binary size: {} bytes\n", r.binaryBytes);
   if (r.outcome == CacheOutcome::Miss) fmt::print("compile time: {:.1f} ms\n", r.compileSeconds * 1e3);
   else fmt::print("compile time: 0 ms (cached in {})\n", runtime.cacheDir());
+  if (const auto& t = kernel.info().tune)
+    fmt::print(
+        "tune: {} configs; this binary has the consts as declared{} (a launch picks a config per key "
+        "bucket: spindle tune, spindle inspect --stage tune)\n",
+        t->configs.size(), sel.spec.consts.empty() ? "" : " and --const");
   return 0;
 }
 

@@ -26,10 +26,8 @@ std::string showAst(const LoadedModule& r, const Args&) { return dumpAst(*r.modu
 std::string showScopes(const LoadedModule& r, const Args&) { return inspectScopes(r); }
 
 const Stage kStages[] = {
-    {"ast", false, false, showAst},
-    {"scopes", true, false, showScopes},
-    {"key", true, true, inspectKey},
-    {"runs", true, true, inspectRuns},
+    {"ast", false, false, showAst},    {"scopes", true, false, showScopes}, {"key", true, true, inspectKey},
+    {"runs", true, true, inspectRuns}, {"tune", true, true, inspectTune},
 };
 
 std::string stageNames() {

@@ -14,5 +14,6 @@ static int noRuntime(const char* command) {
 }
 int cmdCompile(const Args&) { return noRuntime("compile"); }
 int cmdRun(const Args&) { return noRuntime("run"); }
+int cmdTune(const Args&) { return noRuntime("tune"); }
 
 }  // namespace spindle::cli

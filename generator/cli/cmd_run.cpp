@@ -14,43 +14,12 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "launch_args.h"
 #include "spec_options.h"
 
 #include <spindle/runtime.hpp>
 
 namespace spindle::cli {
-
-namespace {
-
-// "M=4096,N=128" -> {M: 4096, N: 128}
-void parseDims(const std::string& text, std::map<std::string, int64_t>& out) {
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw std::invalid_argument(fmt::format("--dims expects NAME=VALUE[,NAME=VALUE...], got '{}'", text));
-    out[item.substr(0, eq)] = parseIntegerFlag("--dims", item.substr(0, eq), item.substr(eq + 1));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-}
-
-// Random element bytes for `type`: floats in [-1, 1), integers in [0, 16).
-void fillRandom(std::vector<char>& bytes, ScalarType type, int64_t count, std::mt19937_64& rng) {
-  size_t size = scalarBytes(type);
-  bytes.resize(size_t(count) * size);
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 15);
-  for (int64_t i = 0; i < count; ++i) {
-    double v = isFloat(type) ? real(rng) : type == ScalarType::Bool ? small(rng) % 2 : small(rng);
-    uint64_t bits = scalar(type, v).bits;
-    std::memcpy(bytes.data() + size_t(i) * size, &bits, size);
-  }
-}
-
-}  // namespace
 
 int cmdRun(const Args& args) {
   std::string path, target;
@@ -101,6 +70,9 @@ int cmdRun(const Args& args) {
 
   RuntimeOptions options;
   options.target = target;
+  // A kernel with @tune is tuned before the warm-up launch, so no timed
+  // run includes tuning (SPINDLE_TUNE still overrides).
+  if (target.rfind("cpu", 0) != 0) options.tune.mode = TuneMode::Blocking;  // the cpu target does not tune
   options.lineDirectives = sel.spec.lineDirectives;
   if (sel.spec.checked && unchecked) return usageError("run: --checked and --unchecked contradict each other");
   if (sel.spec.checked) options.checked = true;
@@ -144,58 +116,27 @@ int cmdRun(const Args& args) {
   // as a device allocation is (binding checks pointers, never reads them),
   // so what is compiled below is the binary a launch would use either way.
   const bool device = runtime->hasDevice();
-  std::mt19937_64 rng(12345);
-  std::vector<DeviceBuffer> buffers;
-  std::vector<Arg> launchArgs;
-  uint64_t bytesMoved = 0;
-  uintptr_t standIn = uintptr_t(1) << 20;
-  for (const auto& p : info.params) {
-    ScalarType t = p.typeParam.empty() ? p.dtype : sel.spec.typeArgs.at(p.typeParam);
-    if (!p.isTensor) {
-      auto it = scalars.find(p.name);
-      double v = it != scalars.end() ? it->second : isFloat(t) ? std::uniform_real_distribution<double>(0, 1)(rng) : 1;
-      launchArgs.push_back(scalar(t, v));
-      continue;
-    }
-    if (sel.spec.absentTensors.count(p.name)) {  // --absent: the launch passes none
-      launchArgs.push_back(none());
-      continue;
-    }
-    std::vector<int64_t> shape;
-    int64_t count = 1;
-    for (const auto& d : p.dims) {
-      auto size = evaluateDim(d, dims);
-      if (!size || *size < 1)
-        return usageError(fmt::format("run: parameter '{}' has a dim {} that the given --dims do not make a size",
-                                      p.name, d.expressionText.empty() ? d.symbol : d.expressionText));
-      shape.push_back(*size);
-      count *= shape.back();
-    }
-    uint64_t bytes = uint64_t(count) * scalarBytes(t);
-    bytesMoved += bytes;
-    const void* data = reinterpret_cast<const void*>(standIn);
-    if (device) {
-      std::vector<char> host;
-      fillRandom(host, t, count, rng);
-      buffers.push_back(runtime->allocate(host.size()));
-      runtime->copyToDevice(buffers.back(), host.data(), host.size());
-      data = buffers.back().data();
-    } else {
-      standIn += (bytes + 255) / 256 * 256;
-    }
-    launchArgs.push_back(tensor(data, t, shape.data(), int(shape.size())));
-  }
+  LaunchArgs launch;
+  std::string why = makeLaunchArgs(*runtime, info, sel, dims, scalars, "run", launch);
+  if (!why.empty()) return usageError(why);
+  std::vector<Arg>& launchArgs = launch.args;
+  const uint64_t bytesMoved = launch.bytes;
   CompileReport report = kernel.compileFor(launchArgs.data(), launchArgs.size());
   fmt::print("kernel: {}  target: {}  cache: {}  key: {}\n", name, report.target,
              report.outcome == CacheOutcome::Miss ? "miss" : "hit", report.keyHex);
+  if (!report.tuneConfig.empty()) fmt::print("tune: {} ({})\n", report.tuneConfig, report.tuneChoice);
   if (report.outcome == CacheOutcome::Miss) fmt::print("compile time: {:.1f} ms\n", report.compileSeconds * 1e3);
   if (!device) {
     fmt::print("no GPU ({}): compiled, did not launch\n", runtime->deviceStatus());
     return 0;
   }
 
-  kernel.launch(nullptr, launchArgs.data(), launchArgs.size());  // warm-up
+  kernel.launch(nullptr, launchArgs.data(), launchArgs.size());  // warm-up (and tuning, for @tune)
   runtime->synchronize();
+  if (!report.tuneConfig.empty()) {
+    CompileReport tuned = kernel.compileFor(launchArgs.data(), launchArgs.size());
+    fmt::print("tune: timed with {} ({})\n", tuned.tuneConfig, tuned.tuneChoice);
+  }
   std::vector<float> times;
   for (int r = 0; r < reps; ++r)
     times.push_back(runtime->timeMs(nullptr, [&] { kernel.launch(nullptr, launchArgs.data(), launchArgs.size()); }));

@@ -15,6 +15,7 @@ int cmdInspect(const Args& args);
 int cmdGen(const Args& args);
 int cmdCompile(const Args& args);
 int cmdRun(const Args& args);
+int cmdTune(const Args& args);
 
 // A one-line usage error ("spindle: error: ...") and exit status 1.
 int usageError(const std::string& message);

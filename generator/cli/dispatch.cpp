@@ -23,10 +23,13 @@ struct Command {
 
 const Command kCommands[] = {
     {"check", cmdCheck, "check FILE...            parse and analyze; print diagnostics only"},
-    {"inspect", cmdInspect, "inspect FILE --stage S   show a stage: ast, scopes, key, runs"},
+    {"inspect", cmdInspect, "inspect FILE --stage S   show a stage: ast, scopes, key, runs, tune"},
     {"gen", cmdGen, "gen FILE [options]       print readable HIP for a kernel"},
     {"compile", cmdCompile, "compile FILE --kernel K --target T   compile through the runtime's backend"},
     {"run", cmdRun, "run FILE --kernel K --dims M=..,N=..   launch on a GPU (or the host: --target cpu) and time it"},
+    {"tune", cmdTune,
+     "tune FILE --kernel K --dims M=..,N=..  tune a kernel with @tune ahead of time (--retune to time again);\n"
+     "  tune --export FILE.json | --import FILE.json   ship tuned choices with an application"},
 };
 
 void printHelp() {

@@ -2,6 +2,7 @@
 #include "inspect_stages.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -196,6 +197,35 @@ std::string inspectRuns(const LoadedModule& result, const Args& options) {
     vector += line.find(": vector: ") != std::string::npos;
   }
   out += fmt::format("{} run access{}, {} vector\n", g.runReport.size(), g.runReport.size() == 1 ? "" : "es", vector);
+  return out;
+}
+
+}  // namespace spindle::cli
+
+namespace spindle::cli {
+
+std::string inspectTune(const LoadedModule& result, const Args& options) {
+  KernelSelection sel = selectKernel(result, options);
+  FunctionScope* k = result.sema->findKernel(sel.kernel);
+  if (!k) throw std::invalid_argument(fmt::format("no kernel named '{}'", sel.kernel));
+  if (!k->tune) return fmt::format("kernel: {}\n  no @tune: one config, the module's consts\n", sel.kernel);
+  const TuneInfo& t = *k->tune;
+  std::string out = fmt::format("kernel: {}\n  tuned consts: {}\n", sel.kernel, fmt::join(t.consts, ", "));
+  out += fmt::format("  key dims: {}\n", t.keyDims.empty() ? std::string("none (one choice per specialization)")
+                                                           : fmt::format("{}", fmt::join(t.keyDims, ", ")));
+  out += fmt::format("  bucket: {}\n", t.bucketBase
+                                           ? fmt::format("the next power of {} at or above each key dim", t.bucketBase)
+                                           : std::string("exact values"));
+  if (!t.where.empty())
+    out += fmt::format("  where: {} (pruned {} of {})\n", t.where, t.pruned, t.pruned + t.configs.size());
+  out += fmt::format("  configs ({}):\n", t.configs.size());
+  for (size_t i = 0; i < t.configs.size(); ++i) {
+    std::string text;
+    for (size_t c = 0; c < t.consts.size(); ++c)
+      text += fmt::format("{}{}={}", c ? " " : "", t.consts[c], t.configs[i][c]);
+    out += fmt::format("    {:>3}  {}{}\n", i, text,
+                       i == 0 ? "  (default: SPINDLE_TUNE=0, graph capture, first launch)" : "");
+  }
   return out;
 }
 

@@ -22,4 +22,9 @@ std::string inspectKey(const LoadedModule& result, const Args& options);
 // why not (docs/language.md 9.4).
 std::string inspectRuns(const LoadedModule& result, const Args& options);
 
+// --stage tune: a kernel's @tune (--kernel K): the tuned consts, every
+// config in order (the first is the default), the key dims and their
+// bucket rule, and what `where` pruned.
+std::string inspectTune(const LoadedModule& result, const Args& options);
+
 }  // namespace spindle::cli

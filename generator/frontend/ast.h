@@ -430,6 +430,9 @@ struct Decorator {
   std::string name;  // "grid", "block", "static"
   SourceRange range;
   std::vector<ExprPtr> args;  // for @static: NameExprs
+  // Only @tune takes keyword arguments (`BLOCK=[128, 256]`, `key=[N]`,
+  // `where=...`, `bucket=...`); the parser rejects them elsewhere.
+  std::vector<KeywordArg> kwargs;
 };
 
 // An entry of a kernel's brackets: a type parameter `T`, or a compile-time

@@ -86,6 +86,11 @@ class Dumper {
       line("Decorator @" + d.name, d.range);
       Indent in2(*this);
       for (const auto& a : d.args) expr(*a);
+      for (const auto& kw : d.kwargs) {
+        line("Kwarg " + kw.name, kw.nameRange);
+        Indent in3(*this);
+        expr(*kw.value);
+      }
     }
     for (const auto& t : k.typeParams) line("TypeParam " + t.name, t.range);
     params(k.params);

@@ -179,8 +179,7 @@ class Parser {
   void parseDecoratedDecl(SourceModule& m);
   Decorators parseDecorators();
   void parseDecorator(Decorators& seen);
-  bool checkDecorator(const Decorator& d, SourceRange nameRange, const std::vector<KeywordArg>& kwargs,
-                      const Decorators& seen);
+  bool checkDecorator(const Decorator& d, SourceRange nameRange, const Decorators& seen);
   std::unique_ptr<ConstDecl> parseConst();
   std::unique_ptr<FunctionDecl> parseFunction();
   std::unique_ptr<KernelDecl> parseKernel();
@@ -409,21 +408,20 @@ void Parser::parseDecorator(Decorators& seen) {
   Token name = expect(Tok::Name, "a decorator name");
   Decorator d;
   d.name = std::string(name.text);
-  std::vector<KeywordArg> kwargs;
-  if (check(Tok::LParen)) parseArgs(d.args, kwargs);
+  if (check(Tok::LParen)) parseArgs(d.args, d.kwargs);
   d.range = SourceRange{at.range.begin, lastEnd_};
   expectEndOfLine();
   if (!seen.firstRange) seen.firstRange = d.range;
-  if (checkDecorator(d, name.range, kwargs, seen)) seen.kept.push_back(std::move(d));
+  if (checkDecorator(d, name.range, seen)) seen.kept.push_back(std::move(d));
 }
 
 // Decorator rules that the grammar cannot express.
-bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std::vector<KeywordArg>& kwargs,
-                            const Decorators& seen) {
+bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const Decorators& seen) {
   bool isStatic = d.name == "static";
   bool isAlias = d.name == "alias";  // one group of tensors per @alias; it may repeat
   bool isOccupancy = d.name == "occupancy";
-  if (d.name != "grid" && d.name != "block" && !isStatic && !isAlias && !isOccupancy) {
+  bool isTune = d.name == "tune";
+  if (d.name != "grid" && d.name != "block" && !isStatic && !isAlias && !isOccupancy && !isTune) {
     report(DiagId::parse_bad_decorator, nameRange, d.name);
     return false;
   }
@@ -433,8 +431,18 @@ bool Parser::checkDecorator(const Decorator& d, SourceRange nameRange, const std
       return false;
     }
   }
-  if (!kwargs.empty()) {
-    report(DiagId::parse_no_keyword_args, kwargs.front().nameRange, "@" + d.name);
+  // @tune is all keywords (CONST=[values], key=[dims], where=..., bucket=...);
+  // sema checks the names and values.
+  if (isTune) {
+    if (!d.args.empty() || d.kwargs.empty()) {
+      report(DiagId::parse_decorator_arity, d.range, d.name, "keyword arguments only (CONST=[values], ...)",
+             d.args.empty() ? "none" : "a positional argument");
+      return false;
+    }
+    return true;
+  }
+  if (!d.kwargs.empty()) {
+    report(DiagId::parse_no_keyword_args, d.kwargs.front().nameRange, "@" + d.name);
     return false;
   }
   size_t n = d.args.size();

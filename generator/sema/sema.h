@@ -20,6 +20,7 @@
 
 #include "frontend/ast.h"
 #include "frontend/diagnostics.h"
+#include "spindle/generator.h"
 
 namespace spindle {
 
@@ -176,6 +177,8 @@ struct FunctionScope {
   // @occupancy(B): registers budgeted for B resident blocks per
   // multiprocessor (__launch_bounds__'s second argument); 0 without it.
   int minBlocksPerMultiprocessor = 0;
+  // Kernel only: @tune's configs (sema_tune.h); empty without one.
+  std::optional<TuneInfo> tune;
   // Kernel only: integer scalar parameters @grid or @block names, in order of
   // first use: the launcher evaluates those expressions with their values.
   std::vector<Symbol*> launchScalars;

@@ -9,6 +9,7 @@
 #include "sema/builtins.h"
 #include "sema/const_eval.h"
 #include "sema/sema.h"
+#include "sema/sema_tune.h"
 #include "sema/tensor_arguments.h"
 
 namespace spindle {
@@ -624,6 +625,11 @@ class Resolver {
                 : n                                                             ? "'" + n->name + "'"
                                                                                 : std::string("an expression"));
         else scope->minBlocksPerMultiprocessor = int(v);
+        continue;
+      }
+      if (d.name == "tune") {  // candidate const values, expanded to configs (sema_tune.h)
+        scope->tune = resolveTune(
+            d, *scope, [this](const std::string& n) { return globalOrPredefined(n); }, file_, diags_);
         continue;
       }
       if (d.name == "alias") {  // tensors that may be the same memory: no __restrict__ on them

@@ -19,6 +19,8 @@ class CompileReport(TypedDict):
     binary_bytes: int
     compile_seconds: float
     source: str
+    tune_config: str  # a kernel with @tune: "BLOCK=256 VEC=8"; "" without
+    tune_choice: str  # "tuned", "stored", "default"; "" without @tune
 
 class LaunchPlan(TypedDict):
     dims: dict[str, int]

@@ -75,6 +75,8 @@ nb::dict reportDict(const CompileReport& r) {
   d["binary_bytes"] = r.binaryBytes;
   d["compile_seconds"] = r.compileSeconds;
   d["source"] = r.source;
+  d["tune_config"] = r.tuneConfig;  // a kernel with @tune: the config, and how it was picked
+  d["tune_choice"] = r.tuneChoice;
   return d;
 }
 

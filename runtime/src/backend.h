@@ -8,6 +8,7 @@
 
 #include <spindle/runtime.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,28 @@ class Backend {
   virtual void copyToHost(void* dst, const void* src, size_t bytes) = 0;
   virtual void synchronize(void* stream) = 0;
   virtual float timeMs(void* stream, const std::function<void()>& body) = 0;
+
+  // --- for autotuning (runtime/src/tuning) ------------------------------------
+  // What besides the name and target makes timings of one device differ
+  // from another's: multiprocessor count and driver version
+  // ("multiprocessors 132, driver 12080"). Part of the tuning key.
+  virtual std::string deviceIdentity(int /*device*/) { return {}; }
+  // Device to device copy (scratch copies of written tensors). The default
+  // bounces through the host.
+  virtual void copyOnDevice(void* dst, const void* src, size_t bytes) {
+    std::vector<char> host(bytes);
+    copyToHost(host.data(), src, bytes);
+    copyToDevice(dst, host.data(), bytes);
+  }
+  // Bytes to write between timed runs so each starts with a cold L2 cache;
+  // 0: no flush (the cpu target).
+  virtual size_t cacheFlushBytes() { return 0; }
+  // Sets `bytes` bytes at `dst` to `value`, queued on `stream`. The default
+  // copies a host buffer (synchronous).
+  virtual void fill(void* dst, unsigned char value, size_t bytes, void* /*stream*/) {
+    std::vector<char> host(bytes, char(value));
+    copyToDevice(dst, host.data(), bytes);
+  }
 };
 
 std::unique_ptr<Backend> makeHipBackend();

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -40,6 +41,7 @@ using CUdeviceptr = unsigned long long;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr CUresult CUDA_SUCCESS = 0;
 // cuStreamIsCapturing on the legacy default stream while another (blocking)
@@ -83,6 +85,10 @@ struct Driver {
   CUresult (*memcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
   CUresult (*streamSynchronize)(CUstream) = nullptr;
   CUresult (*streamIsCapturing)(CUstream, CUstreamCaptureStatus*) = nullptr;  // optional (CUDA 10+)
+  // Optional, for autotuning: without them the Backend defaults are used.
+  CUresult (*memcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;
+  CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
+  CUresult (*driverGetVersion)(int*) = nullptr;
   CUresult (*eventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*eventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*eventSynchronize)(CUevent) = nullptr;
@@ -261,6 +267,32 @@ class CudaBackend final : public Backend {
     makeCurrent();
     checkCu(drv_.streamSynchronize(stream), "cuStreamSynchronize");
   }
+  std::string deviceIdentity(int device) override {
+    CUdevice dev = 0;
+    checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
+    int multiprocessors = 0, driver = 0;
+    checkCu(drv_.deviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+            "cuDeviceGetAttribute(multiprocessor count)");
+    if (drv_.driverGetVersion) drv_.driverGetVersion(&driver);
+    return fmt::format("multiprocessors {}, driver {}", multiprocessors, driver);
+  }
+  void copyOnDevice(void* dst, const void* src, size_t bytes) override {
+    if (!drv_.memcpyDtoD) return Backend::copyOnDevice(dst, src, bytes);
+    makeCurrent();
+    checkCu(drv_.memcpyDtoD(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), bytes),
+            "cuMemcpyDtoD");
+  }
+  size_t cacheFlushBytes() override {
+    int l2 = 0;
+    drv_.deviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_);
+    // Twice the L2 (an H100's is 50 MiB), at least 32 MiB.
+    return std::max<size_t>(size_t(32) << 20, size_t(l2) * 2);
+  }
+  void fill(void* dst, unsigned char value, size_t bytes, void* stream) override {
+    if (!drv_.memsetD8Async) return Backend::fill(dst, value, bytes, stream);
+    makeCurrent();
+    checkCu(drv_.memsetD8Async(reinterpret_cast<CUdeviceptr>(dst), value, bytes, stream), "cuMemsetD8Async");
+  }
   float timeMs(void* stream, const std::function<void()>& body) override {
     makeCurrent();
     CUevent start = nullptr, stop = nullptr;
@@ -372,6 +404,9 @@ class CudaBackend final : public Backend {
       return;
     }
     drv_.lib.sym(drv_.streamIsCapturing, "cuStreamIsCapturing");  // optional: null without it
+    drv_.lib.sym(drv_.memcpyDtoD, "cuMemcpyDtoD_v2");
+    drv_.lib.sym(drv_.memsetD8Async, "cuMemsetD8Async");
+    drv_.lib.sym(drv_.driverGetVersion, "cuDriverGetVersion");
     CUresult rc = drv_.init(0);
     if (rc != CUDA_SUCCESS) driverError_ = "cuInit: " + errorText(rc);
   }

@@ -65,6 +65,10 @@ struct Hip {
   hipError_t (*eventSynchronize)(hipEvent_t) = nullptr;
   hipError_t (*eventElapsedTime)(float*, hipEvent_t, hipEvent_t) = nullptr;
   hipError_t (*eventDestroy)(hipEvent_t) = nullptr;
+  // Optional, for autotuning: without them the Backend defaults are used.
+  hipError_t (*memcpyDtoD)(void*, void*, size_t) = nullptr;
+  hipError_t (*memsetAsync)(void*, int, size_t, hipStream_t) = nullptr;
+  hipError_t (*driverGetVersion)(int*) = nullptr;
 };
 
 // The full gcnArchName ("gfx90a:sramecc+:xnack-") from a hipDeviceProp_t
@@ -234,6 +238,26 @@ class HipBackend final : public Backend {
     makeCurrent();
     checkHip(hip_.streamSynchronize(stream), "hipStreamSynchronize");
   }
+  std::string deviceIdentity(int device) override {
+    int multiprocessors = 0, driver = 0;
+    checkHip(hip_.deviceGetAttribute(&multiprocessors, kHipDeviceAttributeMultiprocessorCount, device),
+             "hipDeviceGetAttribute(multiprocessor count)");
+    if (hip_.driverGetVersion) hip_.driverGetVersion(&driver);
+    return fmt::format("multiprocessors {}, driver {}", multiprocessors, driver);
+  }
+  void copyOnDevice(void* dst, const void* src, size_t bytes) override {
+    if (!hip_.memcpyDtoD) return Backend::copyOnDevice(dst, src, bytes);
+    makeCurrent();
+    checkHip(hip_.memcpyDtoD(dst, const_cast<void*>(src), bytes), "hipMemcpyDtoD");
+  }
+  // 256 MiB: past the last-level cache of every AMD GPU (MI300's Infinity
+  // Cache is 256 MB), as Triton's do_bench flushes.
+  size_t cacheFlushBytes() override { return size_t(256) << 20; }
+  void fill(void* dst, unsigned char value, size_t bytes, void* stream) override {
+    if (!hip_.memsetAsync) return Backend::fill(dst, value, bytes, stream);
+    makeCurrent();
+    checkHip(hip_.memsetAsync(dst, value, bytes, stream), "hipMemsetAsync");
+  }
   CaptureStatus captureStatus(void* stream) override {
     if (!hip_.streamIsCapturing) return CaptureStatus::None;
     makeCurrent();
@@ -380,6 +404,9 @@ class HipBackend final : public Backend {
       return;
     }
     hip_.lib.sym(hip_.streamIsCapturing, "hipStreamIsCapturing");  // optional: null without it
+    hip_.lib.sym(hip_.memcpyDtoD, "hipMemcpyDtoD");
+    hip_.lib.sym(hip_.memsetAsync, "hipMemsetAsync");
+    hip_.lib.sym(hip_.driverGetVersion, "hipDriverGetVersion");
     hipError_t rc = hip_.init(0);
     if (rc != 0) hipError_ = fmt::format("hipInit: {}", hip_.errorString(rc));
   }

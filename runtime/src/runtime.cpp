@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <utility>
 
 #include <spindle/runtime.hpp>
@@ -18,6 +20,9 @@
 #include "memory_cache.h"
 #include "remote_cache/remote_setup.h"
 #include "stream_capture.h"
+#include "tuning/tune_export.h"
+#include "tuning/tune_space.h"
+#include "tuning/tuned_kernel.h"
 
 namespace spindle {
 
@@ -37,6 +42,7 @@ struct Runtime::Impl {
   std::unique_ptr<rt::RemoteCache> remote;
   rt::Counters counters;
   std::unique_ptr<rt::BinaryCompiler> compiler;
+  rt::TuneContext tune;  // what kernels with @tune share (tuning/tuned_kernel.h)
 
   void warn(const std::string& message) const {
     if (opts.warn) opts.warn(message);
@@ -198,6 +204,29 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
     im.compiler =
         std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters, extraOptions, im.remote.get());
   }
+
+  // 4. Autotuning: the store beside the binary cache (outside its eviction),
+  // and the device facts every tuning key holds.
+  rt::TuneContext& t = im.tune;
+  t.backend = &be;
+  t.hasDevice = im.hasDevice;
+  t.options = im.opts.tune;
+  t.mode =
+      rt::tuneModeFromEnv(t.options.mode.value_or(be.kind() == BackendKind::Cpu ? TuneMode::Off : TuneMode::Deferred));
+  if (auto ms = rt::envNumber("SPINDLE_TUNE_BUDGET_MS", 1, 3600000, "milliseconds")) t.options.budgetMs = double(*ms);
+  {
+    Impl* self = &im;
+    t.warn = [self](const std::string& m) { self->warn(m); };
+  }
+  if (im.disk && !im.disk->dir().empty()) t.store = std::make_unique<rt::TuningStore>(im.disk->dir() + "/tune", t.warn);
+  std::string identity, compiler;
+  try {
+    if (im.hasDevice) identity = be.deviceIdentity(im.opts.device);
+    compiler = be.compilerIdentity();
+  } catch (const Error&) {  // no compiler or device facts: the key says so
+  }
+  t.deviceText = fmt::format("spindle {}\nbackend {}\ndevice {}\ntarget {}\ndevice facts {}\ncompiler {}\n",
+                             SPINDLE_VERSION, backendName(be.kind()), im.deviceName, im.target, identity, compiler);
 }
 
 Runtime::~Runtime() = default;
@@ -238,13 +267,40 @@ CacheStats Runtime::stats() const {
     s.remoteStores = r.stores;
     s.remoteErrors = r.errors;
   }
+  s.tunings = impl_->tune.tunings;
+  s.tuningLaunches = impl_->tune.tuningLaunches;
+  s.tuneStoreHits = impl_->tune.storeHits;
   return s;
+}
+
+size_t Runtime::exportTuning(const std::string& path) const {
+  if (!impl_->tune.store) throw Error("spindle: no tuning results to export: the disk cache is off");
+  size_t n = 0;
+  std::string json = rt::exportTuningJson(*impl_->tune.store, &n);
+  std::ofstream out(path, std::ios::binary);
+  out << json;
+  if (!out.flush()) throw Error(fmt::format("spindle: cannot write {}", path));
+  return n;
+}
+
+size_t Runtime::importTuning(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("spindle: cannot read {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!impl_->tune.store) throw Error("spindle: cannot import tuning results: the disk cache is off");
+  try {
+    return rt::importTuningJson(*impl_->tune.store, text.str());
+  } catch (const Error& e) {
+    throw Error(fmt::format("spindle: {}: {}", path, e.what()));
+  }
 }
 
 void Runtime::resetStats() {
   rt::Counters& c = impl_->counters;
   c.memoryHits = c.diskHits = c.misses = c.compiles = c.compileFailures = c.compileNanos = 0;
   if (impl_->remote) impl_->remote->resetCounters();
+  impl_->tune.tunings = impl_->tune.tuningLaunches = impl_->tune.storeHits = 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -385,6 +441,21 @@ struct Kernel::State {
   rt::SpecKey memoKey;
   const Loaded* memoBinary = nullptr;
   LaunchGeometry memoGeometry;
+  // @tune: the configs and their choices (null without @tune, or when
+  // KernelOptions::consts fixes a tuned const), and the key dims' indices.
+  std::shared_ptr<rt::TunedKernel> tune;
+  std::vector<int> tuneKeyDims;
+
+  rt::TuneKey tuneKey(const rt::Binding& b) const {
+    rt::TuneKey k;
+    std::memcpy(k.words, b.key.words, sizeof(int64_t) * size_t(b.key.count));
+    k.count = b.key.count;
+    for (int d : tuneKeyDims) k.words[k.count++] = rt::bucketOf(b.dims[d], info->tune->bucketBase);
+    return k;
+  }
+  std::function<std::string()> tuneSpecText(const rt::Binding& b) const {
+    return [this, &b] { return compiled().specializationKey(info->name, specialization(b)); };
+  }
 
   Runtime::Impl& rt() const { return *module->rt; }
   const CompiledModule& compiled() const { return withConsts ? *withConsts : *module->compiled; }
@@ -501,6 +572,23 @@ Kernel Module::kernel(const std::string& name, const KernelOptions& options) con
   s->info = info;
   s->plan = rt::KernelPlan::make(*info, options.staticDims);
   s->plan.index32 = state_->rt->opts.index32;
+  bool constsFixTune = false;
+  if (info->tune)
+    for (const auto& c : info->tune->consts) constsFixTune |= options.consts.count(c) > 0;
+  if (info->tune && !constsFixTune) {
+    // Config i is this kernel with the config's consts added to the caller's.
+    std::shared_ptr<Module::State> module = state_;
+    const TuneInfo tune = *info->tune;
+    auto makeConfig = [module, name, options, tune](size_t i) {
+      KernelOptions o = options;
+      for (auto& [c, v] : rt::configConsts(tune, i)) o.consts[c] = v;
+      return Module(module).kernel(name, o);
+    };
+    s->tune = std::make_shared<rt::TunedKernel>(state_->rt->tune, *info, makeConfig);
+    for (const auto& d : tune.keyDims)
+      s->tuneKeyDims.push_back(
+          int(std::find(s->plan.dimSymbols.begin(), s->plan.dimSymbols.end(), d) - s->plan.dimSymbols.begin()));
+  }
   return Kernel(std::move(s));
 }
 
@@ -517,6 +605,12 @@ LaunchPlan Kernel::bind(const Arg* args, size_t count) const {
   State& s = *state_;
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
+  if (s.tune) {  // the plan of the config a launch would use now (stored, else the default)
+    std::string how;
+    size_t c = s.tune->choose(
+        nullptr, args, count, s.tuneKey(b), s.tuneSpecText(b), [] { return false; }, false, &how);
+    return s.tune->config(c).bind(args, count);
+  }
   LaunchPlan p;
   p.dims = rt::dimMap(s.plan, b);
   Specialization spec = s.specialization(b);
@@ -538,6 +632,12 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
   r.requireDevice();
+  if (s.tune) {  // a config's own handle launches (memory-cache hit path and capture rules included)
+    auto capturing = [&] { return r.backend->captureStatus(stream) != rt::CaptureStatus::None; };
+    size_t c = s.tune->choose(stream, args, count, s.tuneKey(b), s.tuneSpecText(b), capturing, true, nullptr);
+    s.tune->config(c).launch(stream, args, count);
+    return;
+  }
   void* function;
   const std::vector<rt::PackOp>* ops;
   LaunchGeometry g;
@@ -567,6 +667,15 @@ CompileReport Kernel::compileFor(const Arg* args, size_t count) const {
   State& s = *state_;
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
+  if (s.tune) {  // the config a launch would use now: stored, else the default
+    std::string how;
+    size_t c = s.tune->choose(
+        nullptr, args, count, s.tuneKey(b), s.tuneSpecText(b), [] { return false; }, false, &how);
+    CompileReport report = s.tune->config(c).compileFor(args, count);
+    report.tuneConfig = rt::configText(*s.info->tune, c);
+    report.tuneChoice = how;
+    return report;
+  }
   std::lock_guard<std::mutex> lock(s.mu);
   // With a device the binary is loaded too: a later launch (one inside graph
   // capture, say) then needs neither the compiler nor the module loader.
@@ -674,6 +783,18 @@ CompileReport Kernel::compile(const Specialization& spec) const {
 
 std::string Kernel::source(const Specialization& spec) const {
   return generateSource(*state_, bindSpecialization(*state_, spec));
+}
+
+TuneReport Kernel::tune(void* stream, const Arg* args, size_t count, bool retune) const {
+  State& s = *state_;
+  if (!s.info->tune) throw Error(fmt::format("{}: has no @tune, nothing to tune (docs/language.md 9.6)", s.info->name));
+  if (!s.tune)
+    throw Error(
+        fmt::format("{}: this handle fixes a tuned const (KernelOptions::consts); nothing to tune", s.info->name));
+  rt::Binding b;
+  rt::bindArguments(s.plan, args, count, b);
+  s.rt().requireDevice();
+  return s.tune->tune(stream, args, count, s.tuneKey(b), s.tuneSpecText(b), retune);
 }
 
 std::string Kernel::sourceFor(const Arg* args, size_t count) const {

@@ -92,7 +92,9 @@ Device& originalDevice(const std::string& sample, const std::string& target) {
   return *d;
 }
 
-Kernel Device::kernel(const std::string& name, const KernelOptions& options) {
+Kernel Device::kernel(const std::string& name, const KernelOptions& given) {
+  KernelOptions options = given;
+  for (const auto& [c, v] : consts_) options.consts.emplace(c, v);
   std::string key = name;
   for (const auto& [c, v] : options.consts) key += "|" + c + "=" + constOverrideText(v);
   for (const auto& d : options.staticDims) key += "|static " + d;

@@ -36,6 +36,10 @@ uint64_t testSeed();
 class Device {
  public:
   Device(Runtime& rt, Module module) : rt_(rt), module_(std::move(module)) {}
+  // Every kernel made here gets `consts` (a config of the sample's @tune,
+  // say) on top of the options its case gives.
+  Device(Runtime& rt, Module module, std::map<std::string, ConstOverride> consts)
+      : rt_(rt), module_(std::move(module)), consts_(std::move(consts)) {}
   Runtime& runtime() const { return rt_; }
   Kernel kernel(const std::string& name, const KernelOptions& options = {});
   DeviceBuffer upload(const void* data, size_t bytes);
@@ -50,6 +54,7 @@ class Device {
  private:
   Runtime& rt_;
   Module module_;
+  std::map<std::string, ConstOverride> consts_;
   std::map<std::string, Kernel> kernels_;
 };
 

@@ -30,14 +30,9 @@ struct WidthResult {
   std::vector<std::string> lines, failures;
 };
 
-WidthResult runCases(const std::string& sample, const std::string& target, const std::vector<Case>& cases) {
+WidthResult runCases(const std::string& sample, const std::string& target, const std::vector<Case>& cases,
+                     Device& device) {
   WidthResult r;
-  Runtime& rt = sharedRuntime(target);
-  if (!rt.hasDevice()) {
-    r.failures.push_back(target + ": " + rt.deviceStatus());
-    return r;
-  }
-  Device& device = originalDevice(sample, target);
   for (const Case& c : cases) {
     const std::string label = fmt::format("{} {} ({})", sample, c.label, widthName(target));
     std::vector<Bytes> out;
@@ -70,7 +65,11 @@ TEST_P(SampleNumerics, MatchesTheDoublePrecisionReferenceAtBothWarpWidths) {
   Rng rng = rngFor(name);
   const std::vector<Case> cases = sample->cases(rng);
   WidthResult results[2];
-  parallelFor(2, [&](size_t w) { results[w] = runCases(name, kWidths[w], cases); });
+  parallelFor(2, [&](size_t w) {
+    Runtime& rt = sharedRuntime(kWidths[w]);
+    if (!rt.hasDevice()) results[w].failures.push_back(kWidths[w] + ": " + rt.deviceStatus());
+    else results[w] = runCases(name, kWidths[w], cases, originalDevice(name, kWidths[w]));
+  });
   for (const WidthResult& r : results) {
     for (const auto& line : r.lines) std::printf("  %s\n", line.c_str());
     for (const auto& f : r.failures) ADD_FAILURE() << f;
@@ -78,6 +77,65 @@ TEST_P(SampleNumerics, MatchesTheDoublePrecisionReferenceAtBothWarpWidths) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, SampleNumerics, ::testing::ValuesIn(sampleNames()),
+                         [](const auto& info) { return info.param; });
+
+// Every config of a sample's @tune, not only the default the test above
+// runs, computes what the sample promises: a tuned launch may pick any of
+// them (docs/language.md 9.6). The same cases and references, at warp 32,
+// each config's consts fixed on the kernels (so nothing is tuned).
+std::vector<std::string> tunedSampleNames() {
+  std::vector<std::string> names;
+  Runtime& rt = sharedRuntime("cpu");
+  for (const Sample& s : samples()) {
+    Module m = rt.loadModule(samplePath(s.name));
+    for (const std::string& k : m.kernelNames())
+      if (m.kernel(k).info().tune) {
+        names.push_back(s.name);
+        break;
+      }
+  }
+  return names;
+}
+
+class SampleTuneConfigs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SampleTuneConfigs, EveryConfigMatchesTheReference) {
+  const std::string& name = GetParam();
+  SCOPED_TRACE(fmt::format("random inputs from seed {} (SPINDLE_TEST_SEED={} repeats them)", testSeed(), testSeed()));
+  const Sample* sample = nullptr;
+  for (const Sample& s : samples())
+    if (s.name == name) sample = &s;
+  ASSERT_NE(sample, nullptr);
+  Runtime& rt = sharedRuntime("cpu");
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module module = rt.loadModule(samplePath(name));
+  std::vector<std::map<std::string, ConstOverride>> configs;
+  for (const std::string& k : module.kernelNames()) {
+    const auto& tune = module.kernel(k).info().tune;
+    if (!tune) continue;
+    for (size_t c = 1; c < tune->configs.size(); ++c) {  // configs[0], the default, is the test above's
+      std::map<std::string, ConstOverride> consts;
+      for (size_t i = 0; i < tune->consts.size(); ++i)
+        consts.emplace(tune->consts[i], ConstOverride::ofInt(tune->configs[c][i]));
+      configs.push_back(std::move(consts));
+    }
+  }
+  ASSERT_FALSE(configs.empty()) << name << ": @tune with one config";
+  std::vector<WidthResult> results(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    Device device(rt, module, configs[i]);
+    Rng rng = rngFor(name);
+    results[i] = runCases(name, "cpu", sample->cases(rng), device);
+  }
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::string label;
+    for (const auto& [c, v] : configs[i]) label += (label.empty() ? "" : " ") + c + "=" + constOverrideText(v);
+    for (const auto& line : results[i].lines) std::printf("  [%s] %s\n", label.c_str(), line.c_str());
+    for (const auto& f : results[i].failures) ADD_FAILURE() << "[" << label << "] " << f;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleTuneConfigs, ::testing::ValuesIn(tunedSampleNames()),
                          [](const auto& info) { return info.param; });
 
 // A sample added to samples/ must get cases here, or it would go untested.

@@ -71,6 +71,19 @@ struct CompileTimeParamInfo {
   std::string kind;  // "fn", or the value's scalar type ("bool", "i32", ...)
 };
 
+// A kernel's @tune (docs/language.md 9.6): candidate values for module
+// consts, each combination that `where` keeps a config of its own. The
+// runtime times the configs per key bucket and keeps the fastest
+// (docs/runtime.md, Autotuning).
+struct TuneInfo {
+  std::vector<std::string> consts;            // the tuned module consts, in @tune's order
+  std::vector<std::vector<int64_t>> configs;  // a value per const; configs[0] is the default
+  std::vector<std::string> keyDims;           // dim symbols whose buckets key the choice
+  int64_t bucketBase = 2;                     // key dims bucketed by powers of this; 0: exact values
+  std::string where;                          // the constraint as written; empty without one
+  size_t pruned = 0;                          // combinations `where` removed
+};
+
 struct KernelInfo {
   std::string name;
   std::vector<std::string> typeParams;
@@ -90,6 +103,8 @@ struct KernelInfo {
   // Each @alias's tensor parameters: they may be the very same view (same
   // base, dtype, shape and strides); a partial overlap is still refused.
   std::vector<std::vector<std::string>> aliasGroups;
+  // @tune, when the kernel has one.
+  std::optional<TuneInfo> tune;
 };
 
 // The generated kernel's parameter list, in order: for each source parameter,

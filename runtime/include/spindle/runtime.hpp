@@ -84,6 +84,32 @@ Arg scalar(uint64_t v);
 // not fit an integer type exactly.
 Arg scalar(ScalarType type, double v);
 
+// Autotuning of kernels with @tune (docs/runtime.md, "Autotuning").
+//   Deferred: a key bucket with no stored choice runs the default config
+//     (the first) on its first launch and is tuned at its second, so code
+//     that launches a shape once never pays for tuning; launches after the
+//     switch may differ from the first in low bits (another reduction order).
+//   Blocking: tuned before the first launch; every launch uses the tuned config.
+//   Off: always the default config (SPINDLE_TUNE=0).
+enum class TuneMode { Deferred, Blocking, Off };
+
+struct TuneOptions {
+  // Unset: Deferred on GPUs, Off on the cpu target (host timings say
+  // nothing about a GPU's choice; tests of the mechanics set it).
+  // SPINDLE_TUNE overrides: 0 (Off), 1 (this value), blocking, deferred.
+  std::optional<TuneMode> mode;
+  // Wall-clock budget for warm-up and timing of one tuning; after it the
+  // best so far wins (SPINDLE_TUNE_BUDGET_MS overrides). Compiling the
+  // configs comes before it and is not counted.
+  double budgetMs = 1000;
+  // Scratch copies of written tensors above this many bytes: the tensors
+  // are saved to host memory and restored instead.
+  uint64_t scratchMaxBytes = UINT64_MAX;
+  // How long a process waits for another that is tuning the same key
+  // before it uses the default config for the rest of its run.
+  double waitMs = 30000;
+};
+
 struct RuntimeOptions {
   // Auto: SPINDLE_BACKEND (hip|cuda|cpu) if set, else from `target`, else
   // the first GPU backend with a device, else the first with a compiler
@@ -136,6 +162,7 @@ struct RuntimeOptions {
   std::string remoteCacheSecretFile;
   // Where warnings go (a read-only cache directory, ...). Default: stderr.
   std::function<void(const std::string&)> warn;
+  TuneOptions tune;
 };
 
 struct CacheStats {
@@ -148,11 +175,14 @@ struct CacheStats {
   uint64_t corruptEntries = 0;     // disk entries rejected (bad magic, checksum, size, key)
   uint64_t diskWriteFailures = 0;  // entries that could not be published
   // The remote cache (RuntimeOptions::remoteCache), binaries only.
-  uint64_t remoteHits = 0;     // binaries read back from Redis (and copied to the disk cache)
-  uint64_t remoteMisses = 0;   // the server had no entry
-  uint64_t remoteRejects = 0;  // entries refused: failed authentication, checksum, malformed, too large
-  uint64_t remoteStores = 0;   // binaries published to Redis
-  uint64_t remoteErrors = 0;   // lookups or stores that found the server unreachable, slow or refusing
+  uint64_t remoteHits = 0;      // binaries read back from Redis (and copied to the disk cache)
+  uint64_t remoteMisses = 0;    // the server had no entry
+  uint64_t remoteRejects = 0;   // entries refused: failed authentication, checksum, malformed, too large
+  uint64_t remoteStores = 0;    // binaries published to Redis
+  uint64_t remoteErrors = 0;    // lookups or stores that found the server unreachable, slow or refusing
+  uint64_t tunings = 0;         // key buckets this process tuned (timed configs for)
+  uint64_t tuningLaunches = 0;  // launches made to time configs (warm-up included)
+  uint64_t tuneStoreHits = 0;   // choices read back from the tuning store
 };
 
 enum class CacheOutcome { MemoryHit, DiskHit, Miss, RemoteHit };
@@ -167,6 +197,26 @@ struct CompileReport {
   size_t binaryBytes = 0;
   double compileSeconds = 0;  // 0 unless this call compiled
   std::string source;         // the specialized HIP source
+  // A kernel with @tune: the config this binary is ("BLOCK=256 VEC=8") and
+  // how it was picked (tuneChoice: "tuned" in this process, "stored" in
+  // the tuning store, "default"); both empty without @tune.
+  std::string tuneConfig;
+  std::string tuneChoice;
+};
+
+// What one tuning found (Kernel::tune), per config in @tune's order.
+struct TuneReport {
+  std::string kernel;
+  std::string keyHex;  // the tuning store's key
+  std::string bucket;  // the key dims' buckets: "N=1024"; "" without key dims
+  std::vector<std::string> configs;
+  std::vector<double> medianMs;       // negative: skipped (see failures), or not timed (stored)
+  std::vector<std::string> failures;  // why a config was skipped; empty when it ran
+  int chosen = 0;
+  bool stored = false;  // read back from the store: nothing was timed
+  int rounds = 0;
+  bool budgetExhausted = false;
+  double timingMs = 0;  // wall time of warm-up and timing
 };
 
 // A checked binding (Kernel::bind): what a launch with these arguments would
@@ -226,6 +276,15 @@ class Kernel {
   // device or cache needed (the Python package's `source()`).
   std::string source(const Specialization& spec) const;
   std::string sourceFor(const Arg* args, size_t count) const;
+
+  // A kernel with @tune: tunes the key bucket these arguments fall in now
+  // (launching on `stream`, on scratch copies of the tensors it writes) and
+  // stores the choice, unless one is stored already and `retune` is false.
+  // Error for a kernel without @tune.
+  TuneReport tune(void* stream, std::initializer_list<Arg> args, bool retune = false) const {
+    return tune(stream, args.begin(), args.size(), retune);
+  }
+  TuneReport tune(void* stream, const Arg* args, size_t count, bool retune = false) const;
 
   struct State;
   explicit Kernel(std::shared_ptr<State> state) : state_(std::move(state)) {}
@@ -310,6 +369,13 @@ class Runtime {
   void synchronize(void* stream = nullptr);
   // Milliseconds `body` takes on `stream`, measured with device events.
   float timeMs(void* stream, const std::function<void()>& body);
+
+  // Tuning results (docs/runtime.md, "Autotuning"): every stored choice
+  // written to a JSON file, and read back into this runtime's store, so an
+  // application can ship them. Both return the number of entries; Error
+  // when the file cannot be written or read, or is not such a file.
+  size_t exportTuning(const std::string& path) const;
+  size_t importTuning(const std::string& path);
 
   struct Impl;
 

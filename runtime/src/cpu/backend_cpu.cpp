@@ -189,6 +189,8 @@ class CpuBackend final : public Backend {
   void release(void* ptr) noexcept override { std::free(ptr); }
   void copyToDevice(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copyToHost(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copyOnDevice(void* dst, const void* src, size_t bytes) override { std::memmove(dst, src, bytes); }
+  std::string deviceIdentity(int) override { return fmt::format("worker threads {}", cpu::workerThreads()); }
   // Launches run to completion before they return: every stream is always idle.
   void synchronize(void*) override {}
   float timeMs(void*, const std::function<void()>& body) override {

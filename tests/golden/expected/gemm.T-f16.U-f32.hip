@@ -393,25 +393,25 @@ inline hipError_t launch_gemm(hipStream_t stream, const __half* __restrict__ A, 
 }
 #endif
 
-#line 64 "samples/gemm.spn"
+#line 73 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t PER = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 
-#line 63 "samples/gemm.spn"
+#line 72 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K,
     int64_t N) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
-#line 69 "samples/gemm.spn"
+#line 78 "samples/gemm.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__half)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__half> a[4] = {};
   __spn_mma_b<__half> b[4] = {};
-#line 75 "samples/gemm.spn"
+#line 84 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -419,7 +419,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 256;
   int32_t slabs = int32_t(__spn_cdiv(K, 32));
-#line 83 "samples/gemm.spn"
+#line 92 "samples/gemm.spn"
   for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
     if (t >= STAGES - 1) {
       // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
@@ -428,47 +428,47 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
       __spn_copy_wait<STAGES - 2>();
       __syncthreads();
     }
-#line 90 "samples/gemm.spn"
+#line 99 "samples/gemm.spn"
     int32_t s = (t + 1) % STAGES;
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 93 "samples/gemm.spn"
+#line 102 "samples/gemm.spn"
     for (int32_t q = 0; q < 2; ++q) {
       if (t >= STAGES - 1) {
         int32_t kk = q * 16;
         #pragma unroll
-#line 96 "samples/gemm.spn"
+#line 105 "samples/gemm.spn"
         for (int32_t i = 0; i < 4; ++i) {
           __spn_mma_load_a_shared(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk);
         }
         #pragma unroll
-#line 98 "samples/gemm.spn"
+#line 107 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16);
         }
         #pragma unroll
-#line 100 "samples/gemm.spn"
+#line 109 "samples/gemm.spn"
         for (int32_t i = 0; i < 4; ++i) {
           #pragma unroll
-#line 101 "samples/gemm.spn"
+#line 110 "samples/gemm.spn"
           for (int32_t j = 0; j < 4; ++j) {
             acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
           }
         }
       }
-#line 103 "samples/gemm.spn"
+#line 112 "samples/gemm.spn"
       if (t < slabs) {
         // After each 16-deep step, a share of slab t's copies (the
         // matrix cores work while they are issued): As[st*BM + r,
         // c] = A[row0 + r, k0 + c] (copy l < LA), Bs[st*BK + r, c]
         // = B[k0 + r, col0 + c] (the rest); 0 past the edges.
         #pragma unroll
-#line 108 "samples/gemm.spn"
+#line 117 "samples/gemm.spn"
         for (int32_t p = 0; p < PER; ++p) {
           int32_t l = q * PER + p;
           int32_t e;
-#line 110 "samples/gemm.spn"
+#line 119 "samples/gemm.spn"
           if (l < LA) {
             e = tid + l * NT;
             int32_t ar = e / (32 / 8);
@@ -483,22 +483,22 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
         }
       }
     }
-#line 120 "samples/gemm.spn"
+#line 129 "samples/gemm.spn"
     __spn_copy_commit();
   }
   #pragma unroll
-#line 122 "samples/gemm.spn"
+#line 131 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 123 "samples/gemm.spn"
+#line 132 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 124 "samples/gemm.spn"
+#line 133 "samples/gemm.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
         const int32_t r = __spn_mma_row(e_1);
         const int32_t c = __spn_mma_col(e_1);
         const float v = acc[i][j].x[e_1];
-#line 125 "samples/gemm.spn"
+#line 134 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (row < M && col < N) {

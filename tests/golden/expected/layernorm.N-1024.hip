@@ -97,28 +97,28 @@ inline hipError_t launch_layernorm(hipStream_t stream, const float* __restrict__
 
 #line 46 "samples/layernorm.spn"
 constexpr float EPS = 1e-05f;
-#line 52 "samples/layernorm.spn"
+#line 54 "samples/layernorm.spn"
 constexpr int32_t RUNS = 1;  // const of the kernel's body
 
-#line 59 "samples/layernorm.spn"
+#line 61 "samples/layernorm.spn"
 __device__ __forceinline__ void layernorm_row_stats(
     const float* __restrict__ x, float* v, int32_t row, int32_t t, float& mean, float& rstd,
     uint64_t* __spn_reduce_scratch) {
   float s = 0.0f;
   int32_t j;
   #pragma unroll
-#line 63 "samples/layernorm.spn"
+#line 65 "samples/layernorm.spn"
   for (int32_t r = 0; r < RUNS; ++r) {
     j = (r * 512 + t) * 4;
     if (j + 4 <= N) {
       #pragma unroll
-#line 66 "samples/layernorm.spn"
+#line 68 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         v[r * 4 + k] = x[row * N + j + k];
       }
     } else {
       #pragma unroll
-#line 69 "samples/layernorm.spn"
+#line 71 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         if (j + k < N) {
           v[r * 4 + k] = x[row * N + j + k];
@@ -126,20 +126,20 @@ __device__ __forceinline__ void layernorm_row_stats(
       }
     }
     #pragma unroll
-#line 72 "samples/layernorm.spn"
+#line 74 "samples/layernorm.spn"
     for (int32_t k = 0; k < 4; ++k) {
       s += v[r * 4 + k];
     }
   }
-#line 74 "samples/layernorm.spn"
+#line 76 "samples/layernorm.spn"
   mean = __spn_block_sum(s, __spn_reduce_scratch) / float(N);
   float q = 0.0f;
   #pragma unroll
-#line 76 "samples/layernorm.spn"
+#line 78 "samples/layernorm.spn"
   for (int32_t r = 0; r < RUNS; ++r) {
     j = (r * 512 + t) * 4;
     #pragma unroll
-#line 78 "samples/layernorm.spn"
+#line 80 "samples/layernorm.spn"
     for (int32_t k = 0; k < 4; ++k) {
       if (j + k < N) {
         float d = v[r * 4 + k] - mean;
@@ -147,61 +147,61 @@ __device__ __forceinline__ void layernorm_row_stats(
       }
     }
   }
-#line 82 "samples/layernorm.spn"
+#line 84 "samples/layernorm.spn"
   rstd = rsqrtf(__spn_block_sum(q, __spn_reduce_scratch) / float(N) + EPS);
 }
 
-#line 51 "samples/layernorm.spn"
+#line 53 "samples/layernorm.spn"
 extern "C" __global__ __launch_bounds__(512) void layernorm(
     const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y,
     int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 53 "samples/layernorm.spn"
+#line 55 "samples/layernorm.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float v[(RUNS * 4)];
   #pragma unroll
   for (int v_i = 0; v_i < (RUNS * 4); ++v_i) v[v_i] = 0.0f;
-#line 56 "samples/layernorm.spn"
+#line 58 "samples/layernorm.spn"
   float mean = 0.0f;
   float rstd = 0.0f;
-#line 84 "samples/layernorm.spn"
+#line 86 "samples/layernorm.spn"
   layernorm_row_stats(x, v, row, t, mean, rstd, __spn_reduce_scratch);
   float ws[4];
   #pragma unroll
   for (int ws_i = 0; ws_i < 4; ++ws_i) ws[ws_i] = 0.0f;
-#line 86 "samples/layernorm.spn"
+#line 88 "samples/layernorm.spn"
   float bs[4];
   #pragma unroll
   for (int bs_i = 0; bs_i < 4; ++bs_i) bs[bs_i] = 0.0f;
   #pragma unroll
-#line 87 "samples/layernorm.spn"
+#line 89 "samples/layernorm.spn"
   for (int32_t r = 0; r < RUNS; ++r) {
     int32_t j = (r * 512 + t) * 4;
     if (j + 4 <= N) {
       #pragma unroll
-#line 90 "samples/layernorm.spn"
+#line 92 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         ws[k] = w[j + k];
       }
       #pragma unroll
-#line 92 "samples/layernorm.spn"
+#line 94 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         bs[k] = b[j + k];
       }
       #pragma unroll
-#line 94 "samples/layernorm.spn"
+#line 96 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         v[r * 4 + k] = (v[r * 4 + k] - mean) * rstd * ws[k] + bs[k];
       }
       #pragma unroll
-#line 96 "samples/layernorm.spn"
+#line 98 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         y[row * N + j + k] = v[r * 4 + k];
       }
     } else {
       #pragma unroll
-#line 99 "samples/layernorm.spn"
+#line 101 "samples/layernorm.spn"
       for (int32_t k = 0; k < 4; ++k) {
         if (j + k < N) {
           y[row * N + j + k] = (v[r * 4 + k] - mean) * rstd * w[j + k] + b[j + k];

@@ -97,14 +97,14 @@ inline hipError_t launch_softmax(hipStream_t stream, const float* __restrict__ x
 }
 #endif
 
-#line 50 "samples/softmax.spn"
+#line 55 "samples/softmax.spn"
 constexpr int32_t RUNS = 4;  // const of the kernel's body
 
-#line 49 "samples/softmax.spn"
+#line 54 "samples/softmax.spn"
 extern "C" __global__ __launch_bounds__(256) void softmax(
     const float* __restrict__ x, float* __restrict__ y, int64_t M) {
   __shared__ uint64_t __spn_reduce_scratch[__SPN_MAX_WARPS + 1];
-#line 51 "samples/softmax.spn"
+#line 56 "samples/softmax.spn"
   int32_t row = int(blockIdx.x);
   int32_t t = int(threadIdx.x);
   float v[(RUNS * 4)];
@@ -112,22 +112,22 @@ extern "C" __global__ __launch_bounds__(256) void softmax(
   for (int v_i = 0; v_i < (RUNS * 4); ++v_i) v[v_i] = -__spn_inff();
 
   // Read the row once, keeping the running maximum.
-#line 56 "samples/softmax.spn"
+#line 61 "samples/softmax.spn"
   float m = -__spn_inff();
   int32_t j;
   #pragma unroll
-#line 57 "samples/softmax.spn"
+#line 62 "samples/softmax.spn"
   for (int32_t r = 0; r < RUNS; ++r) {
     j = (r * 256 + t) * 4;
     if (j + 4 <= N) {
       #pragma unroll
-#line 60 "samples/softmax.spn"
+#line 65 "samples/softmax.spn"
       for (int32_t k = 0; k < 4; ++k) {
         v[r * 4 + k] = x[row * N + j + k];
       }
     } else {
       #pragma unroll
-#line 63 "samples/softmax.spn"
+#line 68 "samples/softmax.spn"
       for (int32_t k = 0; k < 4; ++k) {
         if (j + k < N) {
           v[r * 4 + k] = x[row * N + j + k];
@@ -135,44 +135,44 @@ extern "C" __global__ __launch_bounds__(256) void softmax(
       }
     }
     #pragma unroll
-#line 66 "samples/softmax.spn"
+#line 71 "samples/softmax.spn"
     for (int32_t k = 0; k < 4; ++k) {
       m = fmaxf(m, v[r * 4 + k]);
     }
   }
-#line 68 "samples/softmax.spn"
+#line 73 "samples/softmax.spn"
   m = __spn_block_max(m, __spn_reduce_scratch);
 
   // Exponentials in place, and their sum; then normalize in place.
   float s = 0.0f;
   #pragma unroll
-#line 72 "samples/softmax.spn"
+#line 77 "samples/softmax.spn"
   for (int32_t i = 0; i < RUNS * 4; ++i) {
     v[i] = expf(v[i] - m);
     s += v[i];
   }
-#line 75 "samples/softmax.spn"
+#line 80 "samples/softmax.spn"
   float inv = 1.0f / __spn_block_sum(s, __spn_reduce_scratch);
   #pragma unroll
-#line 76 "samples/softmax.spn"
+#line 81 "samples/softmax.spn"
   for (int32_t i = 0; i < RUNS * 4; ++i) {
     v[i] *= inv;
   }
 
   // Store the runs.
   #pragma unroll
-#line 80 "samples/softmax.spn"
+#line 85 "samples/softmax.spn"
   for (int32_t r = 0; r < RUNS; ++r) {
     j = (r * 256 + t) * 4;
     if (j + 4 <= N) {
       #pragma unroll
-#line 83 "samples/softmax.spn"
+#line 88 "samples/softmax.spn"
       for (int32_t k = 0; k < 4; ++k) {
         y[row * N + j + k] = v[r * 4 + k];
       }
     } else {
       #pragma unroll
-#line 86 "samples/softmax.spn"
+#line 91 "samples/softmax.spn"
       for (int32_t k = 0; k < 4; ++k) {
         if (j + k < N) {
           y[row * N + j + k] = v[r * 4 + k];

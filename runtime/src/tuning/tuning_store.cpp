@@ -1,0 +1,206 @@
+#include "tuning/tuning_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "sha256.h"
+
+namespace spindle::rt {
+namespace {
+
+constexpr const char* kLayout = "v1";
+
+uint64_t getLE(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t(uint8_t(p[i])) << (8 * i);
+  return v;
+}
+
+bool makeDirs(const std::string& path) {
+  size_t pos = 0;
+  while (true) {
+    pos = path.find('/', pos + 1);
+    if (::mkdir(path.substr(0, pos).c_str(), 0755) != 0 && errno != EEXIST) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+std::optional<std::vector<char>> readFile(const std::string& path, struct stat& st) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::vector<char>> out;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    out.emplace(size_t(st.st_size));
+    size_t got = 0;
+    while (got < out->size()) {
+      ssize_t n = ::read(fd, out->data() + got, out->size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    out->resize(got);
+  }
+  ::close(fd);
+  return out;
+}
+
+bool writeFile(int fd, const std::vector<char>& bytes) {
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+std::string uniqueSuffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                          uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())};
+  return fmt::format("{}.{:016x}", ::getpid(), rng());
+}
+
+}  // namespace
+
+bool isTuningKey(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+TuningStore::TuningStore(std::string dir, Warn warn, double staleSeconds)
+    : dir_(std::move(dir)), warn_(std::move(warn)), staleSeconds_(staleSeconds) {}
+
+std::string TuningStore::entryPath(const std::string& keyHex) const {
+  return fmt::format("{}/{}/{}/{}.tune", dir_, kLayout, keyHex.substr(0, 2), keyHex);
+}
+
+std::string TuningStore::leasePath(const std::string& keyHex) const {
+  return fmt::format("{}/{}/{}/{}.lease", dir_, kLayout, keyHex.substr(0, 2), keyHex);
+}
+
+std::vector<char> TuningStore::encode(const std::string& keyHex, const std::vector<char>& blob) {
+  std::vector<char> out;
+  auto putLE = [&out](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(char(v >> (8 * i)));
+  };
+  out.insert(out.end(), kMagic, kMagic + 8);
+  putLE(kFormatVersion, 4);
+  putLE(keyHex.size(), 4);
+  putLE(blob.size(), 8);
+  out.insert(out.end(), keyHex.begin(), keyHex.end());
+  Digest sum = sha256(blob.data(), blob.size());
+  out.insert(out.end(), sum.begin(), sum.end());
+  out.insert(out.end(), blob.begin(), blob.end());
+  return out;
+}
+
+std::optional<std::vector<char>> TuningStore::get(const std::string& keyHex) {
+  if (!enabled() || !isTuningKey(keyHex)) return std::nullopt;
+  std::string path = entryPath(keyHex);
+  struct stat st {};
+  auto file = readFile(path, st);
+  if (!file) return std::nullopt;
+  auto reject = [&](const char* why) -> std::optional<std::vector<char>> {
+    ++corrupt_;
+    if (warn_) warn_(fmt::format("spindle: warning: tuning entry {} is invalid ({}); tuning again", path, why));
+    struct stat now {};
+    if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) ::unlink(path.c_str());
+    return std::nullopt;
+  };
+  const std::vector<char>& f = *file;
+  if (f.size() < kHeaderBytes) return reject("truncated header");
+  if (std::memcmp(f.data(), kMagic, 8) != 0) return reject("not a Spindle tuning entry");
+  if (getLE(f.data() + 8, 4) != kFormatVersion) return reject("another format version");
+  if (getLE(f.data() + 12, 4) != keyHex.size()) return reject("bad key length");
+  uint64_t size = getLE(f.data() + 16, 8);
+  if (size != f.size() - kHeaderBytes) return reject("size does not match the header");
+  if (std::memcmp(f.data() + 24, keyHex.data(), keyHex.size()) != 0) return reject("entry of another key");
+  Digest sum = sha256(f.data() + kHeaderBytes, size);
+  if (std::memcmp(f.data() + 24 + 64, sum.data(), sum.size()) != 0) return reject("checksum mismatch");
+  return std::vector<char>(f.begin() + kHeaderBytes, f.end());
+}
+
+bool TuningStore::put(const std::string& keyHex, const std::vector<char>& blob) {
+  if (!enabled() || !isTuningKey(keyHex)) return false;
+  std::string path = entryPath(keyHex);
+  std::string dir = path.substr(0, path.find_last_of('/'));
+  std::string tmp = fmt::format("{}.tmp.{}", path, uniqueSuffix());
+  int fd = makeDirs(dir) ? ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+  bool ok = fd >= 0 && writeFile(fd, encode(keyHex, blob)) && ::fsync(fd) == 0;
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    if (warn_)
+      warn_(fmt::format("spindle: warning: cannot store the tuning result {}: {}; it lasts for this process only", path,
+                        std::strerror(err)));
+  }
+  return ok;
+}
+
+bool TuningStore::tryLease(const std::string& keyHex) {
+  if (!enabled()) return true;
+  std::string path = leasePath(keyHex);
+  if (!makeDirs(path.substr(0, path.find_last_of('/')))) return true;  // no store to coordinate through
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      std::string owner = fmt::format("{}\n", ::getpid());
+      (void)!::write(fd, owner.data(), owner.size());
+      ::close(fd);
+      return true;
+    }
+    if (errno != EEXIST) return true;  // cannot coordinate: tune rather than wait forever
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) continue;  // released meanwhile: try again
+    double age = double(std::chrono::system_clock::now().time_since_epoch().count()) *
+                     std::chrono::system_clock::period::num / std::chrono::system_clock::period::den -
+                 double(st.st_mtim.tv_sec);
+    if (age <= staleSeconds_) return false;
+    ::unlink(path.c_str());  // its holder died: break it
+  }
+  return false;
+}
+
+void TuningStore::releaseLease(const std::string& keyHex) {
+  if (enabled()) ::unlink(leasePath(keyHex).c_str());
+}
+
+std::vector<std::string> TuningStore::keys() const {
+  std::vector<std::string> out;
+  if (!enabled()) return out;
+  std::string root = fmt::format("{}/{}", dir_, kLayout);
+  DIR* top = ::opendir(root.c_str());
+  if (!top) return out;
+  while (dirent* d = ::readdir(top)) {
+    if (d->d_name[0] == '.') continue;
+    DIR* inner = ::opendir((root + "/" + d->d_name).c_str());
+    if (!inner) continue;
+    while (dirent* e = ::readdir(inner)) {
+      std::string name = e->d_name;
+      if (name.size() == 64 + 5 && name.compare(64, 5, ".tune") == 0 && isTuningKey(name.substr(0, 64)))
+        out.push_back(name.substr(0, 64));
+    }
+    ::closedir(inner);
+  }
+  ::closedir(top);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace spindle::rt
