@@ -219,6 +219,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
     t.warn = [self](const std::string& m) { self->warn(m); };
   }
   if (im.disk && !im.disk->dir().empty()) t.store = std::make_unique<rt::TuningStore>(im.disk->dir() + "/tune", t.warn);
+  if (t.store && im.remote) t.store->setRemote(im.remote.get());  // tuning results shared between machines
   std::string identity, compiler;
   try {
     if (im.hasDevice) identity = be.deviceIdentity(im.opts.device);

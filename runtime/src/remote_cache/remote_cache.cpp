@@ -210,15 +210,23 @@ bool RemoteCache::put(RemoteNamespace ns, const std::string& keyHex, const std::
   return false;
 }
 
-std::optional<RemoteLease> RemoteCache::tryAcquireLease(const std::string& keyHex, uint64_t ttlMs) {
+std::optional<RemoteLease> RemoteCache::tryAcquireLease(const std::string& keyHex, uint64_t ttlMs, bool* unreachable) {
+  if (unreachable) *unreachable = true;
   if (!isKeyHex(keyHex) || ttlMs == 0) return std::nullopt;
   RemoteLease lease{keyHex, randomToken()};
   const std::string name = leaseKeyName(keyHex), ttl = std::to_string(ttlMs);
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<RedisReply> reply = run({"SET", name, lease.token, "NX", "PX", ttl});
-  if (reply && reply->kind == RedisReply::Kind::Status) return lease;
+  if (reply && reply->kind == RedisReply::Kind::Status) {
+    if (unreachable) *unreachable = false;
+    return lease;
+  }
   if (reply && reply->kind == RedisReply::Kind::Error) onErrorReply(reply->str, "SET NX");
-  if (!reply || reply->kind == RedisReply::Kind::Error) ++counters_[int(RemoteNamespace::Tuning)].errors;
+  if (!reply || reply->kind == RedisReply::Kind::Error) {
+    ++counters_[int(RemoteNamespace::Tuning)].errors;
+    return std::nullopt;
+  }
+  if (unreachable) *unreachable = false;
   return std::nullopt;  // Nil: another machine holds it
 }
 

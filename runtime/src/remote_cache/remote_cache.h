@@ -71,8 +71,10 @@ class RemoteCache {
   bool put(RemoteNamespace ns, const std::string& keyHex, const std::vector<char>& payload);
 
   // SET NX PX: the lease when no one holds `keyHex`'s, else (or unreachable)
-  // nullopt. It expires by itself after `ttlMs`, so a crashed holder's goes.
-  std::optional<RemoteLease> tryAcquireLease(const std::string& keyHex, uint64_t ttlMs);
+  // nullopt; `*unreachable` (when given) tells the two apart, so that a
+  // caller can do the work itself when no one can be asked. A lease expires
+  // by itself after `ttlMs`, so a crashed holder's goes.
+  std::optional<RemoteLease> tryAcquireLease(const std::string& keyHex, uint64_t ttlMs, bool* unreachable = nullptr);
   // Deletes the lease only if it is still this holder's (compare-and-delete
   // in one script): an expired lease that another machine has since taken is
   // left alone. True when it was deleted.

@@ -109,6 +109,14 @@ std::vector<char> TuningStore::encode(const std::string& keyHex, const std::vect
 }
 
 std::optional<std::vector<char>> TuningStore::get(const std::string& keyHex) {
+  if (auto local = getLocal(keyHex)) return local;
+  if (!remote_ || !isTuningKey(keyHex)) return std::nullopt;
+  auto shared = remote_->get(RemoteNamespace::Tuning, keyHex);  // verified (MAC, checksum)
+  if (shared && enabled()) putLocal(keyHex, *shared);           // the next process reads it from disk
+  return shared;
+}
+
+std::optional<std::vector<char>> TuningStore::getLocal(const std::string& keyHex) {
   if (!enabled() || !isTuningKey(keyHex)) return std::nullopt;
   std::string path = entryPath(keyHex);
   struct stat st {};
@@ -135,6 +143,12 @@ std::optional<std::vector<char>> TuningStore::get(const std::string& keyHex) {
 }
 
 bool TuningStore::put(const std::string& keyHex, const std::vector<char>& blob) {
+  bool local = putLocal(keyHex, blob);
+  bool shared = remote_ && isTuningKey(keyHex) && remote_->put(RemoteNamespace::Tuning, keyHex, blob);
+  return local || shared;
+}
+
+bool TuningStore::putLocal(const std::string& keyHex, const std::vector<char>& blob) {
   if (!enabled() || !isTuningKey(keyHex)) return false;
   std::string path = entryPath(keyHex);
   std::string dir = path.substr(0, path.find_last_of('/'));
@@ -154,6 +168,21 @@ bool TuningStore::put(const std::string& keyHex, const std::vector<char>& blob) 
 }
 
 bool TuningStore::tryLease(const std::string& keyHex) {
+  if (!tryLocalLease(keyHex)) return false;  // another process of this machine tunes it
+  if (!remote_ || !isTuningKey(keyHex)) return true;
+  bool unreachable = false;
+  auto ttlMs = uint64_t(staleSeconds_ * 1000);  // a crashed tuner's lease goes as a stale local one does
+  if (auto lease = remote_->tryAcquireLease(keyHex, ttlMs, &unreachable)) {
+    std::lock_guard<std::mutex> lock(leasesMu_);
+    remoteLeases_[keyHex] = *lease;
+    return true;
+  }
+  if (unreachable) return true;  // no one to ask: tune here, as without a remote cache
+  if (enabled()) ::unlink(leasePath(keyHex).c_str());
+  return false;  // another machine tunes it
+}
+
+bool TuningStore::tryLocalLease(const std::string& keyHex) {
   if (!enabled()) return true;
   std::string path = leasePath(keyHex);
   if (!makeDirs(path.substr(0, path.find_last_of('/')))) return true;  // no store to coordinate through
@@ -179,6 +208,15 @@ bool TuningStore::tryLease(const std::string& keyHex) {
 
 void TuningStore::releaseLease(const std::string& keyHex) {
   if (enabled()) ::unlink(leasePath(keyHex).c_str());
+  std::optional<RemoteLease> held;
+  {
+    std::lock_guard<std::mutex> lock(leasesMu_);
+    if (auto it = remoteLeases_.find(keyHex); it != remoteLeases_.end()) {
+      held = it->second;
+      remoteLeases_.erase(it);
+    }
+  }
+  if (held) remote_->release(*held);
 }
 
 std::vector<std::string> TuningStore::keys() const {

@@ -15,13 +15,25 @@
 // the default. A lease older than `staleSeconds` (its process died) is
 // broken. This class is the one seam for another backing store (a shared
 // service): get, put, tryLease, releaseLease and keys are all the tuner uses.
+//
+// With a remote cache (setRemote: Redis, docs/runtime.md) results are shared
+// between machines too: a local miss asks the remote layer (and keeps what
+// it finds on disk), a result is published there, and a lease is taken on
+// both, so one machine of many tunes a key while the others use the default
+// until its result appears. When the remote layer cannot answer, the local
+// lease alone decides, as without one: a machine never waits on a server
+// that is down.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "remote_cache/remote_cache.h"
 
 namespace spindle::rt {
 
@@ -32,6 +44,9 @@ class TuningStore {
   explicit TuningStore(std::string dir, Warn warn = {}, double staleSeconds = 120);
 
   bool enabled() const { return !dir_.empty(); }
+  // Shares results and leases through `remote` (owned by the runtime; may be
+  // null). Set once, before the store is used.
+  void setRemote(RemoteCache* remote) { remote_ = remote; }
   const std::string& dir() const { return dir_; }
   std::string entryPath(const std::string& keyHex) const;
 
@@ -52,7 +67,13 @@ class TuningStore {
 
  private:
   std::string leasePath(const std::string& keyHex) const;
+  std::optional<std::vector<char>> getLocal(const std::string& keyHex);
+  bool putLocal(const std::string& keyHex, const std::vector<char>& blob);
+  bool tryLocalLease(const std::string& keyHex);
 
+  RemoteCache* remote_ = nullptr;
+  std::mutex leasesMu_;
+  std::map<std::string, RemoteLease> remoteLeases_;  // held here, by key
   std::string dir_;
   Warn warn_;
   double staleSeconds_;
