@@ -799,9 +799,15 @@ TuneReport Kernel::tune(void* stream, const Arg* args, size_t count, bool retune
 }
 
 std::string Kernel::sourceFor(const Arg* args, size_t count) const {
+  State& s = *state_;
   rt::Binding b;
-  rt::bindArguments(state_->plan, args, count, b);
-  return generateSource(*state_, b);
+  rt::bindArguments(s.plan, args, count, b);
+  if (s.tune) {  // the config a launch would use now (as compileFor): stored, else the default
+    size_t c = s.tune->choose(
+        nullptr, args, count, s.tuneKey(b), s.tuneSpecText(b), [] { return false; }, false, nullptr);
+    return s.tune->config(c).sourceFor(args, count);
+  }
+  return generateSource(s, b);
 }
 
 }  // namespace spindle

@@ -153,6 +153,10 @@ TEST_F(Fixture, ChoicesPersistPerBucket) {
     // bind() plans the chosen config's launch: its block is the config's BLOCK.
     int64_t block = std::stoll(chosen.substr(chosen.find('=') + 1));
     EXPECT_EQ(k.bind(args.data(), args.size()).geometry.block[0], block) << chosen;
+    // sourceFor() shows the chosen config's source, the one compileFor() compiles.
+    const std::string source = k.sourceFor(args.data(), args.size());
+    EXPECT_EQ(source, k.compileFor(args.data(), args.size()).source);
+    EXPECT_NE(source.find("--const BLOCK=" + std::to_string(block)), std::string::npos) << chosen;
   }
   Runtime rt(options());
   Kernel k = rt.loadModuleFromString("acc.spn", kAccumulate).kernel("accumulate");
