@@ -150,35 +150,41 @@ TEST_P(CpuCopyAsync, CopiesTilesWithThirtyTwoBitIndices) {
   const int64_t shapes[][2] = {{32, 64}, {20, 40}, {37, 53}, {5, 9}};
   for (ScalarType t : {ScalarType::F32, ScalarType::F16}) {
     const size_t bytes = t == ScalarType::F32 ? 4 : 2;
-    for (const auto& shape : shapes) {
-      const int64_t R = shape[0], C = shape[1];
-      const int64_t P = ((R + 15) / 16 + 1) * 16, Q = ((C + 31) / 32 + 1) * 32;
-      std::vector<uint8_t> X(size_t(R * C) * bytes);
-      for (auto& b : X) b = uint8_t(rng());
-      for (size_t i = bytes - 1; i < X.size(); i += bytes) X[i] &= 0xbf;  // finite values
-      std::vector<uint8_t> Y(size_t(P * Q) * bytes, 0xff);
-      DeviceBuffer dX = rt.allocate(X.size()), dY = rt.allocate(Y.size());
-      rt.copyToDevice(dX, X.data(), X.size());
-      rt.copyToDevice(dY, Y.data(), Y.size());
-      const Arg args[] = {tensor(dX.data(), t, {R, C}), tensor(dY.data(), t, {P, Q})};
-      k.launch(nullptr, args, 2);
-      rt.copyToHost(Y.data(), dY, Y.size());
-      for (int64_t r = 0; r < P; ++r)
-        for (int64_t c = 0; c < Q; ++c)
-          for (size_t b = 0; b < bytes; ++b) {
-            const uint8_t want = r < R && c < C ? X[size_t(r * C + c) * bytes + b] : 0;
-            ASSERT_EQ(Y[size_t(r * Q + c) * bytes + b], want)
-                << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32" : "f16") << " X " << R << "x" << C
-                << ": Y[" << r << ", " << c << "] byte " << b;
-          }
-      // The launch's specialization has 32-bit indices, and its copies
-      // pass the source row and column in 32 bits: the row as an int32_t
-      // (the grid's second axis is below 65536), the column as a uint32_t
-      // (c0 + c can pass INT32_MAX by a tile, never UINT32_MAX). A checked
-      // build keeps 64 bits: it tests each element.
-      const std::string source = k.sourceFor(args, 2);
-      if (!checked) EXPECT_NE(source.find("int32_t(r0) + r, uint32_t(c0) + uint32_t(c))"), std::string::npos) << source;
-    }
+    for (const auto& shape : shapes)
+      for (int64_t shift : {0, 1}) {  // X at its allocation's start (16-byte aligned), or one element on
+        const int64_t R = shape[0], C = shape[1];
+        const int64_t P = ((R + 15) / 16 + 1) * 16, Q = ((C + 31) / 32 + 1) * 32;
+        std::vector<uint8_t> X(size_t(R * C + shift) * bytes);
+        for (auto& b : X) b = uint8_t(rng());
+        for (size_t i = bytes - 1; i < X.size(); i += bytes) X[i] &= 0xbf;  // finite values
+        std::vector<uint8_t> Y(size_t(P * Q) * bytes, 0xff);
+        DeviceBuffer dX = rt.allocate(X.size()), dY = rt.allocate(Y.size());
+        rt.copyToDevice(dX, X.data(), X.size());
+        rt.copyToDevice(dY, Y.data(), Y.size());
+        const Arg args[] = {tensor(static_cast<uint8_t*>(dX.data()) + shift * int64_t(bytes), t, {R, C}),
+                            tensor(dY.data(), t, {P, Q})};
+        k.launch(nullptr, args, 2);
+        rt.copyToHost(Y.data(), dY, Y.size());
+        for (int64_t r = 0; r < P; ++r)
+          for (int64_t c = 0; c < Q; ++c)
+            for (size_t b = 0; b < bytes; ++b) {
+              const uint8_t want = r < R && c < C ? X[size_t(shift + r * C + c) * bytes + b] : 0;
+              ASSERT_EQ(Y[size_t(r * Q + c) * bytes + b], want)
+                  << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32" : "f16") << " X " << R << "x" << C
+                  << " shifted " << shift << ": Y[" << r << ", " << c << "] byte " << b;
+            }
+        // The launch's specialization has 32-bit indices, and its copies
+        // pass the source row and column in 32 bits: the row as an int32_t
+        // (the grid's second axis is below 65536), the column as a
+        // uint32_t (c0 + c can pass INT32_MAX by a tile, never
+        // UINT32_MAX). A checked build keeps 64 bits: it tests each
+        // element. A copy's source is read in runs, so its alignment is
+        // specialized on.
+        const std::string source = k.sourceFor(args, 2);
+        if (!checked)
+          EXPECT_NE(source.find("int32_t(r0) + r, uint32_t(c0) + uint32_t(c))"), std::string::npos) << source;
+        EXPECT_EQ(source.find("X 16-byte aligned") != std::string::npos, shift == 0) << source;
+      }
   }
 }
 

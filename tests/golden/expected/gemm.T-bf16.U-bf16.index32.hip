@@ -427,24 +427,24 @@ inline hipError_t launch_gemm(hipStream_t stream, const __spn_bf16* __restrict__
 }
 #endif
 
-#line 73 "samples/gemm.spn"
+#line 77 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 72 "samples/gemm.spn"
+#line 76 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, __spn_bf16* __restrict__ C, int32_t M,
     int32_t K, int32_t N) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
-#line 77 "samples/gemm.spn"
+#line 81 "samples/gemm.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__spn_bf16)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_b<__spn_bf16> b[4] = {};
-#line 83 "samples/gemm.spn"
+#line 87 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -452,7 +452,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 256;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), 32));
-#line 91 "samples/gemm.spn"
+#line 95 "samples/gemm.spn"
   for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
     if (t >= STAGES - 1) {
       // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
@@ -461,36 +461,36 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
       __spn_copy_wait<STAGES - 2>();
       __syncthreads();
     }
-#line 98 "samples/gemm.spn"
+#line 102 "samples/gemm.spn"
     int32_t s = (t + 1) % STAGES;
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 101 "samples/gemm.spn"
+#line 105 "samples/gemm.spn"
     for (int32_t q = 0; q < 2; ++q) {
       if (t >= STAGES - 1) {
         int32_t kk = q * 16;
         #pragma unroll
-#line 104 "samples/gemm.spn"
+#line 108 "samples/gemm.spn"
         for (int32_t i = 0; i < 4; ++i) {
           __spn_mma_load_a_shared(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk);
         }
         #pragma unroll
-#line 106 "samples/gemm.spn"
+#line 110 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16);
         }
         #pragma unroll
-#line 108 "samples/gemm.spn"
+#line 112 "samples/gemm.spn"
         for (int32_t i = 0; i < 4; ++i) {
           #pragma unroll
-#line 109 "samples/gemm.spn"
+#line 113 "samples/gemm.spn"
           for (int32_t j = 0; j < 4; ++j) {
             acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
           }
         }
       }
-#line 111 "samples/gemm.spn"
+#line 115 "samples/gemm.spn"
       if (t < slabs) {
         // After each 16-deep step, a share of slab t's copies (the
         // matrix cores work while they are issued; copy l of LA
@@ -501,7 +501,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
         // the source row and column fit 32 bits and the copy tests
         // them in 32-bit arithmetic (docs/language.md 8.12).
         #pragma unroll
-#line 120 "samples/gemm.spn"
+#line 124 "samples/gemm.spn"
         for (int32_t la = 0; la < LA; ++la) {
           if (la * 2 / LA == q) {
             int32_t ea = tid + la * NT;
@@ -511,7 +511,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
           }
         }
         #pragma unroll
-#line 126 "samples/gemm.spn"
+#line 130 "samples/gemm.spn"
         for (int32_t lb = 0; lb < LB; ++lb) {
           if (lb * 2 / LB == q) {
             int32_t eb = tid + lb * NT;
@@ -522,22 +522,22 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
         }
       }
     }
-#line 132 "samples/gemm.spn"
+#line 136 "samples/gemm.spn"
     __spn_copy_commit();
   }
   #pragma unroll
-#line 134 "samples/gemm.spn"
+#line 138 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 135 "samples/gemm.spn"
+#line 139 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 136 "samples/gemm.spn"
+#line 140 "samples/gemm.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         const int32_t r = __spn_mma_row(e);
         const int32_t c = __spn_mma_col(e);
         const float v = acc[i][j].x[e];
-#line 137 "samples/gemm.spn"
+#line 141 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (int32_t(row) < M && int32_t(col) < N) {
