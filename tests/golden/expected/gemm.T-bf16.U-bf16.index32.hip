@@ -221,11 +221,14 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
   // instructions a K slab), not at every load.
   unsigned lane;
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  // Inside a shared buffer, so 32-bit offsets suffice.
-  const int32_t r = int32_t(r0) + int32_t(lane % 8) + int32_t(8 * ((lane / 8) % 2));
-  const int32_t c = int32_t(c0) + int32_t(8 * (lane / 16));
+  // Inside a shared buffer, so 32-bit offsets suffice. The lane's part of
+  // the offset apart from the block's: it is the same for every load of a
+  // loop from this buffer, so computed once, and the block's is mostly
+  // constants (gemm: 14 fewer instructions a K slab).
+  const int32_t laneOffset =
+      (int32_t(lane % 8) + int32_t(8 * ((lane / 8) % 2))) * int32_t(s0) + int32_t(8 * (lane / 16));
   uint32_t d[4];
-  __spn_ldmatrix_x4<Trans>(d, src + r * int32_t(s0) + c);
+  __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     f.h[2 * j] = uint16_t(d[j]);
