@@ -645,8 +645,22 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   return {
       fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, ctx_.checked ? "_checked" : "",
                   value(*c.args[6]), name(&dst), dimExpr(dst, 1).text, value(*c.args[1]), value(*c.args[2]), name(&src),
-                  rows, dimExpr(src, 1).text, s0, s1, value(*c.args[4]), value(*c.args[5]), checked),
+                  rows, dimExpr(src, 1).text, s0, s1, copyIndex(*c.args[4]), copyIndex(*c.args[5]), checked),
       kPostfix};
+}
+
+// copy_async's source row or column: with 32-bit indices, an i64 value the
+// index bounds keep within 32 bits is printed in 32-bit arithmetic (int32_t,
+// else uint32_t where it is non-negative), and the helper, which takes the
+// type it is given, tests it against the source's extents in 32 bits. A
+// pipelined loop issues several copies a slab, and their 64-bit
+// arithmetic was most of its integer work (samples/gemm.spn). A checked
+// build keeps 64 bits (its helper tests every element anyway).
+std::string FunctionPrinter::copyIndex(const Expr& e) const {
+  if (!ctx_.index32 || ctx_.checked || !isInteger(e.type) || scalarBits(e.type) != 64) return value(e);
+  if (auto s = signed32(e)) return *s;  // int32_t arithmetic (int after promotion)
+  if (auto r = bounds_.of(e); r && r->lo >= 0 && r->hi <= UINT32_MAX) return withoutOuterParens(unsigned32(e));
+  return value(e);
 }
 
 // max_value(T), min_value(T), min_normal(T) as exact literals: integers of

@@ -181,6 +181,7 @@ class FunctionPrinter {
   // expr(), except that an element is printed for `access`.
   CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices, bool narrow = false) const;
+  std::string copyIndex(const Expr& e) const;
   std::string unsigned32(const Expr& e) const;
   std::optional<std::string> signed32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;

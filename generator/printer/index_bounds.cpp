@@ -104,7 +104,13 @@ std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
       }
       return IndexRange{1, dimMax(s)};
     case SymbolKind::Const:
-      if (s.wave64Value || s.value.isFloat) return std::nullopt;
+      if (s.value.isFloat) return std::nullopt;
+      // A const per warp width (STAGES = 3 if warp_size() == 32 else 2):
+      // either of its values.
+      if (s.wave64Value) {
+        if (s.wave64Value->isFloat) return std::nullopt;
+        return IndexRange{std::min(s.value.i, s.wave64Value->i), std::max(s.value.i, s.wave64Value->i)};
+      }
       return IndexRange{s.value.i, s.value.i};
     case SymbolKind::Local: {
       auto it = definitions_.find(&s);
@@ -182,6 +188,13 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
   // A cast to an integer at least as wide as its value's type keeps it.
   if (c.args.size() == 1 && isInteger(c.args[0]->type) && scalarBits(c.type) >= scalarBits(c.args[0]->type))
     return of(*c.args[0]);
+  // A narrowing cast (i32(cdiv(K, BK))) keeps a value that its type holds.
+  if (c.args.size() == 1 && isInteger(c.args[0]->type) && isInteger(c.type) && scalarBits(c.type) < 64) {
+    const int bits = scalarBits(c.type);
+    const int64_t lo = isSigned(c.type) ? -(int64_t(1) << (bits - 1)) : 0;
+    const int64_t hi = isSigned(c.type) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    if (auto r = of(*c.args[0]); r && r->lo >= lo && r->hi <= hi) return r;
+  }
   return std::nullopt;
 }
 

@@ -6,7 +6,9 @@
 // inside, across and wholly past the edges, and with rows that are not
 // 16-byte aligned (an odd column count). Also: shared buffers past 48 KiB
 // together are placed in dynamic shared memory (launch_geometry's
-// sharedPastStaticLimit) and still read back what was written.
+// sharedPastStaticLimit) and still read back what was written. And copies
+// whose source row and column the generator proves fit 32 bits, tested in
+// 32-bit arithmetic, over tiles past both edges.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -43,6 +45,35 @@ kernel window[T](X: T[R, C], Y: T[P, Q], r0: i64, c0: i64):
     for l in static_range(TR * TC // 64):
         e = tid + l * 64
         Y[e // TC, e % TC] = S[e // TC, e % TC]
+)";
+
+// The same copies from windows that tile X, one a block, and one block
+// past X's last row and column: the source row and column are sums of
+// block geometry and constants, so with 32-bit indices the generator
+// proves them within 32 bits and the copies test them against X's
+// extents in 32-bit arithmetic (docs/language.md 8.12).
+constexpr const char* kTilesKernel = R"(const TR = 16
+const TC = 32
+
+@grid(cdiv(C, TC) + 1, cdiv(R, TR) + 1)
+@block(64)
+kernel tiles[T](X: T[R, C], Y: T[P, Q]):
+    const W = 16 // sizeof(T)
+    S = shared(T, [TR, TC])
+    tid = thread_id()
+    r0 = i64(block_id(1)) * TR
+    c0 = i64(block_id(0)) * TC
+    for l in static_range(TR * TC // W // 64):
+        e = tid + l * 64
+        r = e // (TC // W)
+        c = (e % (TC // W)) * W
+        copy_async(S, r, c, X, r0 + r, c0 + c, W)
+    copy_commit()
+    copy_wait(0)
+    sync()
+    for l in static_range(TR * TC // 64):
+        f = tid + l * 64
+        Y[r0 + f // TC, c0 + f % TC] = S[f // TC, f % TC]
 )";
 
 // 72 KiB of shared buffers (past the 48 KiB of static shared memory): each
@@ -105,6 +136,55 @@ TEST_P(CpuCopyAsync, CopiesTheWindowWithZerosPastTheEdges) {
           }
         }
     }
+  }
+}
+
+TEST_P(CpuCopyAsync, CopiesTilesWithThirtyTwoBitIndices) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModuleFromString("tiles.spn", kTilesKernel).kernel("tiles");
+  std::mt19937_64 rng(std::random_device{}());
+  // Whole tiles; partial ones at the bottom and right; an odd C (rows not
+  // 16-byte aligned); every case has a block wholly past each edge.
+  const int64_t shapes[][2] = {{32, 64}, {20, 40}, {37, 53}, {5, 9}};
+  for (ScalarType t : {ScalarType::F32, ScalarType::F16}) {
+    const size_t bytes = t == ScalarType::F32 ? 4 : 2;
+    for (const auto& shape : shapes)
+      for (int64_t shift : {0, 1}) {  // X at its allocation's start (16-byte aligned), or one element on
+        const int64_t R = shape[0], C = shape[1];
+        const int64_t P = ((R + 15) / 16 + 1) * 16, Q = ((C + 31) / 32 + 1) * 32;
+        std::vector<uint8_t> X(size_t(R * C + shift) * bytes);
+        for (auto& b : X) b = uint8_t(rng());
+        for (size_t i = bytes - 1; i < X.size(); i += bytes) X[i] &= 0xbf;  // finite values
+        std::vector<uint8_t> Y(size_t(P * Q) * bytes, 0xff);
+        DeviceBuffer dX = rt.allocate(X.size()), dY = rt.allocate(Y.size());
+        rt.copyToDevice(dX, X.data(), X.size());
+        rt.copyToDevice(dY, Y.data(), Y.size());
+        const Arg args[] = {tensor(static_cast<uint8_t*>(dX.data()) + shift * int64_t(bytes), t, {R, C}),
+                            tensor(dY.data(), t, {P, Q})};
+        k.launch(nullptr, args, 2);
+        rt.copyToHost(Y.data(), dY, Y.size());
+        for (int64_t r = 0; r < P; ++r)
+          for (int64_t c = 0; c < Q; ++c)
+            for (size_t b = 0; b < bytes; ++b) {
+              const uint8_t want = r < R && c < C ? X[size_t(shift + r * C + c) * bytes + b] : 0;
+              ASSERT_EQ(Y[size_t(r * Q + c) * bytes + b], want)
+                  << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32" : "f16") << " X " << R << "x" << C
+                  << " shifted " << shift << ": Y[" << r << ", " << c << "] byte " << b;
+            }
+        // The launch's specialization has 32-bit indices, and its copies
+        // pass the source row and column in 32 bits: the row as an int32_t
+        // (the grid's second axis is below 65536), the column as a
+        // uint32_t (c0 + c can pass INT32_MAX by a tile, never
+        // UINT32_MAX). A checked build keeps 64 bits: it tests each
+        // element. A copy's source is read in runs, so its alignment is
+        // specialized on.
+        const std::string source = k.sourceFor(args, 2);
+        if (!checked)
+          EXPECT_NE(source.find("int32_t(r0) + r, uint32_t(c0) + uint32_t(c))"), std::string::npos) << source;
+        EXPECT_EQ(source.find("X 16-byte aligned") != std::string::npos, shift == 0) << source;
+      }
   }
 }
 

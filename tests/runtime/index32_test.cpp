@@ -250,6 +250,52 @@ kernel pairs(x: i32[M, 2 * D], y: i32[N], out: i32[M, D], total: i64[M]):
   }
 }
 
+// Two more things the bounds see through: a narrowing cast of a value that
+// its type holds (i32(cdiv(N, 8)) <= 2^28) and a const whose value depends
+// on the warp width (either value). So k = i64(t) * 8 is bounded, and the
+// test `k < N` (k up to 8 * (2^28 + 3)) is a 32-bit unsigned compare, at
+// both warp widths; the values match the 64-bit form's.
+TEST(Index32, NarrowingCastsAndPerWidthConstsAreBounded) {
+  const char* source = R"(
+@grid(1)
+@block(64)
+kernel strided(x: i32[N], out: i32[N]):
+    const EXTRA = 3 if warp_size() == 32 else 2
+    n = i32(cdiv(N, 8))
+    if thread_id() == 0:
+        for t in range(0, n + EXTRA):
+            k = i64(t) * 8
+            if k < N:
+                out[k] = x[k] * 2 + i32(t)
+)";
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int32_t> value(-1000, 1000);
+  const int64_t N = 1001;
+  std::vector<int32_t> x(static_cast<size_t>(N));
+  for (auto& v : x) v = value(rng);
+  for (const char* target : {"cpu", "cpu:warp64"})
+    for (bool index32 : {true, false}) {
+      RuntimeOptions o = cpuOptions(target);
+      o.index32 = index32;
+      Runtime rt(o);
+      Kernel k = rt.loadModuleFromString("strided.spn", source).kernel("strided");
+      DeviceBuffer dx = rt.allocate(x.size() * 4), dout = rt.allocate(x.size() * 4);
+      rt.copyToDevice(dx, x.data(), x.size() * 4);
+      std::vector<int32_t> out(x.size(), -7);
+      rt.copyToDevice(dout, out.data(), out.size() * 4);
+      const std::initializer_list<Arg> args = {tensor(dx.data(), ScalarType::I32, {N}),
+                                               tensor(dout.data(), ScalarType::I32, {N})};
+      const std::string text = k.compileFor(args).source;
+      if (index32) EXPECT_THAT(text, HasSubstr("if (uint32_t(k) < uint32_t(N))"));
+      else EXPECT_THAT(text, HasSubstr("if (k < N)"));
+      k.launch(nullptr, args);
+      rt.copyToHost(out.data(), dout, out.size() * 4);
+      for (int64_t i = 0; i < N; ++i)
+        ASSERT_EQ(out[size_t(i)], i % 8 ? -7 : x[size_t(i)] * 2 + int32_t(i / 8))
+            << target << " element " << i << (index32 ? " (32-bit)" : "");
+    }
+}
+
 // A view's extent (largest offset + 1) and each of its strides decide, not
 // its element count: four elements spread over 2^31 do not fit. Binding
 // only; no memory is touched.
