@@ -21,7 +21,7 @@ import re
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 from . import _spindle
 from ._spindle import CompileError, Error, Kernel, LaunchError
@@ -96,7 +96,7 @@ CompileError.diagnostics = property(  # type: ignore[method-assign,assignment]
 class Module:
     """A loaded .spn module: its kernels are attributes (mod.softmax)."""
 
-    def __init__(self, native: _spindle.Module, runtime: "Runtime"):
+    def __init__(self, native: _spindle.Module, runtime: "Runtime") -> None:
         self._native = native
         self._kernels: dict[str, Kernel] = {}
         self.runtime = runtime
@@ -201,7 +201,7 @@ class Runtime:
         cache_dir: str = "",
         disk_cache: bool = True,
         checked: Optional[bool] = None,
-    ):
+    ) -> None:
         if backend == "cpu" and not target:
             target = "cpu"
         _use_nvrtc_wheels(backend)
@@ -229,10 +229,43 @@ class Runtime:
     def reset_stats(self) -> None:
         self._native.reset_stats()
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._native, name)
+    # The native runtime's attributes, declared one by one (not __getattr__)
+    # so that type checkers see them and flag a misspelt one.
+    @property
+    def backend(self) -> str:
+        """"cuda", "hip" or "cpu"."""
+        return self._native.backend
+
+    @property
+    def target(self) -> str:
+        """The compile target: "sm_90", "gfx90a", "cpu", "cpu:warp64"."""
+        return self._native.target
+
+    @property
+    def device(self) -> int:
+        return self._native.device
+
+    @property
+    def has_device(self) -> bool:
+        """Whether kernels can launch (False: compile-only, no GPU)."""
+        return self._native.has_device
+
+    @property
+    def device_name(self) -> str:
+        return self._native.device_name
+
+    @property
+    def device_status(self) -> str:
+        return self._native.device_status
+
+    @property
+    def compiler(self) -> str:
+        """The run-time compiler in use (nvrtc, hiprtc, the host compiler)."""
+        return self._native.compiler
+
+    @property
+    def cache_dir(self) -> str:
+        return self._native.cache_dir
 
     def __repr__(self) -> str:
         n = self._native

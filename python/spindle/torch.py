@@ -19,11 +19,14 @@ tracing never launches or compiles a kernel. This module imports torch;
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import torch
 
 from . import Kernel
+
+if TYPE_CHECKING:  # what torch.library.custom_op returns
+    from torch._library.custom_ops import CustomOpDef
 
 __all__ = ["custom_op", "op_schema"]
 
@@ -71,7 +74,7 @@ def custom_op(
     name: Optional[str] = None,
     *,
     device_types: Optional[str | Sequence[str]] = None,
-) -> Any:
+) -> CustomOpDef:
     """Register `kernel` as the custom operator `name` ("namespace::op";
     default "spindle::<kernel name>") and return it (a
     torch._library.custom_ops.CustomOpDef: call it like the kernel, or as

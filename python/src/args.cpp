@@ -178,6 +178,16 @@ std::string pyStr(nb::handle h) {
   throw ArgError(fmt::format("{}: parameter '{}' ({}): {}", k.name, p.name, paramTypeText(p), what));
 }
 
+// A read-only array (a JAX array, a NumPy array with flags.writeable False)
+// for a parameter the kernel writes: the kernel would write into memory its
+// owner treats as immutable.
+[[noreturn]] void failReadOnly(const KernelInfo& k, const KernelParamInfo& p, const std::string& why) {
+  fail(k, p,
+       fmt::format("the kernel writes this parameter, but the array is read-only ({}); pass a writable array "
+                   "(a copy)",
+                   why));
+}
+
 // Where an array lives, as DLPack device types: 1 CPU, 2 CUDA, 3 CUDA host,
 // 10 ROCm, 11 ROCm host, 13 CUDA managed.
 void checkDevice(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, int type, int id) {
@@ -280,19 +290,25 @@ bool torchTensor(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarg
 // neither DLPack nor the buffer protocol. `device` is the DLPack device type
 // they mean (1 host, 2 CUDA); a CUDA array is taken to be on the runtime's
 // device (the interface does not say which).
-bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, Arg& out) {
+bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h,
+                  bool refuseReadOnly, Arg& out) {
   int device = 0;
   nb::object iface;
+  const char* which = "__cuda_array_interface__";
   if (nb::hasattr(h, "__cuda_array_interface__")) {
     iface = h.attr("__cuda_array_interface__");
     device = w.backend == BackendKind::Hip ? 10 : 2;
   } else if (nb::hasattr(h, "__array_interface__")) {
     iface = h.attr("__array_interface__");
+    which = "__array_interface__";
     device = 1;
   } else {
     return false;
   }
   nb::dict d = nb::borrow<nb::dict>(iface);
+  // data is (pointer, read-only).
+  if (refuseReadOnly && p.writes && nb::cast<bool>(nb::borrow<nb::tuple>(d["data"])[1]))
+    failReadOnly(k, p, fmt::format("its {} says read-only: data[1] is True", which));
   std::string typestr = nb::cast<std::string>(d["typestr"]);
   static const std::map<std::string, ScalarType> types = {
       {"<f2", ScalarType::F16}, {"<f4", ScalarType::F32}, {"<f8", ScalarType::F64}, {"|i1", ScalarType::I8},
@@ -318,11 +334,30 @@ bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTar
   return true;
 }
 
-Arg arrayArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, BoundArgs& out) {
+// An array: through DLPack or the buffer protocol (nanobind's ndarray), else
+// the array interfaces. `refuseReadOnly`: a launch, where a read-only array
+// for a parameter the kernel writes is refused.
+Arg arrayArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h, bool refuseReadOnly,
+             BoundArgs& out) {
   nb::ndarray<nb::ro> a;
-  if (!nb::try_cast(h, a, /*convert=*/false)) {
+  bool cast;
+  if (refuseReadOnly && p.writes) {
+    // Asked for a writable array, nanobind refuses a versioned DLPack capsule
+    // with DLPACK_FLAG_BITMASK_READ_ONLY (JAX, read-only NumPy) and a buffer
+    // that is not writable; what the read-only request then accepts is
+    // read-only. (An unversioned capsule cannot say, and passes.)
+    nb::ndarray<> writable;
+    cast = nb::try_cast(h, writable, /*convert=*/false);
+    if (cast) a = nb::ndarray<nb::ro>(writable);
+    else if (nb::try_cast(h, a, /*convert=*/false))  // nanobind tries DLPack first
+      failReadOnly(
+          k, p, nb::hasattr(h, "__dlpack__") ? "its DLPack export is flagged read-only" : "its buffer is not writable");
+  } else {
+    cast = nb::try_cast(h, a, /*convert=*/false);
+  }
+  if (!cast) {
     Arg viaInterface;
-    if (interfaceArg(k, p, w, h, viaInterface)) return viaInterface;
+    if (interfaceArg(k, p, w, h, refuseReadOnly, viaInterface)) return viaInterface;
     fail(k, p,
          fmt::format("expected a tensor (an array with DLPack, the buffer protocol, __cuda_array_interface__ or "
                      "__array_interface__: torch, CuPy, JAX, NumPy), got {}",
@@ -467,7 +502,7 @@ std::string paramTypeText(const KernelParamInfo& p) {
 }
 
 void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle args, nb::handle kwargs,
-                const std::map<std::string, ScalarType>& fixedTypes, BoundArgs& out) {
+                const std::map<std::string, ScalarType>& fixedTypes, bool launch, BoundArgs& out) {
   size_t n = info.params.size();
   size_t given = size_t(PyTuple_GET_SIZE(args.ptr()));
   // Slots by parameter; a surplus of positional arguments goes to the runtime,
@@ -533,7 +568,7 @@ void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle ar
       out.args.push_back(none());
       continue;
     }
-    if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, out));
+    if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, launch, out));
     checkFixedType(info, p, out.args.back().dtype, fixedTypes);
   }
   // The type a scalar of type parameter `tp` takes: the first tensor of that
@@ -554,7 +589,7 @@ void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle ar
     // An array for a scalar parameter: the runtime says "expected a scalar".
     if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && nb::hasattr(h, "shape") &&
         !(nb::hasattr(h, "ndim") && nb::cast<int>(h.attr("ndim")) == 0)) {
-      if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, out));
+      if (!torchTensor(info, p, where, h, out)) out.args.push_back(arrayArg(info, p, where, h, false, out));
       out.args[i] = out.args.back();
       out.args.pop_back();
       continue;

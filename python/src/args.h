@@ -45,9 +45,13 @@ struct BoundArgs {
 std::string paramTypeText(const KernelParamInfo& p);
 
 // Orders `args` and `kwargs` by `info`'s parameters (a missing optional
-// tensor is None) and converts each. `kwargs` may be null.
+// tensor is None) and converts each. `kwargs` may be null. `launch`: the
+// arguments of a launch, which refuses a read-only array (DLPack's read-only
+// flag, a buffer that is not writable, an array interface's read-only data)
+// for a parameter the kernel writes; source(), compile_for() and bind()
+// write nothing and accept one.
 void bindPython(const KernelInfo& info, const DeviceTarget& where, nb::handle args, nb::handle kwargs,
-                const std::map<std::string, ScalarType>& fixedTypes, BoundArgs& out);
+                const std::map<std::string, ScalarType>& fixedTypes, bool launch, BoundArgs& out);
 
 // The stream handle `stream` names: an int, an object with `cuda_stream`
 // (torch.cuda.Stream) or `ptr` (cupy), or `__cuda_stream__()`; None: the

@@ -93,8 +93,8 @@ struct PyKernel {
 
   const KernelInfo& info() const { return kernel.info(); }
 
-  void bind(nb::handle args, nb::handle kwargs, BoundArgs& out) const {
-    bindPython(info(), where, args, kwargs, typeArgs, out);
+  void bind(nb::handle args, nb::handle kwargs, BoundArgs& out, bool launch = false) const {
+    bindPython(info(), where, args, kwargs, typeArgs, launch, out);
     if (staticValues.empty()) return;
     // Static values given to specialize(): a launch of other sizes is a
     // mistake, not a new binary.
@@ -127,7 +127,7 @@ struct PyKernel {
         kwargs = rest.ptr();
       }
     }
-    bind(nb::handle(args), nb::handle(kwargs), b);
+    bind(nb::handle(args), nb::handle(kwargs), b, /*launch=*/true);
     return streamHandle(stream, b.torchCudaDevice, b.torchDeviceType);
   }
 
