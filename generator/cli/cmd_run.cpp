@@ -46,10 +46,7 @@ int cmdRun(const Args& args) {
         reps = int(parseIntegerFlag("--reps", "", value()));
         if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
       } else if (a == "--scalar") {
-        const std::string& s = value();
-        size_t eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--scalar expects NAME=VALUE");
-        scalars[s.substr(0, eq)] = std::stod(s.substr(eq + 1));
+        parseScalar(value(), scalars);
       } else if (a.size() > 1 && a[0] == '-') {
         return usageError(fmt::format("run: unknown option '{}'", a));
       } else if (path.empty()) {

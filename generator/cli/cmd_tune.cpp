@@ -38,12 +38,8 @@ int cmdTune(const Args& args) {
       else if (a == "--retune") retune = true;
       else if (a == "--export") exportPath = value();
       else if (a == "--import") importPath = value();
-      else if (a == "--scalar") {
-        const std::string& s = value();
-        size_t eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--scalar expects NAME=VALUE");
-        scalars[s.substr(0, eq)] = std::stod(s.substr(eq + 1));
-      } else if (a.size() > 1 && a[0] == '-') {
+      else if (a == "--scalar") parseScalar(value(), scalars);
+      else if (a.size() > 1 && a[0] == '-') {
         return usageError(fmt::format("tune: unknown option '{}'", a));
       } else if (path.empty()) {
         path = a;

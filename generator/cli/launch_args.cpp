@@ -40,6 +40,12 @@ void parseDims(const std::string& text, std::map<std::string, int64_t>& out) {
   }
 }
 
+void parseScalar(const std::string& text, std::map<std::string, double>& out) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--scalar expects NAME=VALUE");
+  out[text.substr(0, eq)] = std::stod(text.substr(eq + 1));
+}
+
 std::string makeLaunchArgs(Runtime& runtime, const KernelInfo& info, const KernelSelection& sel,
                            const std::map<std::string, int64_t>& dims, const std::map<std::string, double>& scalars,
                            const std::string& command, LaunchArgs& out) {

@@ -17,6 +17,8 @@ namespace spindle::cli {
 
 // "M=4096,N=128" -> {M: 4096, N: 128}; std::invalid_argument when malformed.
 void parseDims(const std::string& text, std::map<std::string, int64_t>& out);
+// "--scalar a=2.5": out[a] = 2.5; std::invalid_argument when malformed.
+void parseScalar(const std::string& text, std::map<std::string, double>& out);
 
 struct LaunchArgs {
   std::vector<DeviceBuffer> buffers;

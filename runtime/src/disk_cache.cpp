@@ -14,62 +14,12 @@
 #include <cstring>
 #include <random>
 
-#include "sha256.h"
+#include "checked_entry.h"
 
 namespace spindle::rt {
 namespace {
 
 constexpr const char* kLayout = "v1";
-
-uint64_t getLE(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t(uint8_t(p[i])) << (8 * i);
-  return v;
-}
-
-// mkdir -p; false with errno set on failure.
-bool makeDirs(const std::string& path) {
-  if (path.empty()) return false;
-  size_t pos = 0;
-  while (true) {
-    pos = path.find('/', pos + 1);
-    std::string part = path.substr(0, pos);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    if (pos == std::string::npos) break;
-  }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return false;
-  if (!S_ISDIR(st.st_mode)) {
-    errno = ENOTDIR;
-    return false;
-  }
-  return true;
-}
-
-bool readFile(const std::string& path, std::vector<char>& out, struct stat& st) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (ok) {
-    out.resize(size_t(st.st_size));
-    size_t got = 0;
-    while (got < out.size()) {
-      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += size_t(n);
-    }
-    out.resize(got);
-  }
-  ::close(fd);
-  return ok;
-}
-
-std::string uniqueSuffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^
-                                          uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())};
-  return fmt::format("{}.{:016x}", ::getpid(), rng());
-}
 
 }  // namespace
 
@@ -90,26 +40,7 @@ std::string DiskCache::entryPath(const std::string& keyHex) const {
 }
 
 std::vector<char> DiskCache::encode(const std::string& keyHex, const std::vector<char>& payload) {
-  std::vector<char> out(kHeaderBytes - 64 + keyHex.size() + payload.size());
-  char* p = out.data();
-  auto put = [&p](const void* src, size_t n) {
-    std::memcpy(p, src, n);
-    p += n;
-  };
-  auto putLE = [&put](uint64_t v, int bytes) {
-    char b[8];
-    for (int i = 0; i < bytes; ++i) b[i] = char(v >> (8 * i));
-    put(b, size_t(bytes));
-  };
-  put(kMagic, 8);
-  putLE(kFormatVersion, 4);
-  putLE(keyHex.size(), 4);
-  putLE(payload.size(), 8);
-  put(keyHex.data(), keyHex.size());
-  Digest sum = sha256(payload.data(), payload.size());
-  put(sum.data(), sum.size());
-  put(payload.data(), payload.size());
-  return out;
+  return encodeCheckedEntry(kMagic, kFormatVersion, keyHex, payload);
 }
 
 std::optional<std::vector<char>> DiskCache::load(const std::string& keyHex) {
@@ -117,7 +48,7 @@ std::optional<std::vector<char>> DiskCache::load(const std::string& keyHex) {
   std::string path = entryPath(keyHex);
   std::vector<char> file;
   struct stat read {};
-  if (!readFile(path, file, read)) return std::nullopt;
+  if (!readWholeFile(path, file, read)) return std::nullopt;
   auto reject = [&](const char* why) -> std::optional<std::vector<char>> {
     ++corrupt_;
     if (warn_) warn_(fmt::format("spindle: warning: cache entry {} is invalid ({}); recompiling", path, why));
@@ -127,39 +58,17 @@ std::optional<std::vector<char>> DiskCache::load(const std::string& keyHex) {
       ::unlink(path.c_str());
     return std::nullopt;
   };
-  if (file.size() < kHeaderBytes) return reject("truncated header");
-  if (std::memcmp(file.data(), kMagic, 8) != 0) return reject("not a Spindle cache entry");
-  if (getLE(file.data() + 8, 4) != kFormatVersion) return reject("another format version");
-  if (getLE(file.data() + 12, 4) != keyHex.size()) return reject("bad key length");
-  uint64_t size = getLE(file.data() + 16, 8);
-  if (size != file.size() - kHeaderBytes) return reject("size does not match the header");
-  if (std::memcmp(file.data() + 24, keyHex.data(), keyHex.size()) != 0) return reject("entry of another key");
-  const char* payload = file.data() + kHeaderBytes;
-  Digest sum = sha256(payload, size);
-  if (std::memcmp(file.data() + 24 + 64, sum.data(), sum.size()) != 0) return reject("checksum mismatch");
+  DecodedEntry entry = decodeCheckedEntry(kMagic, kFormatVersion, keyHex, file, "not a Spindle cache entry");
+  if (entry.invalid) return reject(entry.invalid);
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // LRU: a hit refreshes the entry
-  return std::vector<char>(payload, payload + size);
-}
-
-static bool writeRange(int fd, const char* p, size_t n, int& err) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      err = w < 0 ? errno : EIO;
-      return false;
-    }
-    p += w;
-    n -= size_t(w);
-  }
-  return true;
+  return std::move(entry.payload);
 }
 
 bool DiskCache::writeAll(int fd, const char* p, size_t n, int& err) {
   size_t stop = n;  // where an injected fault interrupts the write
   if (faults_.errnoValue) stop = std::min(stop, faults_.afterBytes);
   if (faults_.midWrite) stop = std::min(stop, n / 2);
-  if (!writeRange(fd, p, stop, err)) return false;
+  if (!writeFully(fd, p, stop, err)) return false;
   if (stop < n) {
     if (faults_.midWrite) faults_.midWrite();
     if (faults_.errnoValue) {
@@ -167,7 +76,7 @@ bool DiskCache::writeAll(int fd, const char* p, size_t n, int& err) {
       return false;
     }
   }
-  return writeRange(fd, p + stop, n - stop, err);
+  return writeFully(fd, p + stop, n - stop, err);
 }
 
 bool DiskCache::store(const std::string& keyHex, const std::vector<char>& payload, bool sync) {

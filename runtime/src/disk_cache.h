@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "checked_entry.h"
+
 namespace spindle::rt {
 
 class DiskCache {
@@ -57,7 +59,7 @@ class DiskCache {
 
   static constexpr char kMagic[8] = {'S', 'P', 'N', 'D', 'L', 'B', 'I', 'N'};
   static constexpr uint32_t kFormatVersion = 1;
-  static constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 64 + 32;
+  static constexpr size_t kHeaderBytes = kCheckedEntryHeaderBytes;
 
   // Encodes an entry (exposed for tests that forge files).
   static std::vector<char> encode(const std::string& keyHex, const std::vector<char>& payload);

@@ -500,8 +500,14 @@ struct Kernel::State {
       loaded->ops = rt::makePackOps(plan, g.abi);
       rt::CompiledBinary bin =
           r.binaries().get(g.source, g.pathFreeSource, g.kernelSymbol, info->name + ".hip", info->name);
-      loaded->report = CompileReport{g.kernelSymbol,    r.target,           bin.keyHex,         bin.outcome,
-                                     bin.binary.size(), bin.compileSeconds, std::move(g.source)};
+      CompileReport& report = loaded->report;  // tuneConfig/tuneChoice: the tuned handle's, set by its caller
+      report.kernelSymbol = g.kernelSymbol;
+      report.target = r.target;
+      report.keyHex = bin.keyHex;
+      report.outcome = bin.outcome;
+      report.binaryBytes = bin.binary.size();
+      report.compileSeconds = bin.compileSeconds;
+      report.source = std::move(g.source);
       loaded->binary = std::move(bin.binary);
       e = cache.insert(key, std::move(loaded));
     }

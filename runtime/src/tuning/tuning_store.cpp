@@ -12,74 +12,16 @@
 #include <cstring>
 #include <random>
 
-#include "sha256.h"
+#include "checked_entry.h"
 
 namespace spindle::rt {
 namespace {
 
 constexpr const char* kLayout = "v1";
 
-uint64_t getLE(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t(uint8_t(p[i])) << (8 * i);
-  return v;
-}
-
-bool makeDirs(const std::string& path) {
-  size_t pos = 0;
-  while (true) {
-    pos = path.find('/', pos + 1);
-    if (::mkdir(path.substr(0, pos).c_str(), 0755) != 0 && errno != EEXIST) return false;
-    if (pos == std::string::npos) return true;
-  }
-}
-
-std::optional<std::vector<char>> readFile(const std::string& path, struct stat& st) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::optional<std::vector<char>> out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    out.emplace(size_t(st.st_size));
-    size_t got = 0;
-    while (got < out->size()) {
-      ssize_t n = ::read(fd, out->data() + got, out->size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += size_t(n);
-    }
-    out->resize(got);
-  }
-  ::close(fd);
-  return out;
-}
-
-bool writeFile(int fd, const std::vector<char>& bytes) {
-  const char* p = bytes.data();
-  size_t n = bytes.size();
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= size_t(w);
-  }
-  return true;
-}
-
-std::string uniqueSuffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^
-                                          uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())};
-  return fmt::format("{}.{:016x}", ::getpid(), rng());
-}
-
 }  // namespace
 
-bool isTuningKey(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
+bool isTuningKey(const std::string& s) { return isKeyHex(s); }
 
 TuningStore::TuningStore(std::string dir, Warn warn, double staleSeconds)
     : dir_(std::move(dir)), warn_(std::move(warn)), staleSeconds_(staleSeconds) {}
@@ -93,19 +35,7 @@ std::string TuningStore::leasePath(const std::string& keyHex) const {
 }
 
 std::vector<char> TuningStore::encode(const std::string& keyHex, const std::vector<char>& blob) {
-  std::vector<char> out;
-  auto putLE = [&out](uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out.push_back(char(v >> (8 * i)));
-  };
-  out.insert(out.end(), kMagic, kMagic + 8);
-  putLE(kFormatVersion, 4);
-  putLE(keyHex.size(), 4);
-  putLE(blob.size(), 8);
-  out.insert(out.end(), keyHex.begin(), keyHex.end());
-  Digest sum = sha256(blob.data(), blob.size());
-  out.insert(out.end(), sum.begin(), sum.end());
-  out.insert(out.end(), blob.begin(), blob.end());
-  return out;
+  return encodeCheckedEntry(kMagic, kFormatVersion, keyHex, blob);
 }
 
 std::optional<std::vector<char>> TuningStore::get(const std::string& keyHex) {
@@ -120,26 +50,16 @@ std::optional<std::vector<char>> TuningStore::getLocal(const std::string& keyHex
   if (!enabled() || !isTuningKey(keyHex)) return std::nullopt;
   std::string path = entryPath(keyHex);
   struct stat st {};
-  auto file = readFile(path, st);
-  if (!file) return std::nullopt;
-  auto reject = [&](const char* why) -> std::optional<std::vector<char>> {
-    ++corrupt_;
-    if (warn_) warn_(fmt::format("spindle: warning: tuning entry {} is invalid ({}); tuning again", path, why));
-    struct stat now {};
-    if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) ::unlink(path.c_str());
-    return std::nullopt;
-  };
-  const std::vector<char>& f = *file;
-  if (f.size() < kHeaderBytes) return reject("truncated header");
-  if (std::memcmp(f.data(), kMagic, 8) != 0) return reject("not a Spindle tuning entry");
-  if (getLE(f.data() + 8, 4) != kFormatVersion) return reject("another format version");
-  if (getLE(f.data() + 12, 4) != keyHex.size()) return reject("bad key length");
-  uint64_t size = getLE(f.data() + 16, 8);
-  if (size != f.size() - kHeaderBytes) return reject("size does not match the header");
-  if (std::memcmp(f.data() + 24, keyHex.data(), keyHex.size()) != 0) return reject("entry of another key");
-  Digest sum = sha256(f.data() + kHeaderBytes, size);
-  if (std::memcmp(f.data() + 24 + 64, sum.data(), sum.size()) != 0) return reject("checksum mismatch");
-  return std::vector<char>(f.begin() + kHeaderBytes, f.end());
+  std::vector<char> file;
+  if (!readWholeFile(path, file, st)) return std::nullopt;
+  DecodedEntry entry = decodeCheckedEntry(kMagic, kFormatVersion, keyHex, file, "not a Spindle tuning entry");
+  if (!entry.invalid) return std::move(entry.payload);
+  ++corrupt_;
+  if (warn_) warn_(fmt::format("spindle: warning: tuning entry {} is invalid ({}); tuning again", path, entry.invalid));
+  // Remove it unless another process has already replaced it with a good one.
+  struct stat now {};
+  if (::stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) ::unlink(path.c_str());
+  return std::nullopt;
 }
 
 bool TuningStore::put(const std::string& keyHex, const std::vector<char>& blob) {
@@ -154,11 +74,13 @@ bool TuningStore::putLocal(const std::string& keyHex, const std::vector<char>& b
   std::string dir = path.substr(0, path.find_last_of('/'));
   std::string tmp = fmt::format("{}.tmp.{}", path, uniqueSuffix());
   int fd = makeDirs(dir) ? ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-  bool ok = fd >= 0 && writeFile(fd, encode(keyHex, blob)) && ::fsync(fd) == 0;
+  const std::vector<char> entry = encode(keyHex, blob);
+  int writeErr = 0;
+  bool ok = fd >= 0 && writeFully(fd, entry.data(), entry.size(), writeErr) && ::fsync(fd) == 0;
   if (fd >= 0) ok = ::close(fd) == 0 && ok;
   ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
   if (!ok) {
-    int err = errno;
+    int err = writeErr ? writeErr : errno;
     ::unlink(tmp.c_str());
     if (warn_)
       warn_(fmt::format("spindle: warning: cannot store the tuning result {}: {}; it lasts for this process only", path,
