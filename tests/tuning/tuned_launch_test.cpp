@@ -104,7 +104,11 @@ TEST_F(Fixture, TheFirstTunedLaunchGivesAnUntunedLaunchsOutputs) {
 }
 
 TEST_F(Fixture, ConfigsThatFailAreSkippedAndReported) {
-  Runtime rt(options());
+  // A budget no run here reaches, so that the minimum of 5 rounds is timed
+  // even in a sanitizer build (the fixture's 300 ms ended it after one).
+  RuntimeOptions o = options();
+  o.tune.budgetMs = 600000;
+  Runtime rt(o);
   Kernel k = rt.loadModuleFromString("acc.spn", kAccumulate).kernel("accumulate");
   Sum s(rt, 1000);
   auto args = s.args();
