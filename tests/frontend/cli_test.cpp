@@ -292,5 +292,16 @@ TEST_F(CliTest, CompileKeyIgnoresWhereTheModuleLives) {
   fs::remove_all(root);
 }
 
+// `run` and `tune` read --scalar NAME=VALUE through one parser: a value
+// without its name is a usage error that says what it expects.
+TEST_F(CliTest, ScalarWithoutANameIsAUsageError) {
+  const std::string axpy = "'" SPINDLE_SOURCE_DIR "/samples/axpy.spn'";
+  for (const char* command : {"run", "tune"}) {
+    const std::string out = spindleOutput(std::string(command) + " " + axpy + " --dims N=64 --scalar 2.5");
+    EXPECT_NE(out.find(std::string(command) + ": --scalar expects NAME=VALUE"), std::string::npos) << out;
+    EXPECT_NE(runSpindle(std::string(command) + " " + axpy + " --dims N=64 --scalar 2.5"), 0);
+  }
+}
+
 }  // namespace
 }  // namespace spindle::test
