@@ -27,5 +27,5 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 tsan=${TSAN_BUILD_DIR:-$root/build-tsan}
 cmake -S "$root" -B "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_TSAN=ON -DSPINDLE_BUILD_RUNTIME=OFF >/dev/null
-cmake --build "$tsan" -j "${JOBS:-2}" --target sema_tests
-TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} "$tsan/bin/sema_tests" --gtest_filter='Concurrency.*'
+cmake --build "$tsan" -j "${JOBS:-2}" --target concurrency_tests
+TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} "$tsan/bin/concurrency_tests"
