@@ -64,6 +64,8 @@ int cmdRun(const Args& args) {
     return usageError(
         "run: --contiguous, --unit-stride, --aligned and --divisible follow from the arguments, and run "
         "allocates them itself (contiguous, 16-byte aligned); drop them");
+  KernelOptions kernelOptions;
+  if (std::string why = applyStaticDims(sel, "run", dims, kernelOptions); !why.empty()) return usageError(why);
 
   RuntimeOptions options;
   options.target = target;
@@ -89,24 +91,9 @@ int cmdRun(const Args& args) {
   } catch (const std::invalid_argument& e) {
     return usageError(std::string("run: ") + e.what());
   }
-  KernelOptions kernelOptions;
-  kernelOptions.consts = sel.spec.consts;
-  for (const auto& [dim, v] : sel.spec.staticDims) {
-    kernelOptions.staticDims.push_back(dim);
-    auto it = dims.find(dim);
-    if (it != dims.end() && it->second != v)
-      return usageError(fmt::format("run: --static {}={} disagrees with --dims {}={}", dim, v, dim, it->second));
-    dims[dim] = v;
-  }
   Kernel kernel = module.kernel(name, kernelOptions);
   const KernelInfo& info = kernel.info();
-  std::vector<std::string> missing;
-  for (const auto& d : info.dimSymbols)
-    if (!dims.count(d)) missing.push_back(d);
-  if (!missing.empty())
-    return usageError(fmt::format("run: give every dim a size with --dims (missing: {})", fmt::join(missing, ", ")));
-  for (const auto& t : info.typeParams)
-    if (!sel.spec.typeArgs.count(t)) return usageError(fmt::format("run: --dtype {}=TYPE is needed", t));
+  if (std::string why = missingLaunchInputs(info, sel, dims, "run"); !why.empty()) return usageError(why);
 
   // The arguments in parameter order: random contents in device buffers
   // where a GPU is present. Without one, distinct stand-in addresses aligned

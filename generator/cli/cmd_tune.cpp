@@ -70,6 +70,8 @@ int cmdTune(const Args& args) {
   if (!sel.spec.contiguousTensors.empty() || !sel.spec.unitStrideTensors.empty() || !sel.spec.alignedTensors.empty() ||
       !sel.spec.divisible.empty())
     return usageError("tune: layout flags follow from the arguments, which tune allocates itself; drop them");
+  KernelOptions kernelOptions;
+  if (std::string why = applyStaticDims(sel, "tune", dims, kernelOptions); !why.empty()) return usageError(why);
   options.lineDirectives = sel.spec.lineDirectives;
   if (sel.spec.checked) options.checked = true;
   Runtime runtime(options);
@@ -82,19 +84,10 @@ int cmdTune(const Args& args) {
   } catch (const std::invalid_argument& e) {
     return usageError(std::string("tune: ") + e.what());
   }
-  KernelOptions kernelOptions;
-  kernelOptions.consts = sel.spec.consts;
-  for (const auto& [dim, v] : sel.spec.staticDims) {
-    kernelOptions.staticDims.push_back(dim);
-    dims[dim] = v;
-  }
   Kernel kernel = module.kernel(name, kernelOptions);
   const KernelInfo& info = kernel.info();
   if (!info.tune) return usageError(fmt::format("tune: kernel '{}' has no @tune", name));
-  for (const auto& d : info.dimSymbols)
-    if (!dims.count(d)) return usageError(fmt::format("tune: give every dim a size with --dims (missing: {})", d));
-  for (const auto& t : info.typeParams)
-    if (!sel.spec.typeArgs.count(t)) return usageError(fmt::format("tune: --dtype {}=TYPE is needed", t));
+  if (std::string why = missingLaunchInputs(info, sel, dims, "tune"); !why.empty()) return usageError(why);
   LaunchArgs launch;
   std::string why = makeLaunchArgs(runtime, info, sel, dims, scalars, "tune", launch);
   if (!why.empty()) return usageError(why);

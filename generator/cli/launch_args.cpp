@@ -1,6 +1,7 @@
 #include "launch_args.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 #include <random>
@@ -44,6 +45,31 @@ void parseScalar(const std::string& text, std::map<std::string, double>& out) {
   size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--scalar expects NAME=VALUE");
   out[text.substr(0, eq)] = std::stod(text.substr(eq + 1));
+}
+
+std::string applyStaticDims(const KernelSelection& sel, const std::string& command,
+                            std::map<std::string, int64_t>& dims, KernelOptions& out) {
+  out.consts = sel.spec.consts;
+  for (const auto& [dim, v] : sel.spec.staticDims) {
+    out.staticDims.push_back(dim);
+    auto it = dims.find(dim);
+    if (it != dims.end() && it->second != v)
+      return fmt::format("{}: --static {}={} disagrees with --dims {}={}", command, dim, v, dim, it->second);
+    dims[dim] = v;
+  }
+  return "";
+}
+
+std::string missingLaunchInputs(const KernelInfo& info, const KernelSelection& sel,
+                                const std::map<std::string, int64_t>& dims, const std::string& command) {
+  std::vector<std::string> missing;
+  for (const auto& d : info.dimSymbols)
+    if (!dims.count(d)) missing.push_back(d);
+  if (!missing.empty())
+    return fmt::format("{}: give every dim a size with --dims (missing: {})", command, fmt::join(missing, ", "));
+  for (const auto& t : info.typeParams)
+    if (!sel.spec.typeArgs.count(t)) return fmt::format("{}: --dtype {}=TYPE is needed", command, t);
+  return "";
 }
 
 std::string makeLaunchArgs(Runtime& runtime, const KernelInfo& info, const KernelSelection& sel,

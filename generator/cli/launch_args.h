@@ -20,6 +20,18 @@ void parseDims(const std::string& text, std::map<std::string, int64_t>& out);
 // "--scalar a=2.5": out[a] = 2.5; std::invalid_argument when malformed.
 void parseScalar(const std::string& text, std::map<std::string, double>& out);
 
+// --static N=V fixes dim N of the kernel (out.staticDims) and sizes it:
+// N joins `dims`, and a --dims giving N another value is a usage error.
+// Also copies --const into out.consts. Empty on success, else the error
+// ("run: --static N=V disagrees with --dims N=W").
+std::string applyStaticDims(const KernelSelection& sel, const std::string& command,
+                            std::map<std::string, int64_t>& dims, KernelOptions& out);
+
+// A usage error naming what --dims and --dtype leave out for `info` (every
+// dim missing, else the first type parameter), or empty.
+std::string missingLaunchInputs(const KernelInfo& info, const KernelSelection& sel,
+                                const std::map<std::string, int64_t>& dims, const std::string& command);
+
 struct LaunchArgs {
   std::vector<DeviceBuffer> buffers;
   std::vector<Arg> args;

@@ -82,6 +82,19 @@ TEST_F(CliTest, UsageErrors) {
   fs::remove(good);
 }
 
+// `run` and `tune` both size a --static dim from its value, and refuse a
+// --dims that gives it another (tune used to let --static win silently),
+// before any runtime or device is involved.
+TEST_F(CliTest, StaticDimThatDisagreesWithDimsIsAUsageError) {
+  const std::string softmax = "'" SPINDLE_SOURCE_DIR "/samples/softmax.spn'";
+  for (const char* command : {"run", "tune"}) {
+    const std::string args = std::string(command) + " " + softmax + " --dims M=4,N=64 --static N=128";
+    const std::string out = spindleOutput(args);
+    EXPECT_NE(out.find(std::string(command) + ": --static N=128 disagrees with --dims N=64"), std::string::npos) << out;
+    EXPECT_EQ(runSpindle(args), 1);
+  }
+}
+
 }  // namespace
 }  // namespace spindle::test
 
