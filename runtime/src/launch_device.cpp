@@ -48,16 +48,18 @@ int launchDevice(const KernelPlan& plan, const Arg* args, size_t count, int devi
       if (devices[i] == d) names += (names.empty() ? "" : ", ") + plan.params[i].name;
     where += fmt::format("{}device {}: {}", where.empty() ? "" : "; ", d, names);
   }
-  throw Error(fmt::format("{}: tensor arguments on different devices ({}); a launch runs on one device, move them "
-                          "to one (nothing was launched)",
-                          plan.kernel, where));
+  throw Error(
+      fmt::format("{}: tensor arguments on different devices ({}); a launch runs on one device, move them "
+                  "to one (nothing was launched)",
+                  plan.kernel, where));
 }
 
 void checkStreamDevice(const KernelPlan& plan, const void* stream, int streamDevice, int device) {
   if (streamDevice < 0 || streamDevice == device) return;
-  throw Error(fmt::format("{}: the stream {} belongs to device {}, but the tensors are on device {}; pass a stream "
-                          "of device {} (nothing was launched)",
-                          plan.kernel, stream, streamDevice, device, device));
+  throw Error(
+      fmt::format("{}: the stream {} belongs to device {}, but the tensors are on device {}; pass a stream "
+                  "of device {} (nothing was launched)",
+                  plan.kernel, stream, streamDevice, device, device));
 }
 
 }  // namespace spindle::rt
