@@ -49,6 +49,7 @@ constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
 // Stream handles that mean a stream of the current context, not an object.
 constexpr uintptr_t CU_STREAM_LEGACY = 0x1, CU_STREAM_PER_THREAD = 0x2;
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
 // cuStreamIsCapturing on the legacy default stream while another (blocking)
 // stream is being captured: a launch there would join the capture illegally.
 constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
@@ -205,10 +206,18 @@ class CudaBackend final : public Backend {
 
   int pointerDevice(const void* ptr) override {
     int ordinal = -1;
-    if (drv_.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, reinterpret_cast<CUdeviceptr>(ptr)) !=
-        CUDA_SUCCESS)
-      return -1;  // host or unregistered memory: the driver cannot tell
-    return ordinal;
+    auto query = [&] {
+      return drv_.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                      reinterpret_cast<CUdeviceptr>(ptr));
+    };
+    CUresult rc = query();
+    // A thread with no current context: ask from the runtime's, and leave none.
+    if (rc == CUDA_ERROR_INVALID_CONTEXT && ctx_ && drv_.ctxPushCurrent(ctx_) == CUDA_SUCCESS) {
+      rc = query();
+      CUcontext popped = nullptr;
+      drv_.ctxPopCurrent(&popped);
+    }
+    return rc == CUDA_SUCCESS ? ordinal : -1;  // else host or unregistered memory: the driver cannot tell
   }
 
   int streamDevice(void* stream) override {
