@@ -10,7 +10,7 @@
 #
 # Needs what bench/run.sh and bench/python_gpu.sh need: .debs/ (Debian's
 # libfmt-dev and libfmt9) where libfmt-dev is missing, .whl/ filled for this
-# Python, and torch in it. Environment: PYTHON (default python3),
+# Python, and torch in it. Environment: PYTHON (default python, else python3),
 # BENCH_BUILD, BENCH_JOBS (default 16).
 # Exit status: non-zero when the build fails or a check or test fails.
 set -uo pipefail
@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
 RESULTS="${1:-$BUILD/results}"
 JOBS="${BENCH_JOBS:-16}"
-PY="${PYTHON:-python3}"
+PY="${PYTHON:-$(command -v python || command -v python3)}"
 mkdir -p "$RESULTS"
 { nvidia-smi -L || true; date -u; } | tee "$RESULTS/device.txt"
 
@@ -40,7 +40,7 @@ if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Rele
   echo "multi_gpu.sh: build failed (log: $RESULTS/build.log)"
   exit 2
 fi
-export SPINDLE_CACHE_DIR="$RESULTS/cache"
+export SPINDLE_CACHE_DIR="$BUILD/cache"  # fresh: the first launch of each kernel compiles
 rm -rf "$SPINDLE_CACHE_DIR"
 
 echo "== multi_gpu_check"
