@@ -400,6 +400,11 @@ void Runtime::synchronize(void* stream) {
 
 float Runtime::timeMs(void* stream, const std::function<void()>& body) {
   impl_->requireDevice();
+  // The events must be of the stream's device (several GPUs).
+  std::optional<rt::Backend::DeviceScope> scope;
+  if (impl_->multiDevice)
+    if (int d = impl_->backend->streamDevice(stream); d >= 0 && d != impl_->opts.device)
+      scope.emplace(*impl_->backend, d);
   return impl_->backend->timeMs(stream, body);
 }
 

@@ -375,12 +375,13 @@ class Runtime {
   CacheStats stats() const;
   void resetStats();
 
-  // Device helpers (Error in compile-only mode).
+  // Device helpers (Error in compile-only mode), on the runtime's device.
   DeviceBuffer allocate(size_t bytes);
   void copyToDevice(const DeviceBuffer& dst, const void* src, size_t bytes);
   void copyToHost(void* dst, const DeviceBuffer& src, size_t bytes);
   void synchronize(void* stream = nullptr);
-  // Milliseconds `body` takes on `stream`, measured with device events.
+  // Milliseconds `body` takes on `stream`, measured with device events (of
+  // the stream's device, with several GPUs).
   float timeMs(void* stream, const std::function<void()>& body);
 
   // Tuning results (docs/runtime.md, "Autotuning"): every stored choice
