@@ -188,8 +188,15 @@ std::string pyStr(nb::handle h) {
                    why));
 }
 
+// Device memory of one device (CUDA, ROCm, CUDA managed): its DLPack id is
+// the Arg's device. Host memory (pinned included) belongs to none.
+bool onDevice(int type) { return type == 2 || type == 10 || type == 13; }
+
 // Where an array lives, as DLPack device types: 1 CPU, 2 CUDA, 3 CUDA host,
-// 10 ROCm, 11 ROCm host, 13 CUDA managed.
+// 10 ROCm, 11 ROCm host, 13 CUDA managed. On CUDA any device of the machine
+// is accepted: the runtime launches on the tensors' device and refuses
+// tensors on two (docs/python.md, "Several GPUs"); HIP launches on the
+// runtime's device only.
 void checkDevice(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, int type, int id) {
   bool host = type == 1 || type == 3 || type == 11;
   if (w.backend == BackendKind::Cpu) {
@@ -201,7 +208,7 @@ void checkDevice(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarg
     if (host) fail(k, p, fmt::format("a CPU array for a GPU kernel; move it to {}:{} first", deviceWord(w), w.device));
     fail(k, p, fmt::format("an array on DLPack device type {}, not {}", type, deviceWord(w)));
   }
-  if (id != w.device)
+  if (id != w.device && w.backend != BackendKind::Cuda)
     fail(k, p,
          fmt::format("an array on {0}:{1}, but the kernel's runtime launches on {0}:{2}; load the module with "
                      "spindle.Runtime(device={1})",
@@ -248,6 +255,7 @@ bool torchTensorFast(const KernelInfo& k, const KernelParamInfo& p, const Device
   if (d.ndim > kMaxRank) fail(k, p, fmt::format("rank {} is over the limit of {}", d.ndim, kMaxRank));
   const char* data = static_cast<const char*>(d.data) + d.byteOffset;
   out.args.push_back(tensor(data, dtype, d.shape, d.ndim, d.strides));
+  if (onDevice(d.deviceType)) out.args.back().device = int16_t(d.deviceId);  // the runtime asks the driver nothing
   return true;
 }
 
@@ -282,14 +290,16 @@ bool torchTensor(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarg
   void* ptr = PyLong_AsVoidPtr(ptrObj.ptr());
   if (!ptr && PyErr_Occurred()) throw nb::python_error();
   out.args.push_back(tensor(ptr, dtype, s, int(rank), st));
+  if (device >= 0) out.args.back().device = int16_t(device);
   return true;
 }
 
 // The array interfaces (NumPy's __array_interface__, Numba's and CuPy's
 // __cuda_array_interface__, version 2 or later): for arrays that speak
 // neither DLPack nor the buffer protocol. `device` is the DLPack device type
-// they mean (1 host, 2 CUDA); a CUDA array is taken to be on the runtime's
-// device (the interface does not say which).
+// they mean (1 host, 2 CUDA). The interface does not say which device: the
+// Arg's device stays unknown, and with several devices the runtime asks the
+// driver where the pointer lives (cuPointerGetAttribute).
 bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& w, nb::handle h,
                   bool refuseReadOnly, Arg& out) {
   int device = 0;
@@ -372,6 +382,7 @@ Arg arrayArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& 
   if (a.ndim() > size_t(kMaxRank)) fail(k, p, fmt::format("rank {} is over the limit of {}", a.ndim(), kMaxRank));
   const char* data = static_cast<const char*>(a.data_handle()) + a.byte_offset();
   Arg arg = tensor(data, dtype, a.shape_ptr(), int(a.ndim()), a.stride_ptr());
+  if (onDevice(a.device_type())) arg.device = int16_t(a.device_id());
   out.arrays.push_back(std::move(a));
   return arg;
 }

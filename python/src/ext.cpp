@@ -427,6 +427,9 @@ NB_MODULE(_spindle, m) {
              d["remote_rejects"] = s.remoteRejects;
              d["remote_stores"] = s.remoteStores;
              d["remote_errors"] = s.remoteErrors;
+             d["tunings"] = s.tunings;  // autotuning (docs/runtime.md, "Autotuning")
+             d["tuning_launches"] = s.tuningLaunches;
+             d["tune_store_hits"] = s.tuneStoreHits;
              return d;
            })
       .def("reset_stats", [](PyRuntime& r) { r.rt->resetStats(); })

@@ -47,21 +47,55 @@ class Backend {
   // --- device ----------------------------------------------------------------
   // Number of usable devices; 0 with `why` set when there is no driver or device.
   virtual int deviceCount(std::string* why) = 0;
-  // Makes `device` current for this backend (context); call before the rest.
+  // The runtime's device (RuntimeOptions::device); call before the rest.
+  // CUDA makes no context current here (HIP sets its device, as before).
   virtual void useDevice(int device) = 0;
   virtual std::string deviceTarget(int device) = 0;  // "sm_90", "gfx90a:sramecc+:xnack-"
   virtual std::string deviceName(int device) = 0;
 
+  // --- several devices (docs/runtime.md, "Several GPUs") ---------------------
+  // Whether launches may go to other devices than the one of useDevice()
+  // (each with its own context, modules and function handles): CUDA. The
+  // others launch on their one device, and `device` below is always it.
+  virtual bool multiDevice() const { return false; }
+  // The device ordinal `ptr` was allocated on; -1 when the driver cannot
+  // tell (host or unregistered memory). Asked only with several devices.
+  virtual int pointerDevice(const void* /*ptr*/) { return -1; }
+  // The device ordinal of `stream`'s context; -1 for handles that mean the
+  // current context's stream (0, the legacy and per-thread default
+  // streams) or when the driver cannot tell. Asked only with several devices.
+  virtual int streamDevice(void* /*stream*/) { return -1; }
+  // While a scope is open on a thread, the memory, copy, fill, timing and
+  // synchronize calls below act on `device` (the tuner's scratch on the
+  // device of the launch it tunes); the thread's current context is
+  // restored when it closes.
+  class DeviceScope {
+   public:
+    DeviceScope(Backend& b, int device) : b_(b), token_(b.enterDevice(device)) {}
+    ~DeviceScope() { b_.leaveDevice(token_); }
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+
+   private:
+    Backend& b_;
+    void* token_;
+  };
+  virtual void* enterDevice(int /*device*/) { return nullptr; }
+  virtual void leaveDevice(void* /*token*/) noexcept {}
+
+  // `device`: the ordinal of the device to load, launch or ask on (the
+  // useDevice() one but on multi-device backends). A function handle
+  // belongs to the device it was loaded on.
   // Loads a binary and returns the kernel's function handle (owned by the backend).
-  virtual void* loadFunction(const std::vector<char>& binary, const std::string& symbol) = 0;
-  virtual void launch(void* function, const LaunchGeometry& g, void* stream, void** args) = 0;
+  virtual void* loadFunction(const std::vector<char>& binary, const std::string& symbol, int device) = 0;
+  virtual void launch(void* function, const LaunchGeometry& g, void* stream, void** args, int device) = 0;
   // Whether `stream` is being captured into a graph (stream_capture.h).
   // Asked only on a launch that misses the loaded binaries; a backend
   // without graphs (the cpu target) never captures.
-  virtual CaptureStatus captureStatus(void* /*stream*/) { return CaptureStatus::None; }
+  virtual CaptureStatus captureStatus(void* /*stream*/, int /*device*/) { return CaptureStatus::None; }
   // Blocks of `function` the device holds at once with this block size and
   // dynamic shared memory: multiprocessors x the driver's occupancy (>= 0).
-  virtual int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) = 0;
+  virtual int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes, int device) = 0;
 
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* ptr) noexcept = 0;

@@ -6,8 +6,10 @@
 
 #include <sys/stat.h>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 
@@ -43,7 +45,11 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9;
+// Stream handles that mean a stream of the current context, not an object.
+constexpr uintptr_t CU_STREAM_LEGACY = 0x1, CU_STREAM_PER_THREAD = 0x2;
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
 // cuStreamIsCapturing on the legacy default stream while another (blocking)
 // stream is being captured: a launch there would join the capture illegally.
 constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
@@ -73,6 +79,13 @@ struct Driver {
   CUresult (*deviceGetAttribute)(int*, int, CUdevice) = nullptr;
   CUresult (*primaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
   CUresult (*ctxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*ctxGetCurrent)(CUcontext*) = nullptr;
+  // Several devices: which device a pointer and a stream belong to.
+  CUresult (*pointerGetAttribute)(void*, int, CUdeviceptr) = nullptr;
+  CUresult (*streamGetCtx)(CUstream, CUcontext*) = nullptr;  // optional (CUDA 9.2+)
+  CUresult (*ctxPushCurrent)(CUcontext) = nullptr;
+  CUresult (*ctxPopCurrent)(CUcontext*) = nullptr;
+  CUresult (*ctxGetDevice)(CUdevice*) = nullptr;
   CUresult (*moduleLoadData)(CUmodule*, const void*) = nullptr;
   CUresult (*moduleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*funcSetAttribute)(CUfunction, int, int) = nullptr;
@@ -172,13 +185,78 @@ class CudaBackend final : public Backend {
     return n;
   }
 
+  // Retains the device's primary context (the one the CUDA runtime, torch
+  // and CuPy use), without making it current: the caller's context stays.
   void useDevice(int device) override {
     std::lock_guard<std::mutex> lock(mu_);
+    int count = 0;
+    checkCu(drv_.deviceGetCount(&count), "cuDeviceGetCount");
     CUdevice dev = 0;
     checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
     checkCu(drv_.primaryCtxRetain(&ctx_, dev), "cuDevicePrimaryCtxRetain");
     device_ = dev;
-    checkCu(drv_.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+    primary_ = device;
+    deviceCount_ = count;
+    contexts_ = std::make_unique<std::atomic<CUcontext>[]>(size_t(count));
+    for (int d = 0; d < count; ++d) contexts_[d].store(d == device ? ctx_ : nullptr);
+  }
+
+  // --- several devices ---------------------------------------------------------
+  bool multiDevice() const override { return true; }
+
+  int pointerDevice(const void* ptr) override {
+    int ordinal = -1;
+    auto query = [&] {
+      return drv_.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                      reinterpret_cast<CUdeviceptr>(ptr));
+    };
+    CUresult rc = query();
+    // A thread with no current context: ask from the runtime's, and leave none.
+    if (rc == CUDA_ERROR_INVALID_CONTEXT && ctx_ && drv_.ctxPushCurrent(ctx_) == CUDA_SUCCESS) {
+      rc = query();
+      CUcontext popped = nullptr;
+      drv_.ctxPopCurrent(&popped);
+    }
+    return rc == CUDA_SUCCESS ? ordinal : -1;  // else host or unregistered memory: the driver cannot tell
+  }
+
+  int streamDevice(void* stream) override {
+    auto handle = reinterpret_cast<uintptr_t>(stream);
+    if (!drv_.streamGetCtx || handle == 0 || handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD) return -1;
+    CUcontext c = nullptr;
+    if (drv_.streamGetCtx(stream, &c) != CUDA_SUCCESS || !c) return -1;
+    for (int d = 0; d < deviceCount_; ++d)
+      if (contexts_[d].load(std::memory_order_acquire) == c) return d;
+    // Not a primary context this backend holds (one of cuCtxCreate, or of a
+    // device not used yet): ask the context itself.
+    if (drv_.ctxPushCurrent(c) != CUDA_SUCCESS) return -1;
+    CUdevice dev = -1;
+    CUresult rc = drv_.ctxGetDevice(&dev);
+    CUcontext popped = nullptr;
+    drv_.ctxPopCurrent(&popped);
+    if (rc != CUDA_SUCCESS) return -1;
+    for (int d = 0; d < deviceCount_; ++d) {
+      CUdevice candidate = -1;
+      if (drv_.deviceGet(&candidate, d) == CUDA_SUCCESS && candidate == dev) return d;
+    }
+    return -1;
+  }
+
+  void* enterDevice(int device) override {
+    auto token = std::make_unique<ScopeToken>();
+    token->outer = tlsScope;
+    CUcontext want = context(device);
+    checkCu(drv_.ctxGetCurrent(&token->previous), "cuCtxGetCurrent");
+    checkCu(drv_.ctxSetCurrent(want), "cuCtxSetCurrent");
+    tlsScope = ScopeState{this, device};
+    return token.release();
+  }
+
+  void leaveDevice(void* t) noexcept override {
+    std::unique_ptr<ScopeToken> token(static_cast<ScopeToken*>(t));
+    if (!token) return;
+    tlsScope = token->outer;
+    drv_.ctxSetCurrent(token->previous);
   }
 
   std::string deviceTarget(int device) override {
@@ -198,8 +276,11 @@ class CudaBackend final : public Backend {
     return name;
   }
 
-  void* loadFunction(const std::vector<char>& binary, const std::string& symbol) override {
-    makeCurrent();
+  // A module is loaded into one context: each device loads the binary for
+  // itself (the runtime asks the first time a launch goes there), and the
+  // handle, its attributes and occupancy are that device's.
+  void* loadFunction(const std::vector<char>& binary, const std::string& symbol, int device) override {
+    ContextGuard guard(*this, device);
     CUmodule mod = nullptr;
     checkCu(drv_.moduleLoadData(&mod, binary.data()), "cuModuleLoadData");
     CUfunction fn = nullptr;
@@ -207,8 +288,8 @@ class CudaBackend final : public Backend {
     return fn;
   }
 
-  void launch(void* function, const LaunchGeometry& g, void* stream, void** args) override {
-    makeCurrent();
+  void launch(void* function, const LaunchGeometry& g, void* stream, void** args, int device) override {
+    ContextGuard guard(*this, device);
     allowDynamicShared(function, g.dynamicSharedBytes);
     CUresult rc = drv_.launchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
                                     unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
@@ -220,9 +301,9 @@ class CudaBackend final : public Backend {
                           g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
   }
 
-  CaptureStatus captureStatus(void* stream) override {
+  CaptureStatus captureStatus(void* stream, int device) override {
     if (!drv_.streamIsCapturing) return CaptureStatus::None;
-    makeCurrent();  // the legacy default stream (0) is the current context's
+    ContextGuard guard(*this, device);  // the legacy default stream (0) is the current context's
     CUstreamCaptureStatus status = 0;
     CUresult rc = drv_.streamIsCapturing(stream, &status);
     if (rc == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return CaptureStatus::Active;
@@ -230,11 +311,13 @@ class CudaBackend final : public Backend {
     return status == 1 ? CaptureStatus::Active : status == 2 ? CaptureStatus::Invalidated : CaptureStatus::None;
   }
 
-  int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
-    makeCurrent();
+  int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes, int device) override {
+    ContextGuard guard(*this, device);
     allowDynamicShared(function, dynamicSharedBytes);  // else the query counts as if it could not launch
+    CUdevice dev = 0;
+    checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
     int multiprocessors = 0, perMultiprocessor = 0;
-    checkCu(drv_.deviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+    checkCu(drv_.deviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
             "cuDeviceGetAttribute(multiprocessor count)");
     checkCu(drv_.occupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, function, int(blockThreads),
                                                            size_t(dynamicSharedBytes)),
@@ -244,27 +327,29 @@ class CudaBackend final : public Backend {
   }
 
   void* allocate(size_t bytes) override {
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     CUdeviceptr p = 0;
     checkCu(drv_.memAlloc(&p, bytes), fmt::format("cuMemAlloc({} bytes)", bytes));
     return reinterpret_cast<void*>(p);
   }
   void release(void* ptr) noexcept override {
-    if (ptr && ctx_) {
-      drv_.ctxSetCurrent(ctx_);
+    if (!ptr || !ctx_) return;
+    try {
+      ContextGuard guard(*this, scopeDevice());
       drv_.memFree(reinterpret_cast<CUdeviceptr>(ptr));
+    } catch (const Error&) {  // no context: nothing to free it in
     }
   }
   void copyToDevice(void* dst, const void* src, size_t bytes) override {
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     checkCu(drv_.memcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
   }
   void copyToHost(void* dst, const void* src, size_t bytes) override {
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     checkCu(drv_.memcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
   }
   void synchronize(void* stream) override {
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     checkCu(drv_.streamSynchronize(stream), "cuStreamSynchronize");
   }
   std::string deviceIdentity(int device) override {
@@ -278,23 +363,25 @@ class CudaBackend final : public Backend {
   }
   void copyOnDevice(void* dst, const void* src, size_t bytes) override {
     if (!drv_.memcpyDtoD) return Backend::copyOnDevice(dst, src, bytes);
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     checkCu(drv_.memcpyDtoD(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), bytes),
             "cuMemcpyDtoD");
   }
   size_t cacheFlushBytes() override {
     int l2 = 0;
-    drv_.deviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_);
+    CUdevice dev = device_;
+    drv_.deviceGet(&dev, scopeDevice());
+    drv_.deviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
     // Twice the L2 (an H100's is 50 MiB), at least 32 MiB.
     return std::max<size_t>(size_t(32) << 20, size_t(l2) * 2);
   }
   void fill(void* dst, unsigned char value, size_t bytes, void* stream) override {
     if (!drv_.memsetD8Async) return Backend::fill(dst, value, bytes, stream);
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     checkCu(drv_.memsetD8Async(reinterpret_cast<CUdeviceptr>(dst), value, bytes, stream), "cuMemsetD8Async");
   }
   float timeMs(void* stream, const std::function<void()>& body) override {
-    makeCurrent();
+    ContextGuard guard(*this, scopeDevice());
     CUevent start = nullptr, stop = nullptr;
     checkCu(drv_.eventCreate(&start, 0), "cuEventCreate");
     checkCu(drv_.eventCreate(&stop, 0), "cuEventCreate");
@@ -386,7 +473,11 @@ class CudaBackend final : public Backend {
         drv_.lib.sym(drv_.deviceGetName, "cuDeviceGetName") &&
         drv_.lib.sym(drv_.deviceGetAttribute, "cuDeviceGetAttribute") &&
         drv_.lib.sym(drv_.primaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-        drv_.lib.sym(drv_.ctxSetCurrent, "cuCtxSetCurrent") && drv_.lib.sym(drv_.moduleLoadData, "cuModuleLoadData") &&
+        drv_.lib.sym(drv_.ctxSetCurrent, "cuCtxSetCurrent") && drv_.lib.sym(drv_.ctxGetCurrent, "cuCtxGetCurrent") &&
+        drv_.lib.sym(drv_.pointerGetAttribute, "cuPointerGetAttribute") &&
+        drv_.lib.sym(drv_.ctxPushCurrent, "cuCtxPushCurrent_v2") &&
+        drv_.lib.sym(drv_.ctxPopCurrent, "cuCtxPopCurrent_v2") && drv_.lib.sym(drv_.ctxGetDevice, "cuCtxGetDevice") &&
+        drv_.lib.sym(drv_.moduleLoadData, "cuModuleLoadData") &&
         drv_.lib.sym(drv_.moduleGetFunction, "cuModuleGetFunction") &&
         drv_.lib.sym(drv_.funcSetAttribute, "cuFuncSetAttribute") &&
         drv_.lib.sym(drv_.occupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor") &&
@@ -404,6 +495,7 @@ class CudaBackend final : public Backend {
       return;
     }
     drv_.lib.sym(drv_.streamIsCapturing, "cuStreamIsCapturing");  // optional: null without it
+    drv_.lib.sym(drv_.streamGetCtx, "cuStreamGetCtx");
     drv_.lib.sym(drv_.memcpyDtoD, "cuMemcpyDtoD_v2");
     drv_.lib.sym(drv_.memsetD8Async, "cuMemsetD8Async");
     drv_.lib.sym(drv_.driverGetVersion, "cuDriverGetVersion");
@@ -418,10 +510,68 @@ class CudaBackend final : public Backend {
               fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", bytes));
   }
 
-  void makeCurrent() {
+  // The primary context of `device`, retained the first time it is asked for.
+  CUcontext context(int device) {
+    if (device == primary_ && ctx_) return ctx_;  // the launch path on one device: a compare
     if (!ctx_) throw Error("CUDA backend: no device in use (compile-only runtime)");
-    checkCu(drv_.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+    if (device < 0 || device >= deviceCount_)
+      throw Error(fmt::format("CUDA backend: no device {} ({} present)", device, deviceCount_));
+    CUcontext c = contexts_[device].load(std::memory_order_acquire);
+    if (c) return c;
+    std::lock_guard<std::mutex> lock(mu_);
+    c = contexts_[device].load(std::memory_order_acquire);
+    if (c) return c;
+    CUdevice dev = 0;
+    checkCu(drv_.deviceGet(&dev, device), "cuDeviceGet");
+    checkCu(drv_.primaryCtxRetain(&c, dev), fmt::format("cuDevicePrimaryCtxRetain(device {})", device));
+    contexts_[device].store(c, std::memory_order_release);
+    return c;
   }
+
+  // The device the memory, copy and timing calls act on: a DeviceScope's
+  // on this thread, else the runtime's.
+  int scopeDevice() const { return tlsScope.owner == this ? tlsScope.device : primary_; }
+
+  // Makes `device`'s primary context current for one call and restores the
+  // thread's own afterwards, so torch or CuPy code around a launch sees its
+  // context (and cudaGetDevice()) unchanged. One driver call when the
+  // context is current already (the common case: torch's, or an earlier
+  // launch's). A thread with no current context keeps the runtime's device's
+  // afterwards, as the CUDA runtime would make it current: later launches
+  // from a program that uses only Spindle then cost one call too.
+  class ContextGuard {
+   public:
+    ContextGuard(CudaBackend& b, int device) : drv_(b.drv_) {
+      CUcontext want = b.context(device);
+      CUresult rc = drv_.ctxGetCurrent(&previous_);
+      if (rc != CUDA_SUCCESS) b.checkCu(rc, "cuCtxGetCurrent");
+      if (previous_ == want) return;
+      b.checkCu(drv_.ctxSetCurrent(want), "cuCtxSetCurrent");
+      restore_ = previous_ || device != b.primary_;
+    }
+    ~ContextGuard() {
+      if (restore_) drv_.ctxSetCurrent(previous_);
+    }
+    ContextGuard(const ContextGuard&) = delete;
+    ContextGuard& operator=(const ContextGuard&) = delete;
+
+   private:
+    const Driver& drv_;
+    CUcontext previous_ = nullptr;
+    bool restore_ = false;
+  };
+
+  // The thread's open DeviceScope (at most one per backend is in effect:
+  // the innermost), and what leaving it restores.
+  struct ScopeState {
+    const CudaBackend* owner = nullptr;
+    int device = -1;
+  };
+  struct ScopeToken {
+    ScopeState outer;
+    CUcontext previous = nullptr;
+  };
+  static thread_local ScopeState tlsScope;
 
   std::string errorText(CUresult rc) const {
     const char* name = nullptr;
@@ -447,9 +597,15 @@ class CudaBackend final : public Backend {
   Driver drv_;
   bool driverTried_ = false;
   std::string driverError_;
-  CUcontext ctx_ = nullptr;
+  CUcontext ctx_ = nullptr;  // the primary context of useDevice()'s device
   CUdevice device_ = 0;
+  int primary_ = -1;  // useDevice()'s ordinal
+  int deviceCount_ = 0;
+  // Primary contexts by ordinal, null until a call needs one.
+  std::unique_ptr<std::atomic<CUcontext>[]> contexts_;
 };
+
+thread_local CudaBackend::ScopeState CudaBackend::tlsScope;
 
 }  // namespace
 

@@ -183,7 +183,8 @@ class HipBackend final : public Backend {
     return name;
   }
 
-  void* loadFunction(const std::vector<char>& binary, const std::string& symbol) override {
+  // One device (multiDevice() is false): `device` is always useDevice()'s.
+  void* loadFunction(const std::vector<char>& binary, const std::string& symbol, int /*device*/) override {
     makeCurrent();
     hipModule_t mod = nullptr;
     checkHip(hip_.moduleLoadData(&mod, binary.data()), "hipModuleLoadData");
@@ -192,7 +193,7 @@ class HipBackend final : public Backend {
     return fn;
   }
 
-  void launch(void* function, const LaunchGeometry& g, void* stream, void** args) override {
+  void launch(void* function, const LaunchGeometry& g, void* stream, void** args, int /*device*/) override {
     makeCurrent();
     hipError_t rc = hip_.moduleLaunchKernel(function, unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2]),
                                             unsigned(g.block[0]), unsigned(g.block[1]), unsigned(g.block[2]),
@@ -204,7 +205,7 @@ class HipBackend final : public Backend {
                            g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
   }
 
-  int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes) override {
+  int64_t residentBlocks(void* function, int64_t blockThreads, uint64_t dynamicSharedBytes, int /*device*/) override {
     makeCurrent();
     int multiprocessors = 0, perMultiprocessor = 0;
     checkHip(hip_.deviceGetAttribute(&multiprocessors, kHipDeviceAttributeMultiprocessorCount, device_),
@@ -258,7 +259,7 @@ class HipBackend final : public Backend {
     makeCurrent();
     checkHip(hip_.memsetAsync(dst, value, bytes, stream), "hipMemsetAsync");
   }
-  CaptureStatus captureStatus(void* stream) override {
+  CaptureStatus captureStatus(void* stream, int /*device*/) override {
     if (!hip_.streamIsCapturing) return CaptureStatus::None;
     makeCurrent();
     int status = 0;

@@ -1,6 +1,6 @@
 // The in-memory cache: SpecKey (static dim values + bound dtypes) to a
-// loaded kernel, one table per kernel (and the runtime holds one device, so
-// the device is part of the key by construction). Open addressing over a
+// loaded kernel, one table per kernel. The device is not part of the key:
+// an entry holds a function handle per device (runtime.cpp, Loaded). Open addressing over a
 // flat array: a lookup hashes a few words, compares, and allocates nothing.
 #pragma once
 

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -17,6 +19,7 @@
 #include "disk_cache.h"
 #include "env_number.h"
 #include "launch_binding.h"
+#include "launch_device.h"
 #include "memory_cache.h"
 #include "remote_cache/remote_setup.h"
 #include "stream_capture.h"
@@ -43,6 +46,37 @@ struct Runtime::Impl {
   rt::Counters counters;
   std::unique_ptr<rt::BinaryCompiler> compiler;
   rt::TuneContext tune;  // what kernels with @tune share (tuning/tuned_kernel.h)
+  // Several devices (docs/runtime.md, "Several GPUs"): with more than one
+  // CUDA device a launch runs on its tensors' device. Off (one device, or a
+  // backend with one context): every launch uses opts.device and asks
+  // nothing of its arguments or the driver.
+  int deviceCount = 0;
+  bool multiDevice = false;
+  // By ordinal: the target a device's binaries are compiled for, `target`
+  // where that device runs its binaries, else the device's own (another
+  // architecture: its own binaries, under keys of their own).
+  std::vector<std::string> deviceTargets;
+  std::vector<std::string> extraOptions;  // of every compiler (unsafeFpAtomics)
+  std::mutex compilersMu;
+  std::map<std::string, std::unique_ptr<rt::BinaryCompiler>> otherCompilers;  // by target
+
+  // The compiler of another target than `target` (a device of another architecture).
+  rt::BinaryCompiler& compilerFor(const std::string& t) {
+    std::lock_guard<std::mutex> lock(compilersMu);
+    auto& c = otherCompilers[t];
+    if (!c) c = std::make_unique<rt::BinaryCompiler>(*backend, t, disk.get(), counters, extraOptions, remote.get());
+    return *c;
+  }
+
+  // The device a launch with these arguments runs on, its stream checked
+  // (launch_device.h). Called only when multiDevice.
+  int launchDevice(const rt::KernelPlan& plan, const Arg* args, size_t count, void* stream) {
+    rt::Backend& be = *backend;
+    int d = rt::launchDevice(plan, args, count, deviceCount, opts.device,
+                             [&be](const void* p) { return be.pointerDevice(p); });
+    rt::checkStreamDevice(plan, stream, be.streamDevice(stream), d);
+    return d;
+  }
 
   void warn(const std::string& message) const {
     if (opts.warn) opts.warn(message);
@@ -179,6 +213,15 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   }
   im.target = im.opts.target;
   if (envIs("SPINDLE_UNSAFE_FP_ATOMICS", "1")) im.opts.unsafeFpAtomics = true;
+  im.deviceCount = std::max(count, 0);
+  im.multiDevice = im.hasDevice && count > 1 && be.multiDevice();
+  if (im.multiDevice) {
+    for (int d = 0; d < count; ++d) {
+      std::string t = be.deviceTarget(d);
+      bool runsTarget = t == im.target || (im.target.find(':') == std::string::npos && im.target == baseArch(t));
+      im.deviceTargets.push_back(runsTarget ? im.target : t);
+    }
+  }
 
   // 3. Caches.
   if (im.opts.diskCache && !envIs("SPINDLE_DISABLE_DISK_CACHE", "1")) {
@@ -199,10 +242,9 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_shared<Impl>()) {
   if (!im.target.empty()) {
     std::string compilerWhy;
     if (!be.hasCompiler(&compilerWhy) && im.hasDevice) im.deviceStatus += "; no compiler: " + compilerWhy;
-    std::vector<std::string> extraOptions;
-    if (im.opts.unsafeFpAtomics) extraOptions = be.unsafeFpAtomicsOptions();
-    im.compiler =
-        std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters, extraOptions, im.remote.get());
+    if (im.opts.unsafeFpAtomics) im.extraOptions = be.unsafeFpAtomicsOptions();
+    im.compiler = std::make_unique<rt::BinaryCompiler>(be, im.target, im.disk.get(), im.counters, im.extraOptions,
+                                                       im.remote.get());
   }
 
   // 4. Autotuning: the store beside the binary cache (outside its eviction),
@@ -358,6 +400,11 @@ void Runtime::synchronize(void* stream) {
 
 float Runtime::timeMs(void* stream, const std::function<void()>& body) {
   impl_->requireDevice();
+  // The events must be of the stream's device (several GPUs).
+  std::optional<rt::Backend::DeviceScope> scope;
+  if (impl_->multiDevice)
+    if (int d = impl_->backend->streamDevice(stream); d >= 0 && d != impl_->opts.device)
+      scope.emplace(*impl_->backend, d);
   return impl_->backend->timeMs(stream, body);
 }
 
@@ -410,13 +457,21 @@ namespace {
 struct Loaded {
   std::string symbol;
   std::vector<rt::PackOp> ops;
-  std::vector<char> binary;  // kept until loaded
-  void* function = nullptr;
+  // Kept until loaded; with several devices kept for good, for the devices
+  // a launch reaches later.
+  std::vector<char> binary;
+  // What is loaded on each device, by ordinal (one entry per device; one
+  // entry in a compile-only runtime). A function handle, its attributes and
+  // its occupancy belong to one device.
+  struct OnDevice {
+    void* function = nullptr;
+    // resident_blocks() for the last dynamic shared size asked (< 0: none
+    // yet): the driver's occupancy query is not free, and a shape repeats.
+    int64_t residentBlocks = -1;
+    uint64_t residentSharedBytes = 0;
+  };
+  std::vector<OnDevice> devices;
   CompileReport report;
-  // resident_blocks() for the last dynamic shared size asked (< 0: none yet):
-  // the driver's occupancy query is not free, and a shape repeats.
-  int64_t residentBlocks = -1;
-  uint64_t residentSharedBytes = 0;
 };
 }  // namespace
 
@@ -441,6 +496,7 @@ struct Kernel::State {
   int64_t memoScalars[rt::kMaxLaunchScalars];
   rt::SpecKey memoKey;
   const Loaded* memoBinary = nullptr;
+  int memoDevice = -1;
   LaunchGeometry memoGeometry;
   // @tune: the configs and their choices (null without @tune, or when
   // KernelOptions::consts fixes a tuned const), and the key dims' indices.
@@ -480,8 +536,9 @@ struct Kernel::State {
     return spec;
   }
 
-  // Memory cache, else disk cache or compiler. Caller holds `mu`.
-  Loaded& get(const rt::SpecKey& key, const Specialization& spec, bool load) {
+  // Memory cache, else disk cache or compiler; loaded on `device` when
+  // `load`. Caller holds `mu`.
+  Loaded& get(const rt::SpecKey& key, const Specialization& spec, bool load, int device) {
     Runtime::Impl& r = rt();
     Loaded* e = cache.find(key);
     if (e) {
@@ -509,33 +566,56 @@ struct Kernel::State {
       report.compileSeconds = bin.compileSeconds;
       report.source = std::move(g.source);
       loaded->binary = std::move(bin.binary);
+      loaded->devices.resize(size_t(std::max(r.deviceCount, 1)));
       e = cache.insert(key, std::move(loaded));
     }
-    if (load && !e->function) {
-      e->function = r.backend->loadFunction(e->binary, e->symbol);
-      std::vector<char>().swap(e->binary);
-    }
+    if (load && !e->devices[size_t(device)].function) loadOn(*e, spec, device);
     return *e;
   }
 
-  // `loaded` is the binary the launch uses; a grid that uses resident_blocks()
-  // needs it (its registers set the occupancy), other grids ignore it.
-  LaunchGeometry geometry(const rt::Binding& b, Loaded* loaded) {
+  // Loads `e` on `device`: its binary where the device runs the runtime's
+  // target, else the binary compiled for the device's own architecture
+  // (the source is generated again; its key has that target).
+  void loadOn(Loaded& e, const Specialization& spec, int device) {
+    Runtime::Impl& r = rt();
+    void*& function = e.devices[size_t(device)].function;
+    if (!r.multiDevice || r.deviceTargets[size_t(device)] == r.target) {
+      function = r.backend->loadFunction(e.binary, e.symbol, device);
+      if (!r.multiDevice) std::vector<char>().swap(e.binary);  // one device: never loaded again
+      return;
+    }
+    GeneratedKernel g;
+    try {
+      g = compiled().generate(info->name, spec);
+    } catch (const GeneratorError& err) {
+      throw Error(fmt::format("{}: {}", info->name, err.what()));
+    }
+    rt::CompiledBinary bin = r.compilerFor(r.deviceTargets[size_t(device)])
+                                 .get(g.source, g.pathFreeSource, g.kernelSymbol, info->name + ".hip", info->name);
+    function = r.backend->loadFunction(bin.binary, e.symbol, device);
+  }
+
+  // `loaded` is the binary the launch uses on `device`; a grid that uses
+  // resident_blocks() needs it (its registers and the device set the
+  // occupancy), other grids ignore both.
+  LaunchGeometry geometry(const rt::Binding& b, Loaded* loaded, int device) {
     if (!info->gridUsesResidentBlocks) loaded = nullptr;
+    if (!loaded) device = -1;
     size_t n = plan.dimSymbols.size(), scalars = plan.launchScalars.size();
-    if (memoValid && memoBinary == loaded && memoKey == b.key &&
+    if (memoValid && memoBinary == loaded && memoDevice == device && memoKey == b.key &&
         std::memcmp(memoDims, b.dims, n * sizeof(int64_t)) == 0 &&
         std::memcmp(memoScalars, b.launchScalars, scalars * sizeof(int64_t)) == 0)
       return memoGeometry;
     ResidentBlocksQuery residentBlocks;
     if (loaded) {
-      residentBlocks = [this, loaded](int64_t threads, uint64_t sharedBytes) {
-        if (loaded->residentBlocks < 0 || loaded->residentSharedBytes != sharedBytes) {
-          loaded->residentBlocks = rt().backend->residentBlocks(loaded->function, threads, sharedBytes);
-          loaded->residentSharedBytes = sharedBytes;
+      Loaded::OnDevice* on = &loaded->devices[size_t(device)];
+      residentBlocks = [this, on, device](int64_t threads, uint64_t sharedBytes) {
+        if (on->residentBlocks < 0 || on->residentSharedBytes != sharedBytes) {
+          on->residentBlocks = rt().backend->residentBlocks(on->function, threads, sharedBytes, device);
+          on->residentSharedBytes = sharedBytes;
         }
         // Zero when the block cannot run at all; the launch then reports why.
-        return std::max<int64_t>(loaded->residentBlocks, 1);
+        return std::max<int64_t>(on->residentBlocks, 1);
       };
     }
     LaunchGeometry g;
@@ -550,6 +630,7 @@ struct Kernel::State {
     std::memcpy(memoScalars, b.launchScalars, scalars * sizeof(int64_t));
     memoKey = b.key;
     memoBinary = loaded;
+    memoDevice = device;
     memoGeometry = g;
     memoValid = true;
     return g;
@@ -628,8 +709,11 @@ LaunchPlan Kernel::bind(const Arg* args, size_t count) const {
   // device, get it (compiling if needed); without one it cannot be known,
   // and launchGeometry says so.
   Loaded* loaded = nullptr;
-  if (s.info->gridUsesResidentBlocks && s.rt().hasDevice) loaded = &s.get(b.key, spec, /*load=*/true);
-  p.geometry = s.geometry(b, loaded);
+  // The runtime's device stands for every device here (bind does not ask
+  // where the tensors are).
+  int device = s.rt().opts.device;
+  if (s.info->gridUsesResidentBlocks && s.rt().hasDevice) loaded = &s.get(b.key, spec, /*load=*/true, device);
+  p.geometry = s.geometry(b, loaded, device);
   return p;
 }
 
@@ -639,8 +723,14 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
   r.requireDevice();
+  // One device: a launch asks nothing of its arguments or the driver here.
+  int device = r.opts.device;
+  if (r.multiDevice) device = r.launchDevice(s.plan, args, count, stream);
   if (s.tune) {  // a config's own handle launches (memory-cache hit path and capture rules included)
-    auto capturing = [&] { return r.backend->captureStatus(stream) != rt::CaptureStatus::None; };
+    // Tuning's scratch, flush buffer and timing go to the launch's device.
+    std::optional<rt::Backend::DeviceScope> scope;
+    if (device != r.opts.device) scope.emplace(*r.backend, device);
+    auto capturing = [&] { return r.backend->captureStatus(stream, device) != rt::CaptureStatus::None; };
     size_t c = s.tune->choose(stream, args, count, s.tuneKey(b), s.tuneSpecText(b), capturing, true, nullptr);
     s.tune->config(c).launch(stream, args, count);
     return;
@@ -651,23 +741,23 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     Loaded* e = s.cache.find(b.key);
-    if (e && e->function) {
+    if (e && e->devices[size_t(device)].function) {
       ++r.counters.memoryHits;  // the hit path: no generator, no hashing of source, no allocation
     } else {
       // A miss compiles or loads a module: never inside graph capture
       // (stream_capture.h). Asked only here, so hits pay nothing for it.
       Specialization spec = s.specialization(b);
-      std::string refusal = rt::captureRefusal(r.backend->captureStatus(stream), false, s.info->name, spec);
+      std::string refusal = rt::captureRefusal(r.backend->captureStatus(stream, device), false, s.info->name, spec);
       if (!refusal.empty()) throw Error(refusal);
-      e = &s.get(b.key, spec, /*load=*/true);
+      e = &s.get(b.key, spec, /*load=*/true, device);
     }
-    function = e->function;
+    function = e->devices[size_t(device)].function;
     ops = &e->ops;
-    g = s.geometry(b, e);
+    g = s.geometry(b, e, device);
   }
   rt::PackedArgs packed;
   rt::packArguments(*ops, args, b, packed);
-  r.backend->launch(function, g, stream, packed.pointers);
+  r.backend->launch(function, g, stream, packed.pointers, device);
 }
 
 CompileReport Kernel::compileFor(const Arg* args, size_t count) const {
@@ -686,7 +776,7 @@ CompileReport Kernel::compileFor(const Arg* args, size_t count) const {
   std::lock_guard<std::mutex> lock(s.mu);
   // With a device the binary is loaded too: a later launch (one inside graph
   // capture, say) then needs neither the compiler nor the module loader.
-  return s.get(b.key, s.specialization(b), /*load=*/s.rt().hasDevice).report;
+  return s.get(b.key, s.specialization(b), /*load=*/s.rt().hasDevice, s.rt().opts.device).report;
 }
 
 CompileReport Kernel::compile(const std::map<std::string, int64_t>& staticValues,
@@ -785,7 +875,7 @@ CompileReport Kernel::compile(const Specialization& spec) const {
   State& s = *state_;
   rt::Binding b = bindSpecialization(s, spec);
   std::lock_guard<std::mutex> lock(s.mu);
-  return s.get(b.key, s.specialization(b), /*load=*/s.rt().hasDevice).report;  // loaded: as compileFor
+  return s.get(b.key, s.specialization(b), /*load=*/s.rt().hasDevice, s.rt().opts.device).report;  // as compileFor
 }
 
 std::string Kernel::source(const Specialization& spec) const {
@@ -800,7 +890,13 @@ TuneReport Kernel::tune(void* stream, const Arg* args, size_t count, bool retune
         fmt::format("{}: this handle fixes a tuned const (KernelOptions::consts); nothing to tune", s.info->name));
   rt::Binding b;
   rt::bindArguments(s.plan, args, count, b);
-  s.rt().requireDevice();
+  Runtime::Impl& r = s.rt();
+  r.requireDevice();
+  // With several devices: tuned on the tensors' device (scratch, timing).
+  std::optional<rt::Backend::DeviceScope> scope;
+  if (r.multiDevice)
+    if (int device = r.launchDevice(s.plan, args, count, stream); device != r.opts.device)
+      scope.emplace(*r.backend, device);
   return s.tune->tune(stream, args, count, s.tuneKey(b), s.tuneSpecText(b), retune);
 }
 

@@ -57,6 +57,11 @@ struct Arg {
   const void* data = nullptr;
   int rank = 0;  // as given; more than kMaxRank is reported at bind time
   bool hasStrides = false;
+  // The device ordinal the tensor lives on, where the caller knows it (the
+  // Python package sets it from torch and DLPack). -1: unknown; on a machine
+  // with more than one device the runtime then asks the driver
+  // (docs/runtime.md, "Several GPUs"). Fits the padding: Arg keeps its size.
+  int16_t device = -1;
   int64_t shape[kMaxRank] = {};
   int64_t strides[kMaxRank] = {};
   // Scalar: the value's bytes in `dtype`, little-endian in the low bytes.
@@ -120,6 +125,9 @@ struct RuntimeOptions {
   // Empty: the device's own. With a target and no device the runtime is
   // compile-only: compile() works, launch() throws.
   std::string target;
+  // The runtime's device: its target, allocate() and the copies. With
+  // several CUDA devices a launch runs on its tensors' device, any of them
+  // (docs/runtime.md, "Several GPUs").
   int device = 0;
   // Empty: SPINDLE_CACHE_DIR, else $XDG_CACHE_HOME/spindle, else ~/.cache/spindle.
   std::string cacheDir;
@@ -243,6 +251,11 @@ class Kernel {
 
   // Bind, validate, get the binary (memory cache, disk cache, compiler) and
   // launch on `stream` (hipStream_t / CUstream; nullptr: the default stream).
+  // On a machine with several CUDA devices the launch runs on the device its
+  // tensors live on (Arg::device, else the driver's answer for the
+  // pointers); tensors on two devices, or a stream of another device, throw
+  // spindle::Error before anything is launched. The thread's current
+  // context is restored afterwards (docs/runtime.md, "Several GPUs").
   // Inside graph (stream) capture only a binary already loaded is used: a
   // launch that would compile or load one throws spindle::Error naming the
   // kernel and the specialization, before any driver call, so the capture
@@ -362,12 +375,13 @@ class Runtime {
   CacheStats stats() const;
   void resetStats();
 
-  // Device helpers (Error in compile-only mode).
+  // Device helpers (Error in compile-only mode), on the runtime's device.
   DeviceBuffer allocate(size_t bytes);
   void copyToDevice(const DeviceBuffer& dst, const void* src, size_t bytes);
   void copyToHost(void* dst, const DeviceBuffer& src, size_t bytes);
   void synchronize(void* stream = nullptr);
-  // Milliseconds `body` takes on `stream`, measured with device events.
+  // Milliseconds `body` takes on `stream`, measured with device events (of
+  // the stream's device, with several GPUs).
   float timeMs(void* stream, const std::function<void()>& body);
 
   // Tuning results (docs/runtime.md, "Autotuning"): every stored choice

@@ -132,7 +132,7 @@ class CpuBackend final : public Backend {
   std::string deviceTarget(int) override { return "cpu"; }
   std::string deviceName(int) override { return fmt::format("host CPU ({} worker threads)", cpu::workerThreads()); }
 
-  void* loadFunction(const std::vector<char>& binary, const std::string& symbol) override {
+  void* loadFunction(const std::vector<char>& binary, const std::string& symbol, int /*device*/) override {
     // dlopen needs a file: a private one, removed as soon as it is mapped.
     namespace fs = std::filesystem;
     std::string path = (fs::temp_directory_path() / "spindle-kernel-XXXXXX.so").string();
@@ -165,7 +165,7 @@ class CpuBackend final : public Backend {
     return functions_.back().get();
   }
 
-  void launch(void* function, const LaunchGeometry& g, void* /*stream*/, void** args) override {
+  void launch(void* function, const LaunchGeometry& g, void* /*stream*/, void** args, int /*device*/) override {
     auto* f = static_cast<CpuFunction*>(function);
     cpu::BlockShape shape;
     shape.grid = {unsigned(g.grid[0]), unsigned(g.grid[1]), unsigned(g.grid[2])};
@@ -177,7 +177,7 @@ class CpuBackend final : public Backend {
   }
 
   // The blocks that run at once: one per worker thread.
-  int64_t residentBlocks(void*, int64_t, uint64_t) override { return int64_t(cpu::workerThreads()); }
+  int64_t residentBlocks(void*, int64_t, uint64_t, int) override { return int64_t(cpu::workerThreads()); }
 
   void* allocate(size_t bytes) override {
     // 256-aligned like a device allocation (the runtime's alignment checks
