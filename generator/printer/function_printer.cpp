@@ -706,24 +706,27 @@ void FunctionPrinter::printElementsFor(const ForStmt& f) {
        std::find(emitted.begin(), emitted.end(), e) != emitted.end();
        ++suffix)
     e = "e_" + std::to_string(suffix);
-  // The value is a reference into the tile: assigning it writes the
-  // element (docs/language.md 8.11); a row fragment's value at the
-  // element's row is its slot __spn_mma_row_slot(e).
+  // The value is a reference into the tile where the body assigns it (the
+  // assignment writes the element, docs/language.md 8.11), else a const
+  // copy; a row fragment's value at the element's row is its slot
+  // __spn_mma_row_slot(e).
   const Symbol* tile = f.elementsOf->as<IndexExpr>()->base->as<NameExpr>()->symbol;
   const bool rows = tile->fragmentRole == Symbol::FragmentRole::Rows;
+  const Symbol* value = f.elementSymbols.size() > (rows ? 0 : 1) ? f.elementSymbols[rows ? 0 : 1] : nullptr;
+  const char* valueType = value && assignsAny(f.body, {value}) ? "float&" : "const float";
   out_.line("#pragma unroll");
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
   if (rows) {
     out_.openScope(fmt::format("for (int {0} = 0; {0} < __SPN_MMA_ROWS; ++{0})", e));
     out_.linef("const int32_t {} = __spn_mma_rows_at({});", emitted[0], e);
-    out_.linef("float& {} = {}.x[{}];", emitted[1], expr(*f.elementsOf).text, e);
+    out_.linef("{} {} = {}.x[{}];", valueType, emitted[1], expr(*f.elementsOf).text, e);
     for (size_t k = 0; k < f.elementRows.size() && k + 2 < emitted.size(); ++k)
       out_.linef("const float {} = {}.x[{}];", emitted[k + 2], expr(*f.elementRows[k]).text, e);
   } else {
     out_.openScope(fmt::format("for (int {0} = 0; {0} < __SPN_MMA_N; ++{0})", e));
     out_.linef("const int32_t {} = __spn_mma_row({});", emitted[0], e);
     out_.linef("const int32_t {} = __spn_mma_col({});", emitted[1], e);
-    out_.linef("float& {} = {}.x[{}];", emitted[2], expr(*f.elementsOf).text, e);
+    out_.linef("{} {} = {}.x[{}];", valueType, emitted[2], expr(*f.elementsOf).text, e);
     for (size_t k = 0; k < f.elementRows.size() && k + 3 < emitted.size(); ++k)
       out_.linef("const float {} = {}.x[__spn_mma_row_slot({})];", emitted[k + 3], expr(*f.elementRows[k]).text, e);
   }

@@ -628,14 +628,16 @@ class TypeChecker {
     // The names: r, c, v and one per row fragment; r, x and one per
     // further row fragment for a row fragment.
     const size_t want = (rows ? 1 : 2) + f.elementRows.size();
+    bool named = true;
     if (frag && f.elementSymbols.size() != want && (rows || frag->fragmentRole == Symbol::FragmentRole::Acc)) {
       error(DiagId::sema_elements_vars, f.varRange, want + 1, f.elementSymbols.size() + 1,
             rows ? "'for r, x in elements(m[i])', one more per further row fragment"
                  : "'for r, c, v in elements(acc[i, j])', one more per row fragment");
+      named = false;  // the names stay untyped and silent
     }
     if (f.symbol) f.symbol->type = ScalarType::I32;
     for (size_t k = 0; k < f.elementSymbols.size(); ++k)
-      f.elementSymbols[k]->type = k == 0 && !rows ? ScalarType::I32 : ScalarType::F32;
+      f.elementSymbols[k]->type = !named ? ScalarType::Invalid : k == 0 && !rows ? ScalarType::I32 : ScalarType::F32;
     checkBlock(f.body);
   }
 

@@ -209,7 +209,10 @@ __device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* 
 // not a multiple of 8 elements (16 bytes); the caller then loads element
 // by element. The tests are the same on every lane, and usually known to
 // the compiler (constant strides, columns of known multiples).
-template <bool Trans, typename F, typename T>
+// With NK, B stored N x K (mma_load_b_t): matrix j starts at row
+// 8 (j / 2), column 8 (j % 2) of the block, read without .trans (its stored
+// rows are the n, the k run along them as A's do).
+template <bool Trans, typename F, typename T, bool NK = false>
 __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0) {
 #if defined(__SPN_CUDA)
@@ -226,7 +229,8 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
   // loop from this buffer, so computed once, and the block's is mostly
   // constants (gemm: 14 fewer instructions a K slab).
   const int32_t laneOffset =
-      (int32_t(lane % 8) + int32_t(8 * ((lane / 8) % 2))) * int32_t(s0) + int32_t(8 * (lane / 16));
+      NK ? (int32_t(lane % 8) + int32_t(8 * (lane / 16))) * int32_t(s0) + int32_t(8 * ((lane / 8) % 2))
+         : (int32_t(lane % 8) + int32_t(8 * ((lane / 8) % 2))) * int32_t(s0) + int32_t(8 * (lane / 16));
   uint32_t d[4];
   __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
 #pragma unroll
