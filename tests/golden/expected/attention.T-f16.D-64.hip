@@ -498,21 +498,25 @@ __device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mm
   // lane takes q = (m + t) % 4, and every source gives its register
   // (c - t) % 4 (c = its lane % 16), which is m % 4 of the lane that reads
   // it. Register choices are selects, not indexing (no scratch).
+  // (Named registers and selects, not arrays indexed by lane: hipcc turns
+  // `if (k == q) a.h[k] = ..` back into an indexed store, in scratch.)
   const int lane = __spn_lane_id();
   const int m = lane % 16, g = lane / 16;
-  uint32_t code[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) code[i] = __spn_mma_code<T>(d.x[i]);
+  const uint32_t c0 = __spn_mma_code<T>(d.x[0]), c1 = __spn_mma_code<T>(d.x[1]);
+  const uint32_t c2 = __spn_mma_code<T>(d.x[2]), c3 = __spn_mma_code<T>(d.x[3]);
+  uint32_t h0 = 0, h1 = 0, h2 = 0, h3 = 0;
 #pragma unroll
   for (int t = 0; t < 4; ++t) {
     const int give = (m - t) & 3;  // as a source: c = lane % 16 = m
-    const uint32_t mine = give == 0 ? code[0] : give == 1 ? code[1] : give == 2 ? code[2] : code[3];
+    const uint32_t mine = give == 0 ? c0 : give == 1 ? c1 : give == 2 ? c2 : c3;
     const int q = (m + t) & 3;
     const uint32_t got = uint32_t(__spn_shfl(int(mine), 4 * g + q + 16 * (m / 4)));
-#pragma unroll
-    for (int k = 0; k < 4; ++k)
-      if (k == q) a.h[k] = uint16_t(got);
+    h0 = q == 0 ? got : h0;
+    h1 = q == 1 ? got : h1;
+    h2 = q == 2 ? got : h2;
+    h3 = q == 3 ? got : h3;
   }
+  a.h[0] = uint16_t(h0), a.h[1] = uint16_t(h1), a.h[2] = uint16_t(h2), a.h[3] = uint16_t(h3);
 #else
   // NVIDIA: the m16n8k16 accumulator's D[r][c] lies in the lane and
   // register where A[r][c] does (__spn_mma_layout), so each element is
@@ -772,7 +776,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
 
   // O = acc / l; L = m ln 2 + ln l (m in log2 units). Rows past S are not
   // stored; L once per row (the element of column 0).
-  int32_t q;
   #pragma unroll
 #line 182 "samples/attention.spn"
   for (int32_t dn = 0; dn < 4; ++dn) {
@@ -782,26 +785,16 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
+      const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
 #line 184 "samples/attention.spn"
-      q = wq + r;
+      int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __half(v / ls);
+        if (dn == 0 && c == 0) {
+          L[qrow + q] = mr * 0.6931471805599453f + logf(ls);
+        }
       }
-    }
-  }
-  #pragma unroll
-#line 187 "samples/attention.spn"
-  for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-    const int32_t r = __spn_mma_row(e_1);
-    const int32_t c = __spn_mma_col(e_1);
-    const float v = oacc[0][0].x[e_1];
-    const float mr = m[0].x[__spn_mma_row_slot(e_1)];
-    const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 188 "samples/attention.spn"
-    q = wq + r;
-    if (c == 0 && q < S) {
-      L[qrow + q] = mr * 0.6931471805599453f + logf(ls);
     }
   }
 }
