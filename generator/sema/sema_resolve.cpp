@@ -169,8 +169,8 @@ bool isTypeName(const std::string& name) { return scalarFromName(name).has_value
 const CallExpr* scratchCall(const Expr* e) {
   const auto* call = e ? e->as<CallExpr>() : nullptr;
   if (call && (call->callee == "shared" || call->callee == "local")) return call;
-  if (call && (call->callee == "mma_zero" || call->callee == "mma_a" || call->callee == "mma_b" ||
-               call->callee == "mma_rows"))
+  if (call &&
+      (call->callee == "mma_zero" || call->callee == "mma_a" || call->callee == "mma_b" || call->callee == "mma_rows"))
     return call;
   return nullptr;
 }

@@ -292,6 +292,46 @@ TEST(MmaLayout, AccumulatorCoordinatesAreTheDocumented) {
     }
 }
 
+// ldmatrix.x4 as the PTX ISA states it ("ldmatrix"): lane l gives the
+// address of row l % 8 of matrix l / 8; each lane receives, in register j,
+// the elements at columns 2 (lane % 4) and + 1 of row lane / 4 of matrix j
+// (with .trans, of the transposed matrix: column lane / 4, rows 2 (lane %
+// 4) and + 1). The prelude's tile loads through ldmatrix (NVIDIA, shared
+// buffers) put register j's pair in operand registers 2j and 2j + 1; here
+// the offsets the prelude's lanes give are checked to land each operand
+// element where the documented layout wants it.
+template <bool NK>
+void checkLdmatrixOffsets(bool trans, Cell (*doc)(int, int), bool storedTransposed, const char* what) {
+  const int s0 = 24;  // a padded row stride (16 + 8)
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < 4; ++j)
+      for (int e = 0; e < 2; ++e) {
+        // The element of the block (stored row, stored column) this lane's
+        // register j, half e, receives.
+        int row, col;
+        if (!trans) {
+          const int base = w32::__spn_mma_ldsm_offset<NK>(8 * j + lane / 4, s0);
+          row = base / s0, col = base % s0 + 2 * (lane % 4) + e;
+        } else {
+          const int base = w32::__spn_mma_ldsm_offset<NK>(8 * j + 2 * (lane % 4) + e, s0);
+          row = base / s0, col = base % s0 + lane / 4;
+        }
+        // The operand element of register 2j + e: stored (row, col) is
+        // tile (row, col), or (col, row) where the tile is stored transposed.
+        const Cell want = doc(lane, 2 * j + e);
+        const Cell got = storedTransposed ? Cell{col, row} : Cell{row, col};
+        EXPECT_TRUE(got.row == want.row && got.col == want.col)
+            << what << " lane " << lane << ", register " << 2 * j + e << ": (" << got.row << ", " << got.col
+            << ") for (" << want.row << ", " << want.col << ")";
+      }
+}
+
+TEST(MmaLayout, LdmatrixOffsetsLoadTheDocumentedElements) {
+  checkLdmatrixOffsets<false>(false, nvidiaA, false, "mma_load_a (A stored M x K)");
+  checkLdmatrixOffsets<false>(true, nvidiaB, false, "mma_load_b (B stored K x N, .trans)");
+  checkLdmatrixOffsets<true>(false, nvidiaB, true, "mma_load_b_t (B stored N x K)");
+}
+
 // ---- Flash attention's steps (docs/language.md 8.11): row values, row
 // reductions, accumulator to A operand.
 
@@ -315,8 +355,8 @@ void checkRowSlots(W& lane, int lanes, int n, int rows, DocD docD, RowOfSlot row
 TEST(MmaRows, SlotsAreTheRowsOfTheLanesAccumulatorElements) {
   checkRowSlots(w32::lane, 32, w32::kN, w32::kRows, nvidiaD, nvidiaRowOfSlot, w32::__spn_mma_rows_at,
                 w32::__spn_mma_row_slot, "NVIDIA");
-  checkRowSlots(w64::lane, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot, w64::__spn_mma_rows_at,
-                w64::__spn_mma_row_slot, "AMD");
+  checkRowSlots(w64::lane, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot, w64::__spn_mma_rows_at, w64::__spn_mma_row_slot,
+                "AMD");
 }
 
 // row_max and row_sum over a random tile, from random starting row values:
@@ -396,11 +436,10 @@ void checkToA(W& ns_lane, HostWarp& warp, int lanes, int n, DocD docD, DocA docA
 
 TEST(MmaRows, AccumulatorBecomesTheAOperandOfTheSameTile) {
   checkToA<w32::__spn_mma_acc, w32::__spn_mma_a<Code>>(
-      w32::lane, w32::warp, 32, w32::kN, nvidiaD, nvidiaA,
-      [](auto& a, const auto& d) { w32::__spn_mma_to_a(a, d); }, "NVIDIA");
+      w32::lane, w32::warp, 32, w32::kN, nvidiaD, nvidiaA, [](auto& a, const auto& d) { w32::__spn_mma_to_a(a, d); },
+      "NVIDIA");
   checkToA<w64::__spn_mma_acc, w64::__spn_mma_a<Code>>(
-      w64::lane, w64::warp, 64, w64::kN, amdD, amdA, [](auto& a, const auto& d) { w64::__spn_mma_to_a(a, d); },
-      "AMD");
+      w64::lane, w64::warp, 64, w64::kN, amdD, amdA, [](auto& a, const auto& d) { w64::__spn_mma_to_a(a, d); }, "AMD");
 }
 
 }  // namespace
