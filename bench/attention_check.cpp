@@ -158,12 +158,12 @@ int main(int argc, char** argv) {
     rt.copyToDevice(dO, O.data(), eq * 2);
     rt.copyToDevice(dL, L.data(), nq * 4);
     auto launch = [&] {
-      k.launch(nullptr, {spindle::tensor(dQ.data(), c.t, {int64_t(nq), c.D}),
-                         spindle::tensor(dK.data(), c.t, {int64_t(nk), c.D}),
-                         spindle::tensor(dV.data(), c.t, {int64_t(nk), c.D}),
-                         spindle::tensor(dO.data(), c.t, {int64_t(nq), c.D}),
-                         spindle::tensor(dL.data(), ScalarType::F32, {int64_t(nq)}), spindle::scalar(int32_t(c.S)),
-                         spindle::scalar(int32_t(c.causal ? 1 : 0)), spindle::scalar(float(scale))});
+      k.launch(
+          nullptr,
+          {spindle::tensor(dQ.data(), c.t, {int64_t(nq), c.D}), spindle::tensor(dK.data(), c.t, {int64_t(nk), c.D}),
+           spindle::tensor(dV.data(), c.t, {int64_t(nk), c.D}), spindle::tensor(dO.data(), c.t, {int64_t(nq), c.D}),
+           spindle::tensor(dL.data(), ScalarType::F32, {int64_t(nq)}), spindle::scalar(int32_t(c.S)),
+           spindle::scalar(int32_t(c.causal ? 1 : 0)), spindle::scalar(float(scale))});
     };
     launch();
     rt.synchronize();

@@ -190,6 +190,10 @@ class Resolver {
   }
 
  private:
+  // The last argument of row_max / row_sum being resolved: it may name a
+  // row of accumulator tiles, `acc[i]` (docs/language.md 8.11).
+  const IndexExpr* tileRowArg_ = nullptr;
+
   template <typename... Args>
   Diagnostic& error(DiagId id, SourceRange range, const Args&... args) {
     return diags_.report(id, file_, range, args...);
@@ -1525,7 +1529,10 @@ class Resolver {
       error(DiagId::sema_index_non_tensor, base->range, base->name, symbolKindName(sym->kind));
       return;
     }
-    if (idx.indices.size() != sym->shape.size()) {
+    // row_max(m[i], acc[i]) / row_sum: an accumulator array's row of tiles.
+    const bool tileRow = tileRowArg_ == &idx && sym->kind == SymbolKind::Fragment &&
+                         sym->fragmentRole == Symbol::FragmentRole::Acc && idx.indices.size() + 1 == sym->shape.size();
+    if (idx.indices.size() != sym->shape.size() && !tileRow) {
       error(DiagId::sema_index_rank, idx.range, base->name, sym->shape.size(), idx.indices.size());
     }
     // A fragment array lives in registers: its tiles are named at compile time.
@@ -1818,9 +1825,13 @@ class Resolver {
         return;
       case BuiltinCategory::Matrix: {
         // The tiles (fragment array elements) are named, then the rest.
+        const bool rowFold = c.callee == "row_max" || c.callee == "row_sum";
         for (auto& a : c.args) {
-          if (auto* idx = a->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
+          auto* idx = a->as<IndexExpr>();
+          tileRowArg_ = rowFold && &a == &c.args.back() ? idx : nullptr;
+          if (idx) resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
           else resolveExpr(*a);
+          tileRowArg_ = nullptr;
         }
         if (c.args.size() > 1)
           if (auto* src = c.args[1]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;

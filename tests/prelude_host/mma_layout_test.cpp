@@ -359,23 +359,27 @@ TEST(MmaRows, SlotsAreTheRowsOfTheLanesAccumulatorElements) {
                 "AMD");
 }
 
-// row_max and row_sum over a random tile, from random starting row values:
-// every lane's copy of every row it holds ends as the row's fold.
+// row_max and row_sum over a row of 3 random tiles (`row_max(m[i],
+// acc[i])`; rowMax gets all 3, or is called once per tile for the
+// one-tile form), from random starting row values: every lane's copy of
+// every row it holds ends as the row's fold over the 48 columns.
 template <typename Acc, typename Rows, typename W, typename DocD, typename RowOfSlot, typename Max, typename Sum>
 void checkRowReductions(W& ns_lane, HostWarp& warp, int lanes, int n, int rows, DocD docD, RowOfSlot rowOfSlot,
                         Max rowMax, Sum rowSum, const char* what) {
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  float tile[16][16], start[16];
-  for (auto& row : tile)
-    for (float& v : row) v = dist(gen);
+  float tile[3][16][16], start[16];
+  for (auto& t : tile)
+    for (auto& row : t)
+      for (float& v : row) v = dist(gen);
   for (float& v : start) v = dist(gen);
-  tile[5][9] = 100.0f;  // a row whose max is far from the others
+  tile[1][5][9] = 100.0f;  // a row whose max is far from the others
   std::vector<Rows> maxOut(static_cast<size_t>(lanes)), sumOut(static_cast<size_t>(lanes));
   warp.lockstep(lanes, [&](int l) {
     ns_lane = l;
-    Acc acc{};
-    for (int i = 0; i < n; ++i) acc.x[i] = tile[docD(l, i).row][docD(l, i).col];
+    Acc acc[3] = {};
+    for (int t = 0; t < 3; ++t)
+      for (int i = 0; i < n; ++i) acc[t].x[i] = tile[t][docD(l, i).row][docD(l, i).col];
     Rows m{}, s{};
     for (int k = 0; k < rows; ++k) m.x[k] = s.x[k] = start[rowOfSlot(l, k)];
     rowMax(m, acc);
@@ -387,16 +391,18 @@ void checkRowReductions(W& ns_lane, HostWarp& warp, int lanes, int n, int rows, 
     for (int k = 0; k < rows; ++k) {
       const int r = rowOfSlot(l, k);
       double mx = start[r], sum = start[r];
-      for (int c = 0; c < 16; ++c) {
-        mx = std::max(mx, double(tile[r][c]));
-        sum += tile[r][c];
-      }
+      for (int t = 0; t < 3; ++t)
+        for (int c = 0; c < 16; ++c) {
+          mx = std::max(mx, double(tile[t][r][c]));
+          sum += tile[t][r][c];
+        }
       EXPECT_EQ(maxOut[size_t(l)].x[k], float(mx)) << what << " row_max, lane " << l << ", row " << r;
       EXPECT_NEAR(sumOut[size_t(l)].x[k], sum, 1e-4) << what << " row_sum, lane " << l << ", row " << r;
     }
 }
 
 TEST(MmaRows, RowMaxAndRowSumFoldEachRowOnEveryLaneThatHoldsIt) {
+  // A row of tiles at once (`acc[i]`).
   checkRowReductions<w32::__spn_mma_acc, w32::__spn_mma_rows>(
       w32::lane, w32::warp, 32, w32::kN, w32::kRows, nvidiaD, nvidiaRowOfSlot,
       [](auto& m, const auto& a) { w32::__spn_mma_row_max(m, a); },
@@ -405,6 +411,25 @@ TEST(MmaRows, RowMaxAndRowSumFoldEachRowOnEveryLaneThatHoldsIt) {
       w64::lane, w64::warp, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot,
       [](auto& m, const auto& a) { w64::__spn_mma_row_max(m, a); },
       [](auto& m, const auto& a) { w64::__spn_mma_row_sum(m, a); }, "AMD");
+  // One tile a call (`acc[i, j]`).
+  checkRowReductions<w32::__spn_mma_acc, w32::__spn_mma_rows>(
+      w32::lane, w32::warp, 32, w32::kN, w32::kRows, nvidiaD, nvidiaRowOfSlot,
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w32::__spn_mma_row_max(m, t);
+      },
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w32::__spn_mma_row_sum(m, t);
+      },
+      "NVIDIA, one tile a call");
+  checkRowReductions<w64::__spn_mma_acc, w64::__spn_mma_rows>(
+      w64::lane, w64::warp, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot,
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w64::__spn_mma_row_max(m, t);
+      },
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w64::__spn_mma_row_sum(m, t);
+      },
+      "AMD, one tile a call");
 }
 
 // A 16-bit "type" whose code is the float's integer value: the conversion's

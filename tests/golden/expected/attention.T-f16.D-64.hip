@@ -467,16 +467,20 @@ __device__ __forceinline__ int __spn_mma_rows_at(int s) { return __spn_mma_rows_
 // elements of a row, then the row's lanes exchange partial results in a
 // butterfly (NVIDIA: xor 1, 2 within a quad; AMD: xor 1, 2, 4, 8 within
 // a 16-lane group), so every copy ends with the same value.
-template <typename Op>
-__device__ __forceinline__ void __spn_mma_row_reduce(__spn_mma_rows& m, const __spn_mma_acc& a, Op op) {
+// With a row of N tiles (`row_max(m[i], acc[i])`) all N are folded
+// before the one butterfly: N times fewer shuffles than a call per tile.
+template <int N, typename Op>
+__device__ __forceinline__ void __spn_mma_row_reduce(__spn_mma_rows& m, const __spn_mma_acc* a, Op op) {
   float part[__SPN_MMA_ROWS];
   bool seen[__SPN_MMA_ROWS] = {};
 #pragma unroll
-  for (int i = 0; i < __SPN_MMA_N; ++i) {
-    const int s = __spn_mma_row_slot(i);
-    part[s] = seen[s] ? op(part[s], a.x[i]) : a.x[i];
-    seen[s] = true;
-  }
+  for (int t = 0; t < N; ++t)
+#pragma unroll
+    for (int i = 0; i < __SPN_MMA_N; ++i) {
+      const int s = __spn_mma_row_slot(i);
+      part[s] = seen[s] ? op(part[s], a[t].x[i]) : a[t].x[i];
+      seen[s] = true;
+    }
 #pragma unroll
   for (int mask = 1; mask < __SPN_MMA_ROW_LANES; mask *= 2)
 #pragma unroll
@@ -484,11 +488,25 @@ __device__ __forceinline__ void __spn_mma_row_reduce(__spn_mma_rows& m, const __
 #pragma unroll
   for (int s = 0; s < __SPN_MMA_ROWS; ++s) m.x[s] = op(m.x[s], part[s]);
 }
+struct __spn_mma_max_op {
+  __device__ __forceinline__ float operator()(float x, float y) const { return fmaxf(x, y); }
+};
 __device__ __forceinline__ void __spn_mma_row_max(__spn_mma_rows& m, const __spn_mma_acc& a) {
-  __spn_mma_row_reduce(m, a, [](float x, float y) { return fmaxf(x, y); });
+  __spn_mma_row_reduce<1>(m, &a, __spn_mma_max_op());
 }
+template <int N>
+__device__ __forceinline__ void __spn_mma_row_max(__spn_mma_rows& m, const __spn_mma_acc (&a)[N]) {
+  __spn_mma_row_reduce<N>(m, a, __spn_mma_max_op());
+}
+struct __spn_mma_sum_op {
+  __device__ __forceinline__ float operator()(float x, float y) const { return x + y; }
+};
 __device__ __forceinline__ void __spn_mma_row_sum(__spn_mma_rows& m, const __spn_mma_acc& a) {
-  __spn_mma_row_reduce(m, a, [](float x, float y) { return x + y; });
+  __spn_mma_row_reduce<1>(m, &a, __spn_mma_sum_op());
+}
+template <int N>
+__device__ __forceinline__ void __spn_mma_row_sum(__spn_mma_rows& m, const __spn_mma_acc (&a)[N]) {
+  __spn_mma_row_reduce<N>(m, a, __spn_mma_sum_op());
 }
 // mma_to_a(a, acc): A[m][k] = T(acc[m][k]), rounded to nearest even: an
 // accumulator tile becomes the A operand of the next mma without leaving
@@ -696,89 +714,83 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
 #line 154 "samples/attention.spn"
         x = y;
       }
-      #pragma unroll
 #line 155 "samples/attention.spn"
-      for (int32_t j = 0; j < TJ; ++j) {
-        __spn_mma_row_max(m[0], sacc[0][j]);
-      }
+      __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 157 "samples/attention.spn"
+#line 156 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         const int32_t r = __spn_mma_rows_at(e_1);
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 158 "samples/attention.spn"
+#line 157 "samples/attention.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 159 "samples/attention.spn"
+#line 158 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         const int32_t r = __spn_mma_rows_at(e_1);
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 160 "samples/attention.spn"
+#line 159 "samples/attention.spn"
         x = exp2f(y - z);
       }
       #pragma unroll
-#line 161 "samples/attention.spn"
+#line 160 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 162 "samples/attention.spn"
+#line 161 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           const int32_t r = __spn_mma_row(e_1);
           const int32_t c = __spn_mma_col(e_1);
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 163 "samples/attention.spn"
+#line 162 "samples/attention.spn"
           v = exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 164 "samples/attention.spn"
+#line 163 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         const int32_t r = __spn_mma_rows_at(e_1);
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 165 "samples/attention.spn"
+#line 164 "samples/attention.spn"
         x = x * a;
       }
+#line 165 "samples/attention.spn"
+      __spn_mma_row_sum(l[0], sacc[0]);
       #pragma unroll
 #line 166 "samples/attention.spn"
-      for (int32_t j = 0; j < TJ; ++j) {
-        __spn_mma_row_sum(l[0], sacc[0][j]);
-      }
-      #pragma unroll
-#line 168 "samples/attention.spn"
       for (int32_t dn = 0; dn < 4; ++dn) {
         #pragma unroll
-#line 169 "samples/attention.spn"
+#line 167 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           const int32_t r = __spn_mma_row(e_1);
           const int32_t c = __spn_mma_col(e_1);
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 170 "samples/attention.spn"
+#line 168 "samples/attention.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 172 "samples/attention.spn"
+#line 170 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a(pa[j], sacc[0][j]);
       }
       #pragma unroll
-#line 174 "samples/attention.spn"
+#line 172 "samples/attention.spn"
       for (int32_t dn = 0; dn < 4; ++dn) {
         #pragma unroll
-#line 175 "samples/attention.spn"
+#line 173 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_shared(vb[0], Vs, 2 * BK, D + 8, D + 8, 1, s * BK + j * 16, dn * 16);
           oacc[0][dn] = __spn_mma_f16(pa[j], vb[0], oacc[0][dn]);
         }
       }
-#line 178 "samples/attention.spn"
+#line 176 "samples/attention.spn"
       __syncthreads();
     }
   }
@@ -786,17 +798,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   // O = acc / l; L = m ln 2 + ln l (m in log2 units). Rows past S are not
   // stored; L once per row (the element of column 0).
   #pragma unroll
-#line 182 "samples/attention.spn"
+#line 180 "samples/attention.spn"
   for (int32_t dn = 0; dn < 4; ++dn) {
     #pragma unroll
-#line 183 "samples/attention.spn"
+#line 181 "samples/attention.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 184 "samples/attention.spn"
+#line 182 "samples/attention.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __half(v / ls);
