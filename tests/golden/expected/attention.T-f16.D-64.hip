@@ -614,7 +614,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   #pragma unroll
 #line 109 "samples/attention.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
-    const int32_t r = __spn_mma_rows_at(e_1);
     float& x = m[0].x[e_1];
 #line 110 "samples/attention.spn"
     x = -__spn_inff();
@@ -650,8 +649,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
         #pragma unroll
 #line 132 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-          const int32_t r = __spn_mma_row(e_1);
-          const int32_t c = __spn_mma_col(e_1);
           float& v = sacc[0][j].x[e_1];
 #line 133 "samples/attention.spn"
           v = 0.0f;
@@ -696,8 +693,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
           #pragma unroll
 #line 150 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-            const int32_t r = __spn_mma_row(e_1);
-            const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
 #line 151 "samples/attention.spn"
             v = v * qk;
@@ -708,7 +703,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       #pragma unroll
 #line 153 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
-        const int32_t r = __spn_mma_rows_at(e_1);
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
 #line 154 "samples/attention.spn"
@@ -719,7 +713,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       #pragma unroll
 #line 156 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
-        const int32_t r = __spn_mma_rows_at(e_1);
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
 #line 157 "samples/attention.spn"
@@ -728,7 +721,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       #pragma unroll
 #line 158 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
-        const int32_t r = __spn_mma_rows_at(e_1);
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
@@ -741,8 +733,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
         #pragma unroll
 #line 161 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-          const int32_t r = __spn_mma_row(e_1);
-          const int32_t c = __spn_mma_col(e_1);
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
 #line 162 "samples/attention.spn"
@@ -752,7 +742,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       #pragma unroll
 #line 163 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
-        const int32_t r = __spn_mma_rows_at(e_1);
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
 #line 164 "samples/attention.spn"
@@ -766,8 +755,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
         #pragma unroll
 #line 167 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-          const int32_t r = __spn_mma_row(e_1);
-          const int32_t c = __spn_mma_col(e_1);
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
 #line 168 "samples/attention.spn"
