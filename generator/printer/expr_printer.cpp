@@ -590,8 +590,13 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   const BuiltinInfo& b = *findBuiltin(c.callee);
   // mma_to_a(a[k], acc[i, j]), row_max(m[i], acc[i, j]), row_sum(..): the
   // prelude's helper on the two tiles.
-  if (b.id == BuiltinId::MmaToA || b.id == BuiltinId::RowMax || b.id == BuiltinId::RowSum)
+  if (b.id == BuiltinId::RowMax || b.id == BuiltinId::RowSum)
     return {fmt::format("{}({}, {})", b.hipF32, expr(*c.args[0]).text, expr(*c.args[1]).text), kPostfix};
+  if (b.id == BuiltinId::MmaToA) {  // __spn_mma_to_a_f16 / _bf16: the type's paired conversion
+    const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
+    return {fmt::format("{}_{}({}, {})", b.hipF32, scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text),
+            kPostfix};
+  }
   if (b.id == BuiltinId::Mma) {
     const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
     return {fmt::format("__spn_mma_{}({}, {}, {})", scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text,

@@ -90,7 +90,7 @@ TEST_P(CpuMmaRows, RowValuesReductionsAndConversionHoldTheirDefinitions) {
   std::vector<float> X(16 * 32), start(16);
   for (float& v : X) v = dist(gen);
   for (float& v : start) v = dist(gen);
-  start[3] = 50.0f;   // a row whose starting value beats its elements
+  start[3] = 50.0f;        // a row whose starting value beats its elements
   X[7 * 32 + 20] = 40.0f;  // a row whose max is in the second tile
   std::vector<uint16_t> I(256, 0);
   for (int d = 0; d < 16; ++d) I[size_t(d * 17)] = uint16_t(scalar(dtype, 1.0).bits);

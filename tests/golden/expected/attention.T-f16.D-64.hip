@@ -515,8 +515,10 @@ template <typename T>
 __device__ __forceinline__ uint16_t __spn_mma_code(float x) {
   return __builtin_bit_cast(uint16_t, T(x));
 }
-template <typename T>
-__device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mma_acc& d) {
+// Pack (NVIDIA): two floats to one register of two codes, the first in the
+// low half (the type's own paired conversion, __spn_mma_to_a_f16 / _bf16).
+template <typename T, typename Pack>
+__device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mma_acc& d, Pack pack) {
 #if __SPN_WARP_SIZE == 64
   // AMD: D[r][c] lies in lane c + 16 (r / 4), register r % 4, and A[m][k]
   // in lane m + 16 (k / 4), register k % 4: the transposed place. Lane
@@ -544,13 +546,39 @@ __device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mm
     h3 = q == 3 ? got : h3;
   }
   a.h[0] = uint16_t(h0), a.h[1] = uint16_t(h1), a.h[2] = uint16_t(h2), a.h[3] = uint16_t(h3);
-#else
+#elif defined(__SPN_CUDA)
   // NVIDIA: the m16n8k16 accumulator's D[r][c] lies in the lane and
   // register where A[r][c] does (__spn_mma_layout), so each element is
-  // converted in place (pairs become one f16x2 / bf16x2 register).
+  // converted in place, a pair (one A register) per cvt.rn.f16x2.f32 /
+  // .bf16x2.f32.
+#pragma unroll
+  for (int i = 0; i < __SPN_MMA_N; i += 2) {
+    const uint32_t w = pack(d.x[i], d.x[i + 1]);
+    a.h[i] = uint16_t(w), a.h[i + 1] = uint16_t(w >> 16);
+  }
+#else
+  // The cpu target at warp 32: NVIDIA's layout, element by element.
+  (void)pack;
 #pragma unroll
   for (int i = 0; i < __SPN_MMA_N; ++i) a.h[i] = __spn_mma_code<T>(d.x[i]);
 #endif
+#if __SPN_WARP_SIZE == 64
+  (void)pack;
+#endif
+}
+struct __spn_mma_pack_f16 {
+  __device__ __forceinline__ uint32_t operator()(float lo, float hi) const {
+#if defined(__SPN_CUDA)
+    uint32_t r;  // the first source in the upper half (PTX ISA, cvt)
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return uint32_t(__spn_mma_code<__half>(lo)) | uint32_t(__spn_mma_code<__half>(hi)) << 16;
+#endif
+  }
+};
+__device__ __forceinline__ void __spn_mma_to_a_f16(__spn_mma_a<__half>& a, const __spn_mma_acc& d) {
+  __spn_mma_to_a(a, d, __spn_mma_pack_f16());
 }
 // ==== Spindle prelude end ====
 
@@ -765,7 +793,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       #pragma unroll
 #line 170 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
-        __spn_mma_to_a(pa[j], sacc[0][j]);
+        __spn_mma_to_a_f16(pa[j], sacc[0][j]);
       }
       #pragma unroll
 #line 172 "samples/attention.spn"
