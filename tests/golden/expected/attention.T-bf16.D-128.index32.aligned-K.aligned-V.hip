@@ -624,22 +624,22 @@ inline hipError_t launch_attention(hipStream_t stream, const __spn_bf16* __restr
 }
 #endif
 
-#line 76 "samples/attention.spn"
+#line 82 "samples/attention.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 79 "samples/attention.spn"
+#line 85 "samples/attention.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
 
-#line 75 "samples/attention.spn"
+#line 81 "samples/attention.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 82 "samples/attention.spn"
+#line 88 "samples/attention.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align16((2 * BK) * (int64_t(D) + 8) * sizeof(__spn_bf16)));
   __spn_mma_a<__spn_bf16> qa[8] = {};
@@ -653,7 +653,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 96 "samples/attention.spn"
+#line 102 "samples/attention.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t q0 = int(blockIdx.x) * 64;
@@ -669,10 +669,10 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
     __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
   }
   #pragma unroll
-#line 109 "samples/attention.spn"
+#line 115 "samples/attention.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 110 "samples/attention.spn"
+#line 116 "samples/attention.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -681,7 +681,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 117 "samples/attention.spn"
+#line 123 "samples/attention.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -692,7 +692,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
         }
       }
     }
-#line 124 "samples/attention.spn"
+#line 130 "samples/attention.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -701,44 +701,44 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       int32_t k0 = (t - 1) * BK;
       // S = Q K^T over the head dim, 16 deep a step.
       #pragma unroll
-#line 131 "samples/attention.spn"
+#line 137 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 132 "samples/attention.spn"
+#line 138 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
-#line 133 "samples/attention.spn"
+#line 139 "samples/attention.spn"
           v = 0.0f;
         }
       }
       #pragma unroll
-#line 134 "samples/attention.spn"
+#line 140 "samples/attention.spn"
       for (int32_t d = 0; d < 8; ++d) {
         #pragma unroll
-#line 135 "samples/attention.spn"
+#line 141 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_t_shared(kb[j], Ks, 2 * BK, int64_t(D) + 8, int64_t(D) + 8, 1, s * BK + j * 16, d * 16);
         }
         #pragma unroll
-#line 137 "samples/attention.spn"
+#line 143 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           sacc[0][j] = __spn_mma_bf16(qa[d], kb[j], sacc[0][j]);
         }
       }
       // Scale into log2 units; -inf past S and above the diagonal.
-#line 140 "samples/attention.spn"
+#line 146 "samples/attention.spn"
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       #pragma unroll
-#line 141 "samples/attention.spn"
+#line 147 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 143 "samples/attention.spn"
+#line 149 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 144 "samples/attention.spn"
+#line 150 "samples/attention.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -748,93 +748,93 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
           }
         } else {
           #pragma unroll
-#line 150 "samples/attention.spn"
+#line 156 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 151 "samples/attention.spn"
+#line 157 "samples/attention.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 153 "samples/attention.spn"
+#line 159 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 154 "samples/attention.spn"
+#line 160 "samples/attention.spn"
         x = y;
       }
-#line 155 "samples/attention.spn"
+#line 161 "samples/attention.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 156 "samples/attention.spn"
+#line 162 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 157 "samples/attention.spn"
+#line 163 "samples/attention.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 158 "samples/attention.spn"
+#line 164 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 159 "samples/attention.spn"
+#line 165 "samples/attention.spn"
         x = exp2f(y - z);
       }
       #pragma unroll
-#line 160 "samples/attention.spn"
+#line 166 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 161 "samples/attention.spn"
+#line 167 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 162 "samples/attention.spn"
+#line 168 "samples/attention.spn"
           v = exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 163 "samples/attention.spn"
+#line 169 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 164 "samples/attention.spn"
+#line 170 "samples/attention.spn"
         x = x * a;
       }
-#line 165 "samples/attention.spn"
+#line 171 "samples/attention.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
-      #pragma unroll
-#line 166 "samples/attention.spn"
-      for (int32_t dn = 0; dn < 8; ++dn) {
-        #pragma unroll
-#line 167 "samples/attention.spn"
-        for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-          float& v = oacc[0][dn].x[e_1];
-          const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 168 "samples/attention.spn"
-          v = v * a;
-        }
-      }
-      // O += P V: P from the score tiles, in registers.
-      #pragma unroll
-#line 170 "samples/attention.spn"
-      for (int32_t j = 0; j < TJ; ++j) {
-        __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
-      }
       #pragma unroll
 #line 172 "samples/attention.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
 #line 173 "samples/attention.spn"
+        for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
+          float& v = oacc[0][dn].x[e_1];
+          const float a = al[0].x[__spn_mma_row_slot(e_1)];
+#line 174 "samples/attention.spn"
+          v = v * a;
+        }
+      }
+      // O += P V: P from the score tiles, in registers.
+      #pragma unroll
+#line 176 "samples/attention.spn"
+      for (int32_t j = 0; j < TJ; ++j) {
+        __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
+      }
+      #pragma unroll
+#line 178 "samples/attention.spn"
+      for (int32_t dn = 0; dn < 8; ++dn) {
+        #pragma unroll
+#line 179 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_shared(vb[0], Vs, 2 * BK, int64_t(D) + 8, int64_t(D) + 8, 1, s * BK + j * 16, dn * 16);
           oacc[0][dn] = __spn_mma_bf16(pa[j], vb[0], oacc[0][dn]);
         }
       }
-#line 176 "samples/attention.spn"
+#line 182 "samples/attention.spn"
       __syncthreads();
     }
   }
@@ -842,17 +842,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   // O = acc / l; L = m ln 2 + ln l (m in log2 units). Rows past S are not
   // stored; L once per row (the element of column 0).
   #pragma unroll
-#line 180 "samples/attention.spn"
+#line 186 "samples/attention.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 181 "samples/attention.spn"
+#line 187 "samples/attention.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 182 "samples/attention.spn"
+#line 188 "samples/attention.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __spn_bf16(v / ls);
