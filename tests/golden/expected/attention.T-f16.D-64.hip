@@ -627,7 +627,10 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
 #line 102 "samples/attention.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
-  int32_t q0 = int(blockIdx.x) * 64;
+  // The block's first query: the last query blocks first, so that with
+  // causal masking the longest blocks (most keys) start earliest and the
+  // short ones fill the tail (FlashAttention-2's order).
+  int32_t q0 = (int(gridDim.x) - 1 - int(blockIdx.x)) * 64;
   int32_t wq = q0 + warp * 16;
   int64_t bh = int64_t(int(blockIdx.y));
   int64_t qrow = bh * S;
@@ -640,10 +643,10 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
     __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
   }
   #pragma unroll
-#line 115 "samples/attention.spn"
+#line 118 "samples/attention.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 116 "samples/attention.spn"
+#line 119 "samples/attention.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -652,7 +655,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 123 "samples/attention.spn"
+#line 126 "samples/attention.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -663,7 +666,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
         }
       }
     }
-#line 130 "samples/attention.spn"
+#line 133 "samples/attention.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -672,44 +675,44 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       int32_t k0 = (t - 1) * BK;
       // S = Q K^T over the head dim, 16 deep a step.
       #pragma unroll
-#line 137 "samples/attention.spn"
+#line 140 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 138 "samples/attention.spn"
+#line 141 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
-#line 139 "samples/attention.spn"
+#line 142 "samples/attention.spn"
           v = 0.0f;
         }
       }
       #pragma unroll
-#line 140 "samples/attention.spn"
+#line 143 "samples/attention.spn"
       for (int32_t d = 0; d < 4; ++d) {
         #pragma unroll
-#line 141 "samples/attention.spn"
+#line 144 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_t_shared(kb[j], Ks, 2 * BK, D + 8, D + 8, 1, s * BK + j * 16, d * 16);
         }
         #pragma unroll
-#line 143 "samples/attention.spn"
+#line 146 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           sacc[0][j] = __spn_mma_f16(qa[d], kb[j], sacc[0][j]);
         }
       }
       // Scale into log2 units; -inf past S and above the diagonal.
-#line 146 "samples/attention.spn"
+#line 149 "samples/attention.spn"
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       #pragma unroll
-#line 147 "samples/attention.spn"
+#line 150 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 149 "samples/attention.spn"
+#line 152 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 150 "samples/attention.spn"
+#line 153 "samples/attention.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -719,93 +722,93 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
           }
         } else {
           #pragma unroll
-#line 156 "samples/attention.spn"
+#line 159 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 157 "samples/attention.spn"
+#line 160 "samples/attention.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 159 "samples/attention.spn"
+#line 162 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 160 "samples/attention.spn"
+#line 163 "samples/attention.spn"
         x = y;
       }
-#line 161 "samples/attention.spn"
+#line 164 "samples/attention.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 162 "samples/attention.spn"
+#line 165 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 163 "samples/attention.spn"
+#line 166 "samples/attention.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 164 "samples/attention.spn"
+#line 167 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 165 "samples/attention.spn"
+#line 168 "samples/attention.spn"
         x = exp2f(y - z);
       }
       #pragma unroll
-#line 166 "samples/attention.spn"
+#line 169 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 167 "samples/attention.spn"
+#line 170 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 168 "samples/attention.spn"
+#line 171 "samples/attention.spn"
           v = exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 169 "samples/attention.spn"
+#line 172 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 170 "samples/attention.spn"
+#line 173 "samples/attention.spn"
         x = x * a;
       }
-#line 171 "samples/attention.spn"
+#line 174 "samples/attention.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       #pragma unroll
-#line 172 "samples/attention.spn"
+#line 175 "samples/attention.spn"
       for (int32_t dn = 0; dn < 4; ++dn) {
         #pragma unroll
-#line 173 "samples/attention.spn"
+#line 176 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 174 "samples/attention.spn"
+#line 177 "samples/attention.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 176 "samples/attention.spn"
+#line 179 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_f16(pa[j], sacc[0][j]);
       }
       #pragma unroll
-#line 178 "samples/attention.spn"
+#line 181 "samples/attention.spn"
       for (int32_t dn = 0; dn < 4; ++dn) {
         #pragma unroll
-#line 179 "samples/attention.spn"
+#line 182 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_shared(vb[0], Vs, 2 * BK, D + 8, D + 8, 1, s * BK + j * 16, dn * 16);
           oacc[0][dn] = __spn_mma_f16(pa[j], vb[0], oacc[0][dn]);
         }
       }
-#line 182 "samples/attention.spn"
+#line 185 "samples/attention.spn"
       __syncthreads();
     }
   }
@@ -813,17 +816,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   // O = acc / l; L = m ln 2 + ln l (m in log2 units). Rows past S are not
   // stored; L once per row (the element of column 0).
   #pragma unroll
-#line 186 "samples/attention.spn"
+#line 189 "samples/attention.spn"
   for (int32_t dn = 0; dn < 4; ++dn) {
     #pragma unroll
-#line 187 "samples/attention.spn"
+#line 190 "samples/attention.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 188 "samples/attention.spn"
+#line 191 "samples/attention.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __half(v / ls);
