@@ -85,6 +85,38 @@ Vec refMatmul(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K) {
   return C;
 }
 
+void refAttention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t HQ, int64_t HKV, int64_t S, int64_t D,
+                  bool causal, double scale, Vec& O, Vec& L) {
+  O.assign(size_t(B * HQ * S * D), 0.0);
+  L.assign(size_t(B * HQ * S), 0.0);
+  std::vector<double> s(static_cast<size_t>(S));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < HQ; ++h) {
+      const int64_t qh = b * HQ + h, kh = b * HKV + h / (HQ / HKV);
+      for (int64_t q = 0; q < S; ++q) {
+        const double* qv = &Q[size_t((qh * S + q) * D)];
+        const int64_t keys = causal ? q + 1 : S;
+        double mx = -INFINITY;
+        for (int64_t k = 0; k < keys; ++k) {
+          const double* kv = &K[size_t((kh * S + k) * D)];
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += qv[d] * kv[d];
+          s[size_t(k)] = scale * dot;
+          mx = std::max(mx, s[size_t(k)]);
+        }
+        double sum = 0;
+        for (int64_t k = 0; k < keys; ++k) sum += std::exp(s[size_t(k)] - mx);
+        double* o = &O[size_t((qh * S + q) * D)];
+        for (int64_t k = 0; k < keys; ++k) {
+          const double p = std::exp(s[size_t(k)] - mx) / sum;
+          const double* vv = &V[size_t((kh * S + k) * D)];
+          for (int64_t d = 0; d < D; ++d) o[d] += p * vv[d];
+        }
+        L[size_t(qh * S + q)] = mx + std::log(sum);
+      }
+    }
+}
+
 Vec refScan(const Vec& x, int64_t M, int64_t N) {
   Vec out(x.size());
   for (int64_t r = 0; r < M; ++r) {

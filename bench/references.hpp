@@ -19,6 +19,13 @@ Vec refTranspose(const Vec& x, int64_t M, int64_t N);
 std::vector<int64_t> refHistogram(const Vec& x, int64_t B, double lo, double hi, const std::vector<int64_t>& hIn);
 Vec refMatmul(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K);
 Vec refScan(const Vec& x, int64_t M, int64_t N);
+// Attention forward (samples/attention.spn): Q, O [B, HQ, S, D], K, V [B,
+// HKV, S, D] (query head h reads K/V head h / (HQ / HKV)); for each query q
+// the scores s_k = scale * Q[q] . K[k] over keys k < S (k <= q if causal),
+// O[q] = sum_k softmax(s)_k V[k] and L[q] = log(sum_k exp(s_k)). O and L
+// are resized; L has one value per query row [B, HQ, S].
+void refAttention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t HQ, int64_t HKV, int64_t S, int64_t D,
+                  bool causal, double scale, Vec& O, Vec& L);
 void refBiasGelu(const Vec& x, const Vec& bias, int64_t M, int64_t N, Vec& y, Vec& rowsum);
 void refRowNorms(const Vec& x, int64_t M, int64_t N, Vec& amax, Vec& l2);
 // x[i, j] = base[i * s0 + j * s1]

@@ -347,6 +347,9 @@ struct ForStmt : Stmt {
   // `var` is r and `elementVars` are c and v (symbols filled by sema).
   // rangeArgs is empty then.
   ExprPtr elementsOf;
+  // `elements(acc[i, j], m[i], ...)`: row fragments whose values at row r
+  // the loop reads (one name each after v).
+  std::vector<ExprPtr> elementRows;
   std::vector<std::string> elementVars;
   std::vector<SourceRange> elementVarRanges;
   std::vector<Symbol*> elementSymbols;

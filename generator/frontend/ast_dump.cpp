@@ -157,6 +157,7 @@ class Dumper {
         Indent in(*this);
         for (const auto& a : f.rangeArgs) expr(*a);
         if (f.elementsOf) expr(*f.elementsOf);
+        for (const auto& r : f.elementRows) expr(*r);
         block("Body", f.body);
         break;
       }

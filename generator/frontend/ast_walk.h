@@ -82,6 +82,7 @@ void forEachChild(S& s, OnExpr&& onExpr, OnBlock&& onBlock) {
     case StmtKind::For:
       for (auto& a : s.template as<ForStmt>()->rangeArgs) onExpr(*a);
       if (s.template as<ForStmt>()->elementsOf) onExpr(*s.template as<ForStmt>()->elementsOf);
+      for (auto& r : s.template as<ForStmt>()->elementRows) onExpr(*r);
       onBlock(s.template as<ForStmt>()->body);
       return;
     case StmtKind::Return:

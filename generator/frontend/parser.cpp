@@ -876,9 +876,15 @@ StmtPtr Parser::parseFor() {
   ExprPtr iter = parseExpr();
   auto* call = iter->as<CallExpr>();
   if (call && call->callee == "elements") {
-    if (s->elementVars.size() != 2) report(DiagId::parse_elements_vars, iter->range);
-    else if (call->args.size() != 1 || !call->kwargs.empty()) report(DiagId::parse_elements_arity, call->range);
-    else s->elementsOf = std::move(call->args[0]);
+    // `for r, c, v in elements(acc[i, j])`, `for r, c, v, x in
+    // elements(acc[i, j], m[i])`, `for r, x in elements(m[i])`: how many
+    // names each form takes is sema's (it knows the tiles' kinds).
+    if (s->elementVars.empty()) report(DiagId::parse_elements_vars, iter->range);
+    else if (call->args.empty() || !call->kwargs.empty()) report(DiagId::parse_elements_arity, call->range);
+    else {
+      s->elementsOf = std::move(call->args[0]);
+      for (size_t k = 1; k < call->args.size(); ++k) s->elementRows.push_back(std::move(call->args[k]));
+    }
   } else if (!s->elementVars.empty()) {
     report(DiagId::parse_elements_vars, iter->range);
   } else if (!call || (call->callee != "range" && call->callee != "static_range")) {

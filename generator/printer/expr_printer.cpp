@@ -588,6 +588,15 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
 // (zero outside), its strides address it.
 CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   const BuiltinInfo& b = *findBuiltin(c.callee);
+  // mma_to_a(a[k], acc[i, j]), row_max(m[i], acc[i, j]), row_sum(..): the
+  // prelude's helper on the two tiles.
+  if (b.id == BuiltinId::RowMax || b.id == BuiltinId::RowSum)
+    return {fmt::format("{}({}, {})", b.hipF32, expr(*c.args[0]).text, expr(*c.args[1]).text), kPostfix};
+  if (b.id == BuiltinId::MmaToA) {  // __spn_mma_to_a_f16 / _bf16: the type's paired conversion
+    const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
+    return {fmt::format("{}_{}({}, {})", b.hipF32, scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text),
+            kPostfix};
+  }
   if (b.id == BuiltinId::Mma) {
     const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
     return {fmt::format("__spn_mma_{}({}, {}, {})", scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text,
@@ -596,11 +605,12 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   }
   const Symbol& src = *c.args[1]->as<NameExpr>()->symbol;
   // From a shared buffer, an unchecked build's mma_load_a / mma_load_b
-  // tries ldmatrix first (__spn_mma_load_a_shared, _b_shared). The
-  // transposed loads stay element by element: their ldmatrix forms are not
-  // yet checked on hardware.
+  // tries ldmatrix first (__spn_mma_load_a_shared, _b_shared), and so does
+  // mma_load_b_t (_b_t_shared: B stored N x K, flash attention's K tile).
+  // mma_load_a_t stays element by element: its ldmatrix form is not yet
+  // checked on hardware.
   const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked &&
-                        (b.id == BuiltinId::MmaLoadA || b.id == BuiltinId::MmaLoadB);
+                        (b.id == BuiltinId::MmaLoadA || b.id == BuiltinId::MmaLoadB || b.id == BuiltinId::MmaLoadBT);
   const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "");
   std::vector<std::string> strides;
   for (size_t axis = 0; axis < 2; ++axis) {

@@ -118,6 +118,23 @@ bool readsAny(const Expr& e, const std::set<const Symbol*>& symbols) {
   return found;
 }
 
+// Does `body` name `sym` anywhere (read, assigned, or captured by a
+// closure it calls)?
+bool namesIn(const Block& body, const Symbol* sym) {
+  bool found = false;
+  std::function<void(const Expr&)> visitExpr = [&](const Expr& e) {
+    if (const auto* n = e.as<NameExpr>(); n && n->symbol == sym) found = true;
+    if (auto* c = e.as<CallExpr>(); c && c->symbol && c->symbol->scope)
+      for (const auto& cap : c->symbol->scope->captures) found |= cap.symbol == sym;
+    forEachChild(e, visitExpr);
+  };
+  std::function<void(const Block&)> visit = [&](const Block& b) {
+    for (const auto& st : b) forEachChild(*st, visitExpr, visit);
+  };
+  visit(body);
+  return found;
+}
+
 // What an assignment target stores into: a local or parameter, or the
 // tensor or buffer of an element.
 const Symbol* storedSymbol(const Expr& target) {
@@ -678,6 +695,7 @@ std::string FunctionPrinter::fragmentType(const Symbol& frag) {
   switch (frag.fragmentRole) {
     case Symbol::FragmentRole::A: return "__spn_mma_a<" + cppType(frag.type) + ">";
     case Symbol::FragmentRole::B: return "__spn_mma_b<" + cppType(frag.type) + ">";
+    case Symbol::FragmentRole::Rows: return "__spn_mma_rows";
     case Symbol::FragmentRole::Acc:
     case Symbol::FragmentRole::None: break;
   }
@@ -705,12 +723,32 @@ void FunctionPrinter::printElementsFor(const ForStmt& f) {
        std::find(emitted.begin(), emitted.end(), e) != emitted.end();
        ++suffix)
     e = "e_" + std::to_string(suffix);
+  // The value is a reference into the tile where the body assigns it (the
+  // assignment writes the element, docs/language.md 8.11), else a const
+  // copy; a row fragment's value at the element's row is its slot
+  // __spn_mma_row_slot(e).
+  const Symbol* tile = f.elementsOf->as<IndexExpr>()->base->as<NameExpr>()->symbol;
+  const bool rows = tile->fragmentRole == Symbol::FragmentRole::Rows;
+  const Symbol* value = f.elementSymbols.size() > (rows ? 0 : 1) ? f.elementSymbols[rows ? 0 : 1] : nullptr;
+  const char* valueType = value && assignsAny(f.body, {value}) ? "float&" : "const float";
   out_.line("#pragma unroll");
   out_.mapToSource(f.range.begin.line, ctx_.sourcePath);
-  out_.openScope(fmt::format("for (int {0} = 0; {0} < __SPN_MMA_N; ++{0})", e));
-  out_.linef("const int32_t {} = __spn_mma_row({});", emitted[0], e);
-  out_.linef("const int32_t {} = __spn_mma_col({});", emitted[1], e);
-  out_.linef("const float {} = {}.x[{}];", emitted[2], expr(*f.elementsOf).text, e);
+  // The coordinates are printed only where the body names them: each is
+  // the lane id (a volatile read) through the layout.
+  if (rows) {
+    out_.openScope(fmt::format("for (int {0} = 0; {0} < __SPN_MMA_ROWS; ++{0})", e));
+    if (namesIn(f.body, f.symbol)) out_.linef("const int32_t {} = __spn_mma_rows_at({});", emitted[0], e);
+    out_.linef("{} {} = {}.x[{}];", valueType, emitted[1], expr(*f.elementsOf).text, e);
+    for (size_t k = 0; k < f.elementRows.size() && k + 2 < emitted.size(); ++k)
+      out_.linef("const float {} = {}.x[{}];", emitted[k + 2], expr(*f.elementRows[k]).text, e);
+  } else {
+    out_.openScope(fmt::format("for (int {0} = 0; {0} < __SPN_MMA_N; ++{0})", e));
+    if (namesIn(f.body, f.symbol)) out_.linef("const int32_t {} = __spn_mma_row({});", emitted[0], e);
+    if (namesIn(f.body, f.elementSymbols[0])) out_.linef("const int32_t {} = __spn_mma_col({});", emitted[1], e);
+    out_.linef("{} {} = {}.x[{}];", valueType, emitted[2], expr(*f.elementsOf).text, e);
+    for (size_t k = 0; k < f.elementRows.size() && k + 3 < emitted.size(); ++k)
+      out_.linef("const float {} = {}.x[__spn_mma_row_slot({})];", emitted[k + 3], expr(*f.elementRows[k]).text, e);
+  }
   for (const std::string& n : emitted) activeLoopNames_.push_back(n);
   activeLoopNames_.push_back(e);
   printBlock(f.body);

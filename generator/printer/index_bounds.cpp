@@ -70,7 +70,7 @@ void IndexBounds::collect(const Block& body) {
     } else if (const auto* f = stmt->as<ForStmt>()) {
       if (f->symbol) loops_[f->symbol] = f;
       // `for r, c, v in elements(..)`: r and c are tile coordinates.
-      if (f->elementsOf && !f->elementSymbols.empty()) loops_[f->elementSymbols[0]] = f;
+      if (f->elementsOf && f->elementSymbols.size() >= 2) loops_[f->elementSymbols[0]] = f;  // c (not a row's x)
     }
     forEachChild(
         *stmt, [](const Expr&) {}, [&](const Block& b) { collect(b); });

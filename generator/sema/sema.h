@@ -84,6 +84,7 @@ struct Symbol {
   // only its alignment is specialized on (Specialization::alignedTensors).
   bool accessedInRuns = false;
   bool unrolledLoopVar = false;  // LoopVar of a static_range loop
+  bool writableElement = false;  // LoopVar v of `for r, c, v in elements(..)`: assigning it writes the tile's element
   bool matrixSource = false;     // a tensor or shared buffer some mma_load_* reads (all its dims bound the tile)
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
@@ -107,7 +108,7 @@ struct Symbol {
   std::string unavailable;  // why this specialization could not evaluate it
 
   // Fragment: which tiles it holds (accumulators, A or B operands).
-  enum class FragmentRole : uint8_t { None, Acc, A, B } fragmentRole = FragmentRole::None;
+  enum class FragmentRole : uint8_t { None, Acc, A, B, Rows } fragmentRole = FragmentRole::None;
 
   // DimSymbol: named in @static
   bool staticDeclared = false;

@@ -169,7 +169,9 @@ bool isTypeName(const std::string& name) { return scalarFromName(name).has_value
 const CallExpr* scratchCall(const Expr* e) {
   const auto* call = e ? e->as<CallExpr>() : nullptr;
   if (call && (call->callee == "shared" || call->callee == "local")) return call;
-  if (call && (call->callee == "mma_zero" || call->callee == "mma_a" || call->callee == "mma_b")) return call;
+  if (call &&
+      (call->callee == "mma_zero" || call->callee == "mma_a" || call->callee == "mma_b" || call->callee == "mma_rows"))
+    return call;
   return nullptr;
 }
 
@@ -188,6 +190,10 @@ class Resolver {
   }
 
  private:
+  // The last argument of row_max / row_sum being resolved: it may name a
+  // row of accumulator tiles, `acc[i]` (docs/language.md 8.11).
+  const IndexExpr* tileRowArg_ = nullptr;
+
   template <typename... Args>
   Diagnostic& error(DiagId id, SourceRange range, const Args&... args) {
     return diags_.report(id, file_, range, args...);
@@ -867,8 +873,44 @@ class Resolver {
   // Pass 1b: every name this function assigns becomes its local (Python's
   // rule), unless declared nonlocal; shared()/local() make scratch buffers;
   // nested defs make closures.
+  // Assignments to a variable of an enclosing `for ... in elements(...)`
+  // loop (the element's value `v = ...`; any other is reported in the
+  // body): no local of the function.
+  static void collectElementAssigns(const Block& body, std::vector<const std::string*>& names,
+                                    std::set<const Stmt*>& out) {
+    auto names_it = [&](const Expr* target) {
+      const auto* n = target ? target->as<NameExpr>() : nullptr;
+      if (!n) return false;
+      for (const std::string* name : names)
+        if (*name == n->name) return true;
+      return false;
+    };
+    for (const auto& s : body) {
+      if (auto* a = s->as<AssignStmt>(); a && names_it(a->target.get())) out.insert(s.get());
+      if (auto* a = s->as<AugAssignStmt>(); a && names_it(a->target.get())) out.insert(s.get());
+      if (auto* f = s->as<ForStmt>()) {
+        const size_t before = names.size();
+        if (f->elementsOf) {
+          names.push_back(&f->var);
+          for (const auto& v : f->elementVars) names.push_back(&v);
+        }
+        collectElementAssigns(f->body, names, out);
+        names.resize(before);
+      } else if (auto* i = s->as<IfStmt>()) {
+        collectElementAssigns(i->thenBody, names, out);
+        collectElementAssigns(i->elseBody, names, out);
+      } else if (auto* w = s->as<WhileStmt>()) {
+        collectElementAssigns(w->body, names, out);
+      }
+    }
+  }
+
   void collectLocals(FunctionScope* scope, Block& body) {
+    std::vector<const std::string*> elementNames;
+    std::set<const Stmt*> elementAssigns;
+    collectElementAssigns(body, elementNames, elementAssigns);
     forEachOwnStmt(body, [&](Stmt& s) {
+      if (elementAssigns.count(&s)) return;
       if (auto* fd = s.as<FuncDefStmt>()) {
         declareClosure(scope, *fd->func);
         return;
@@ -915,9 +957,10 @@ class Resolver {
     if (scratch && scratch->callee.rfind("mma_", 0) == 0) kind = SymbolKind::Fragment;
     auto* sym = sema_.newSymbol(kind, name->name, name->range, scope);
     if (kind == SymbolKind::Fragment)
-      sym->fragmentRole = scratch->callee == "mma_zero" ? Symbol::FragmentRole::Acc
-                          : scratch->callee == "mma_a"  ? Symbol::FragmentRole::A
-                                                        : Symbol::FragmentRole::B;
+      sym->fragmentRole = scratch->callee == "mma_zero"   ? Symbol::FragmentRole::Acc
+                          : scratch->callee == "mma_a"    ? Symbol::FragmentRole::A
+                          : scratch->callee == "mma_rows" ? Symbol::FragmentRole::Rows
+                                                          : Symbol::FragmentRole::B;
     sym->init = value;
     if (annotation) {
       if (annotation->isTensor) error(DiagId::sema_local_tensor_type, annotation->range, name->name);
@@ -1165,6 +1208,17 @@ class Resolver {
   void resolveElementsFor(ForStmt& f) {
     if (auto* idx = f.elementsOf->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/false);
     else resolveExpr(*f.elementsOf);
+    for (auto& rows : f.elementRows) {
+      if (auto* idx = rows->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/false);
+      else resolveExpr(*rows);
+    }
+    // The element's value (v of an accumulator tile, x of a row fragment)
+    // may be assigned: the assignment writes the tile's element.
+    const auto* tileIdx = f.elementsOf->as<IndexExpr>();
+    const auto* tileName = tileIdx ? tileIdx->base->as<NameExpr>() : nullptr;
+    const bool rowsTile = tileName && tileName->symbol && tileName->symbol->kind == SymbolKind::Fragment &&
+                          tileName->symbol->fragmentRole == Symbol::FragmentRole::Rows;
+    const size_t valueVar = rowsTile ? 1 : 2;
     auto* scope = state().scope;
     std::vector<std::pair<const std::string*, SourceRange>> vars{{&f.var, f.varRange}};
     for (size_t k = 0; k < f.elementVars.size(); ++k) vars.push_back({&f.elementVars[k], f.elementVarRanges[k]});
@@ -1183,6 +1237,7 @@ class Resolver {
       }
       checkNotTypeName(*name, range);
       auto* sym = sema_.newSymbol(SymbolKind::LoopVar, *name, range, scope);
+      sym->writableElement = symbols.size() == valueVar;
       scope->loopVars.push_back(sym);
       state().loops.push_back(sym);
       symbols.push_back(sym);
@@ -1346,9 +1401,10 @@ class Resolver {
     auto* name = a.target->as<NameExpr>();
     const bool isAcc = call.callee == "mma_zero";
     const size_t rank = isAcc ? 2 : 1;
-    const char* example = isAcc                    ? "acc = mma_zero(f32, [2, 2])"
-                          : call.callee == "mma_a" ? "a = mma_a(f16, [2])"
-                                                   : "b = mma_b(f16, [2])";
+    const char* example = isAcc                       ? "acc = mma_zero(f32, [2, 2])"
+                          : call.callee == "mma_a"    ? "a = mma_a(f16, [2])"
+                          : call.callee == "mma_rows" ? "m = mma_rows(f32, [2])"
+                                                      : "b = mma_b(f16, [2])";
     if (!name) {
       error(DiagId::sema_fragment_position, call.range, call.callee, example);
       return;
@@ -1388,6 +1444,10 @@ class Resolver {
     // Loop variables may be read, not rebound.
     for (auto it = state().loops.rbegin(); it != state().loops.rend(); ++it) {
       if ((*it)->name == name->name) {
+        if ((*it)->writableElement) {  // `v = ...`, `v *= ...` in an elements(...) loop: writes the element
+          name->symbol = *it;
+          return;
+        }
         error(DiagId::sema_assign_loop_var, name->range, name->name);
         return;
       }
@@ -1469,7 +1529,10 @@ class Resolver {
       error(DiagId::sema_index_non_tensor, base->range, base->name, symbolKindName(sym->kind));
       return;
     }
-    if (idx.indices.size() != sym->shape.size()) {
+    // row_max(m[i], acc[i]) / row_sum: an accumulator array's row of tiles.
+    const bool tileRow = tileRowArg_ == &idx && sym->kind == SymbolKind::Fragment &&
+                         sym->fragmentRole == Symbol::FragmentRole::Acc && idx.indices.size() + 1 == sym->shape.size();
+    if (idx.indices.size() != sym->shape.size() && !tileRow) {
       error(DiagId::sema_index_rank, idx.range, base->name, sym->shape.size(), idx.indices.size());
     }
     // A fragment array lives in registers: its tiles are named at compile time.
@@ -1762,9 +1825,13 @@ class Resolver {
         return;
       case BuiltinCategory::Matrix: {
         // The tiles (fragment array elements) are named, then the rest.
+        const bool rowFold = c.callee == "row_max" || c.callee == "row_sum";
         for (auto& a : c.args) {
-          if (auto* idx = a->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
+          auto* idx = a->as<IndexExpr>();
+          tileRowArg_ = rowFold && &a == &c.args.back() ? idx : nullptr;
+          if (idx) resolveIndex(*idx, /*isStore=*/&a == &c.args[0] && c.callee != "mma");
           else resolveExpr(*a);
+          tileRowArg_ = nullptr;
         }
         if (c.args.size() > 1)
           if (auto* src = c.args[1]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;

@@ -459,7 +459,11 @@ class TypeChecker {
     if (frag.fragmentRole == Symbol::FragmentRole::Acc && t != ScalarType::F32)
       error(DiagId::sema_fragment_type, call.args[0]->range, call.callee, "f32 accumulators",
             fmt::format("{} is not one (write mma_zero(f32, [..]))", scalarName(t)));
-    if (frag.fragmentRole != Symbol::FragmentRole::Acc && t != ScalarType::F16 && t != ScalarType::BF16)
+    if (frag.fragmentRole == Symbol::FragmentRole::Rows && t != ScalarType::F32)
+      error(DiagId::sema_fragment_type, call.args[0]->range, call.callee, "f32 row values",
+            fmt::format("{} is not one (write mma_rows(f32, [..]))", scalarName(t)));
+    if ((frag.fragmentRole == Symbol::FragmentRole::A || frag.fragmentRole == Symbol::FragmentRole::B) &&
+        t != ScalarType::F16 && t != ScalarType::BF16)
       error(DiagId::sema_fragment_type, call.args[0]->range, call.callee, "f16 or bf16 operand tiles",
             fmt::format("{} is neither", scalarName(t)));
   }
@@ -484,6 +488,17 @@ class TypeChecker {
   // (docs/language.md 8.11). Neither has a value: a load is a statement,
   // mma the value of an assignment to an accumulator tile (checkAssign).
   ScalarType checkMatrixCall(CallExpr& c, bool assigned) {
+    if (c.callee == "mma_to_a") {  // mma_to_a(a[k], acc[i, j])
+      matrixTile(c, 0, Symbol::FragmentRole::A, "an mma_a(...)", "mma_to_a(a[k], acc[i, j])");
+      matrixTile(c, 1, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_to_a(a[k], acc[i, j])");
+      return ScalarType::Invalid;
+    }
+    if (c.callee == "row_max" || c.callee == "row_sum") {  // row_max(m[i], acc[i, j])
+      const std::string example = c.callee + "(m[i], acc[i, j])";
+      matrixTile(c, 0, Symbol::FragmentRole::Rows, "an mma_rows(...)", example.c_str());
+      matrixTile(c, 1, Symbol::FragmentRole::Acc, "an mma_zero(...)", example.c_str());
+      return ScalarType::Invalid;
+    }
     if (c.callee == "mma") {
       if (!assigned) error(DiagId::sema_mma_position, c.range);
       const Symbol* a = matrixTile(c, 0, Symbol::FragmentRole::A, "an mma_a(...)", "mma(a[i], b[j], acc[i, j])");
@@ -584,21 +599,45 @@ class TypeChecker {
 
   // `for r, c, v in elements(acc[i, j])`: r and c are i32 tile coordinates,
   // v the f32 element.
+  // With row fragments, `for r, c, v, x in elements(acc[i, j], m[i])`: x
+  // is m[i]'s value at row r (f32, read-only). `for r, x, y in
+  // elements(m[i], l[i])`: r the row, x and y its values. v and a row
+  // fragment's x may be assigned (sema_resolve), which writes the element.
   void checkElementsFor(ForStmt& f) {
     const Symbol* frag = fragmentOf(*f.elementsOf);
-    if (!frag || frag->fragmentRole != Symbol::FragmentRole::Acc) {
-      error(DiagId::sema_mma_tile, f.elementsOf->range, 1, "elements", "an mma_zero(...)", "elements(acc[i, j])");
-    } else {
-      for (auto& i : f.elementsOf->as<IndexExpr>()->indices) {
+    const bool rows = frag && frag->fragmentRole == Symbol::FragmentRole::Rows;
+    auto typeIndices = [&](Expr& tile) {
+      for (auto& i : tile.as<IndexExpr>()->indices) {
         ScalarType t = typeOf(*i);
         if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
       }
+    };
+    if (!frag || (frag->fragmentRole != Symbol::FragmentRole::Acc && !rows)) {
+      error(DiagId::sema_mma_tile, f.elementsOf->range, 1, "elements", "an mma_zero(...) or mma_rows(...)",
+            "elements(acc[i, j])");
+    } else {
+      typeIndices(*f.elementsOf);
+    }
+    for (size_t k = 0; k < f.elementRows.size(); ++k) {
+      Expr& e = *f.elementRows[k];
+      const Symbol* r = fragmentOf(e);
+      if (!r || r->fragmentRole != Symbol::FragmentRole::Rows)
+        error(DiagId::sema_mma_tile, e.range, k + 2, "elements", "an mma_rows(...)", "elements(acc[i, j], m[i])");
+      else typeIndices(e);
+    }
+    // The names: r, c, v and one per row fragment; r, x and one per
+    // further row fragment for a row fragment.
+    const size_t want = (rows ? 1 : 2) + f.elementRows.size();
+    bool named = true;
+    if (frag && f.elementSymbols.size() != want && (rows || frag->fragmentRole == Symbol::FragmentRole::Acc)) {
+      error(DiagId::sema_elements_vars, f.varRange, want + 1, f.elementSymbols.size() + 1,
+            rows ? "'for r, x in elements(m[i])', one more per further row fragment"
+                 : "'for r, c, v in elements(acc[i, j])', one more per row fragment");
+      named = false;  // the names stay untyped and silent
     }
     if (f.symbol) f.symbol->type = ScalarType::I32;
-    if (f.elementSymbols.size() == 2) {
-      f.elementSymbols[0]->type = ScalarType::I32;
-      f.elementSymbols[1]->type = ScalarType::F32;
-    }
+    for (size_t k = 0; k < f.elementSymbols.size(); ++k)
+      f.elementSymbols[k]->type = !named ? ScalarType::Invalid : k == 0 && !rows ? ScalarType::I32 : ScalarType::F32;
     checkBlock(f.body);
   }
 

@@ -626,6 +626,62 @@ std::vector<Case> gemmCases(Rng& rng) {
   return out;
 }
 
+// ---------------------------------------------------------------- attention
+
+// Flash attention: f16 and bf16, head dims 64 and 128, causal and not,
+// grouped-query (HKV < HQ) and not, sequence lengths that cut the 64-query
+// block, the K/V tile (64 keys at warp 32, 32 at warp 64) and the 16 x 16
+// tiles (33, 77, 130: odd), one of whole tiles (128), and two batches.
+// Inputs in [-1, 1], scale 2 / sqrt(D) (sharper rows than 1 / sqrt(D)).
+// The bound: the kernel rounds P in [0, 1] to T before P V (as
+// FlashAttention does) and O to T; with |V| <= 1 that is at most u |O| +
+// u (u = 2^-11 for f16, 2^-8 for bf16, the unit roundoff), and the f32
+// sums and exp2 add ~1e-6: |got - want| <= 1.5 u + 1e-5 + 1.5 u |want|.
+// L (f32) only carries the f32 errors: 1e-4 + 1e-5 |want|.
+std::vector<Case> attentionCases(Rng& rng) {
+  struct V {
+    ST t;
+    int64_t B, HQ, HKV, S, D;
+    bool causal;
+  };
+  const std::vector<V> vs = {
+      {ST::F16, 1, 2, 2, 77, 64, false},   {ST::F16, 1, 4, 2, 77, 64, true},   {ST::BF16, 1, 2, 1, 130, 128, true},
+      {ST::BF16, 1, 2, 2, 33, 128, false}, {ST::F16, 1, 2, 1, 128, 128, true}, {ST::BF16, 2, 2, 1, 100, 64, false},
+  };
+  std::vector<Case> out;
+  for (V v : vs) {
+    const size_t nq = size_t(v.B * v.HQ * v.S), nk = size_t(v.B * v.HKV * v.S);
+    auto Q = std::make_shared<Host>(randomHost(v.t, nq * size_t(v.D), rng));
+    auto K = std::make_shared<Host>(randomHost(v.t, nk * size_t(v.D), rng));
+    auto Vv = std::make_shared<Host>(randomHost(v.t, nk * size_t(v.D), rng));
+    const double scale = 2.0 / std::sqrt(double(v.D));
+    Case c;
+    c.label = tname(v.t) + " B" + std::to_string(v.B) + " HQ" + std::to_string(v.HQ) + " HKV" + std::to_string(v.HKV) +
+              " S" + std::to_string(v.S) + " D" + std::to_string(v.D) + (v.causal ? " causal" : "");
+    c.mutate = v.t == ST::F16 && v.D == 64 && v.causal;
+    c.run = [v, Q, K, Vv, nq, nk, scale](Device& d) {
+      DeviceBuffer dQ = d.upload(Q->bytes), dK = d.upload(K->bytes), dV = d.upload(Vv->bytes);
+      DeviceBuffer dO = d.filled(nq * size_t(v.D) * elemBytes(v.t));
+      DeviceBuffer dL = d.filled(nq * 4);
+      d.kernel("attention")
+          .launch(nullptr, {tensor(dQ.data(), v.t, {int64_t(nq), v.D}), tensor(dK.data(), v.t, {int64_t(nk), v.D}),
+                            tensor(dV.data(), v.t, {int64_t(nk), v.D}), tensor(dO.data(), v.t, {int64_t(nq), v.D}),
+                            tensor(dL.data(), ST::F32, {int64_t(nq)}), scalar(int32_t(v.S)),
+                            scalar(int32_t(v.causal ? 1 : 0)), scalar(float(scale))});
+      return std::vector<Bytes>{d.download(dO), d.download(dL)};
+    };
+    c.check = [v, Q, K, Vv, nq, scale](const std::vector<Bytes>& out, Checker& ch) {
+      Vec O, L;
+      bench::refAttention(Q->values, K->values, Vv->values, v.B, v.HQ, v.HKV, v.S, v.D, v.causal, scale, O, L);
+      const double u = v.t == ST::F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+      ch.near("O", decode(v.t, out[0], 0, nq * size_t(v.D)), O, 1.5 * u + 1e-5, 1.5 * u);
+      ch.near("L", decode(ST::F32, out[1], 0, nq), L, 1e-4, 1e-5);
+    };
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- histogram
 
 // Values near bin centres (no float-vs-double disagreement about a
@@ -949,6 +1005,7 @@ const std::vector<Sample>& samples() {
   static const std::vector<Sample> list = {
       {"act_and_mul", actAndMulCases},
       {"adamw", adamwCases},
+      {"attention", attentionCases},
       {"axpy", axpyCases},
       {"bias_gelu", biasGeluCases},
       {"fused_add_rmsnorm", fusedAddRmsnormCases},

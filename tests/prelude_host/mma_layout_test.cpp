@@ -22,32 +22,95 @@
 // this test is what ties its results (tests/cpu_samples, gemm) to the GPUs'.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "prelude_host_shim.h"
+
+// Warp shuffles for the host, one lane at a time: lane L's k-th shuffle
+// returns what lane src gave to its own k-th shuffle in the previous pass.
+// The test runs every lane's code in passes until no lane gives a value it
+// did not give in the pass before: a value given at a shuffle depends only
+// on earlier shuffles' results, so after as many passes as shuffles (plus
+// one) every result is the warp's (the row reductions' butterflies and
+// mma_to_a's rounds are straight-line code, the same on every lane).
+struct HostWarp {
+  int lane = 0;
+  std::vector<std::vector<uint64_t>> given, previous;  // [lane][k]
+  std::vector<int> calls;
+  template <typename T>
+  T shfl(T v, int src, int width) {
+    const int k = calls[size_t(lane)]++;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof v);
+    auto& mine = given[size_t(lane)];
+    if (mine.size() <= size_t(k)) mine.resize(size_t(k) + 1);
+    mine[size_t(k)] = bits;
+    const auto& theirs = previous.empty() ? mine : previous[size_t(src & (width - 1))];
+    T out{};
+    if (size_t(k) < theirs.size()) std::memcpy(&out, &theirs[size_t(k)], sizeof out);
+    return out;
+  }
+  // Runs run(lane) for every lane until the shuffles settle.
+  template <typename Run>
+  void lockstep(int lanes, Run run) {
+    previous.clear();
+    for (int pass = 0; pass < 100; ++pass) {
+      given.assign(size_t(lanes), {});
+      calls.assign(size_t(lanes), 0);
+      for (lane = 0; lane < lanes; ++lane) run(lane);
+      if (given == previous) return;
+      previous = given;
+    }
+    ADD_FAILURE() << "the shuffles did not settle";
+  }
+};
 
 // The prelude's sections for one warp width, each in a namespace of its own,
 // with the lane the loads read set by the test.
 #define __SPN_WARP_SIZE 32
 namespace w32 {
 inline int lane = 0;
+inline HostWarp warp;
 inline int __spn_lane_id() { return lane; }
+template <typename T>
+T __spn_shfl(T v, int src) {
+  return warp.shfl(v, src, 32);
+}
+template <typename T>
+T __spn_shfl_xor(T v, int mask) {
+  return warp.shfl(v, lane ^ mask, 32);
+}
 // clang-format off
 #include "prelude_mma_helpers.inc"
 // clang-format on
 constexpr int kN = __SPN_MMA_N;
+constexpr int kRows = __SPN_MMA_ROWS;
 }  // namespace w32
 #undef __SPN_WARP_SIZE
 #undef __SPN_MMA_N
+#undef __SPN_MMA_ROWS
+#undef __SPN_MMA_ROW_LANES
 #define __SPN_WARP_SIZE 64
 namespace w64 {
 inline int lane = 0;
+inline HostWarp warp;
 inline int __spn_lane_id() { return lane; }
+template <typename T>
+T __spn_shfl(T v, int src) {
+  return warp.shfl(v, src, 64);
+}
+template <typename T>
+T __spn_shfl_xor(T v, int mask) {
+  return warp.shfl(v, lane ^ mask, 64);
+}
 // clang-format off
 #include "prelude_mma_helpers.inc"
 // clang-format on
 constexpr int kN = __SPN_MMA_N;
+constexpr int kRows = __SPN_MMA_ROWS;
 }  // namespace w64
 
 namespace {
@@ -227,6 +290,187 @@ TEST(MmaLayout, AccumulatorCoordinatesAreTheDocumented) {
       EXPECT_EQ(w64::__spn_mma_row(i), amdD(lane, i).row) << "AMD lane " << lane << ", register " << i;
       EXPECT_EQ(w64::__spn_mma_col(i), amdD(lane, i).col) << "AMD lane " << lane << ", register " << i;
     }
+}
+
+// ldmatrix.x4 as the PTX ISA states it ("ldmatrix"): lane l gives the
+// address of row l % 8 of matrix l / 8; each lane receives, in register j,
+// the elements at columns 2 (lane % 4) and + 1 of row lane / 4 of matrix j
+// (with .trans, of the transposed matrix: column lane / 4, rows 2 (lane %
+// 4) and + 1). The prelude's tile loads through ldmatrix (NVIDIA, shared
+// buffers) put register j's pair in operand registers 2j and 2j + 1; here
+// the offsets the prelude's lanes give are checked to land each operand
+// element where the documented layout wants it.
+template <bool NK>
+void checkLdmatrixOffsets(bool trans, Cell (*doc)(int, int), bool storedTransposed, const char* what) {
+  const int s0 = 24;  // a padded row stride (16 + 8)
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < 4; ++j)
+      for (int e = 0; e < 2; ++e) {
+        // The element of the block (stored row, stored column) this lane's
+        // register j, half e, receives.
+        int row, col;
+        if (!trans) {
+          const int base = w32::__spn_mma_ldsm_offset<NK>(8 * j + lane / 4, s0);
+          row = base / s0, col = base % s0 + 2 * (lane % 4) + e;
+        } else {
+          const int base = w32::__spn_mma_ldsm_offset<NK>(8 * j + 2 * (lane % 4) + e, s0);
+          row = base / s0, col = base % s0 + lane / 4;
+        }
+        // The operand element of register 2j + e: stored (row, col) is
+        // tile (row, col), or (col, row) where the tile is stored transposed.
+        const Cell want = doc(lane, 2 * j + e);
+        const Cell got = storedTransposed ? Cell{col, row} : Cell{row, col};
+        EXPECT_TRUE(got.row == want.row && got.col == want.col)
+            << what << " lane " << lane << ", register " << 2 * j + e << ": (" << got.row << ", " << got.col
+            << ") for (" << want.row << ", " << want.col << ")";
+      }
+}
+
+TEST(MmaLayout, LdmatrixOffsetsLoadTheDocumentedElements) {
+  checkLdmatrixOffsets<false>(false, nvidiaA, false, "mma_load_a (A stored M x K)");
+  checkLdmatrixOffsets<false>(true, nvidiaB, false, "mma_load_b (B stored K x N, .trans)");
+  checkLdmatrixOffsets<true>(false, nvidiaB, true, "mma_load_b_t (B stored N x K)");
+}
+
+// ---- Flash attention's steps (docs/language.md 8.11): row values, row
+// reductions, accumulator to A operand.
+
+// The row fragment's layout, stated from the accumulator's documented one:
+// slot s of a lane is the s-th distinct row among its D elements, in
+// register order (NVIDIA: rows group, group + 8; AMD: 4 (lane / 16) + s).
+int nvidiaRowOfSlot(int lane, int s) { return (lane >> 2) + 8 * s; }
+int amdRowOfSlot(int lane, int s) { return 4 * (lane / 16) + s; }
+
+template <typename W, typename DocD, typename RowOfSlot>
+void checkRowSlots(W& lane, int lanes, int n, int rows, DocD docD, RowOfSlot rowOfSlot, int (*rowsAt)(int),
+                   int (*slotOf)(int), const char* what) {
+  for (int l = 0; l < lanes; ++l) {
+    lane = l;
+    for (int s = 0; s < rows; ++s) EXPECT_EQ(rowsAt(s), rowOfSlot(l, s)) << what << " lane " << l << ", slot " << s;
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(rowOfSlot(l, slotOf(i)), docD(l, i).row) << what << " lane " << l << ", register " << i;
+  }
+}
+
+TEST(MmaRows, SlotsAreTheRowsOfTheLanesAccumulatorElements) {
+  checkRowSlots(w32::lane, 32, w32::kN, w32::kRows, nvidiaD, nvidiaRowOfSlot, w32::__spn_mma_rows_at,
+                w32::__spn_mma_row_slot, "NVIDIA");
+  checkRowSlots(w64::lane, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot, w64::__spn_mma_rows_at, w64::__spn_mma_row_slot,
+                "AMD");
+}
+
+// row_max and row_sum over a row of 3 random tiles (`row_max(m[i],
+// acc[i])`; rowMax gets all 3, or is called once per tile for the
+// one-tile form), from random starting row values: every lane's copy of
+// every row it holds ends as the row's fold over the 48 columns.
+template <typename Acc, typename Rows, typename W, typename DocD, typename RowOfSlot, typename Max, typename Sum>
+void checkRowReductions(W& ns_lane, HostWarp& warp, int lanes, int n, int rows, DocD docD, RowOfSlot rowOfSlot,
+                        Max rowMax, Sum rowSum, const char* what) {
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  float tile[3][16][16], start[16];
+  for (auto& t : tile)
+    for (auto& row : t)
+      for (float& v : row) v = dist(gen);
+  for (float& v : start) v = dist(gen);
+  tile[1][5][9] = 100.0f;  // a row whose max is far from the others
+  std::vector<Rows> maxOut(static_cast<size_t>(lanes)), sumOut(static_cast<size_t>(lanes));
+  warp.lockstep(lanes, [&](int l) {
+    ns_lane = l;
+    Acc acc[3] = {};
+    for (int t = 0; t < 3; ++t)
+      for (int i = 0; i < n; ++i) acc[t].x[i] = tile[t][docD(l, i).row][docD(l, i).col];
+    Rows m{}, s{};
+    for (int k = 0; k < rows; ++k) m.x[k] = s.x[k] = start[rowOfSlot(l, k)];
+    rowMax(m, acc);
+    rowSum(s, acc);
+    maxOut[size_t(l)] = m;
+    sumOut[size_t(l)] = s;
+  });
+  for (int l = 0; l < lanes; ++l)
+    for (int k = 0; k < rows; ++k) {
+      const int r = rowOfSlot(l, k);
+      double mx = start[r], sum = start[r];
+      for (int t = 0; t < 3; ++t)
+        for (int c = 0; c < 16; ++c) {
+          mx = std::max(mx, double(tile[t][r][c]));
+          sum += tile[t][r][c];
+        }
+      EXPECT_EQ(maxOut[size_t(l)].x[k], float(mx)) << what << " row_max, lane " << l << ", row " << r;
+      EXPECT_NEAR(sumOut[size_t(l)].x[k], sum, 1e-4) << what << " row_sum, lane " << l << ", row " << r;
+    }
+}
+
+TEST(MmaRows, RowMaxAndRowSumFoldEachRowOnEveryLaneThatHoldsIt) {
+  // A row of tiles at once (`acc[i]`).
+  checkRowReductions<w32::__spn_mma_acc, w32::__spn_mma_rows>(
+      w32::lane, w32::warp, 32, w32::kN, w32::kRows, nvidiaD, nvidiaRowOfSlot,
+      [](auto& m, const auto& a) { w32::__spn_mma_row_max(m, a); },
+      [](auto& m, const auto& a) { w32::__spn_mma_row_sum(m, a); }, "NVIDIA");
+  checkRowReductions<w64::__spn_mma_acc, w64::__spn_mma_rows>(
+      w64::lane, w64::warp, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot,
+      [](auto& m, const auto& a) { w64::__spn_mma_row_max(m, a); },
+      [](auto& m, const auto& a) { w64::__spn_mma_row_sum(m, a); }, "AMD");
+  // One tile a call (`acc[i, j]`).
+  checkRowReductions<w32::__spn_mma_acc, w32::__spn_mma_rows>(
+      w32::lane, w32::warp, 32, w32::kN, w32::kRows, nvidiaD, nvidiaRowOfSlot,
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w32::__spn_mma_row_max(m, t);
+      },
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w32::__spn_mma_row_sum(m, t);
+      },
+      "NVIDIA, one tile a call");
+  checkRowReductions<w64::__spn_mma_acc, w64::__spn_mma_rows>(
+      w64::lane, w64::warp, 64, w64::kN, w64::kRows, amdD, amdRowOfSlot,
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w64::__spn_mma_row_max(m, t);
+      },
+      [](auto& m, const auto& a) {
+        for (const auto& t : a) w64::__spn_mma_row_sum(m, t);
+      },
+      "AMD, one tile a call");
+}
+
+// A 16-bit "type" whose code is the float's integer value: the conversion's
+// movement of elements is what is checked (the rounding is T's own).
+struct Code {
+  uint16_t bits;
+  explicit Code(float f) : bits(uint16_t(f)) {}
+};
+
+// mma_to_a: D[r][c] = r * 16 + c + 1 becomes A[m][k] with the same code at
+// m = r, k = c, in the documented A layout.
+template <typename Acc, typename A, typename W, typename DocD, typename DocA, typename ToA>
+void checkToA(W& ns_lane, HostWarp& warp, int lanes, int n, DocD docD, DocA docA, ToA toA, const char* what) {
+  std::vector<A> out(static_cast<size_t>(lanes));
+  warp.lockstep(lanes, [&](int l) {
+    ns_lane = l;
+    Acc acc{};
+    for (int i = 0; i < n; ++i) acc.x[i] = float(docD(l, i).row * 16 + docD(l, i).col + 1);
+    A a{};
+    toA(a, acc);
+    out[size_t(l)] = a;
+  });
+  for (int l = 0; l < lanes; ++l)
+    for (int i = 0; i < n; ++i) {
+      const Cell c = docA(l, i);
+      EXPECT_EQ(out[size_t(l)].h[i], uint16_t(c.row * 16 + c.col + 1)) << what << " lane " << l << ", register " << i;
+    }
+}
+
+// The paired conversion is NVIDIA's only (cvt.rn.f16x2.f32, counted in
+// the sm_90 PTX by tests/golden/CMakeLists.txt); the host's warp-32 form
+// converts element by element.
+constexpr auto kNoPack = [](float, float) { return 0u; };
+
+TEST(MmaRows, AccumulatorBecomesTheAOperandOfTheSameTile) {
+  checkToA<w32::__spn_mma_acc, w32::__spn_mma_a<Code>>(
+      w32::lane, w32::warp, 32, w32::kN, nvidiaD, nvidiaA,
+      [](auto& a, const auto& d) { w32::__spn_mma_to_a(a, d, kNoPack); }, "NVIDIA");
+  checkToA<w64::__spn_mma_acc, w64::__spn_mma_a<Code>>(
+      w64::lane, w64::warp, 64, w64::kN, amdD, amdA, [](auto& a, const auto& d) { w64::__spn_mma_to_a(a, d, kNoPack); },
+      "AMD");
 }
 
 }  // namespace

@@ -202,6 +202,17 @@ __device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* 
                  : "r"(at));
 }
 #endif
+// The element offset, from the 16x16 block's first element, of the row
+// whose address lane `lane` gives to ldmatrix.x4 (row lane % 8 of matrix
+// lane / 8; s0: the buffer's row stride). Matrix j starts at row 8 (j % 2),
+// column 8 (j / 2) of the block; with NK (B stored N x K) at row 8 (j / 2),
+// column 8 (j % 2). tests/prelude_host/mma_layout_test.cpp emulates
+// ldmatrix on these offsets against the documented operand layouts.
+template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_offset(int32_t lane, int32_t s0) {
+  return NK ? (lane % 8 + 8 * (lane / 16)) * s0 + 8 * ((lane / 8) % 2)
+            : (lane % 8 + 8 * ((lane / 8) % 2)) * s0 + 8 * (lane / 16);
+}
 // A tile load from a shared buffer with ldmatrix where it exists: the 16x16
 // block src[r0.., c0..] as four 8x8 matrices, matrix j starting at row
 // 8 (j % 2), column 8 (j / 2) of the block, register j of the x4 load
@@ -213,7 +224,10 @@ __device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* 
 // not a multiple of 8 elements (16 bytes); the caller then loads element
 // by element. The tests are the same on every lane, and usually known to
 // the compiler (constant strides, columns of known multiples).
-template <bool Trans, typename F, typename T>
+// With NK, B stored N x K (mma_load_b_t): matrix j starts at row
+// 8 (j / 2), column 8 (j % 2) of the block, read without .trans (its stored
+// rows are the n, the k run along them as A's do).
+template <bool Trans, typename F, typename T, bool NK = false>
 __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0) {
 #if defined(__SPN_CUDA)
@@ -229,8 +243,7 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
   // the offset apart from the block's: it is the same for every load of a
   // loop from this buffer, so computed once, and the block's is mostly
   // constants (gemm: 14 fewer instructions a K slab).
-  const int32_t laneOffset =
-      (int32_t(lane % 8) + int32_t(8 * ((lane / 8) % 2))) * int32_t(s0) + int32_t(8 * (lane / 16));
+  const int32_t laneOffset = __spn_mma_ldsm_offset<NK>(int32_t(lane), int32_t(s0));
   uint32_t d[4];
   __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
 #pragma unroll
