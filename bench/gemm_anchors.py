@@ -177,6 +177,8 @@ def main():
         dt, M, N, K, NB, v = r["dtype"], r["M"], r["N"], r["K"], r["NB"], r["variant"]
         shape = f"{M}x{N}x{K} {dt}"
         cfg = f" [{r['config']}]" if r.get("config") else ""
+        if not r["ok"]:
+            cfg += " (WRONG: failed its check)"
         sp = r["tflops"]
         goal = plain_goal((M, N, K))
         if v == "plain":

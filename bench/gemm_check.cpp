@@ -238,8 +238,10 @@ int main(int argc, char** argv) {
           for (int64_t j = 0; j < N; ++j) {
             const double want = isBias ? geluTanh(acc[size_t(j)] + biasV[size_t(j)]) : acc[size_t(j)];
             const double g = got(size_t(i * N + j));
-            const double tol = (isBias ? 1.2 : 1.0) * (1e-6 * double(K) + 1e-5 * std::fabs(want)) +
-                               storageRel * std::fabs(want) + storageAbs + (isBias ? 1e-6 : 0.0);
+            const double sumTol = (isBias ? 1.2 : 1.0) * (1e-6 * double(K) + 1e-5 * std::fabs(want)) +
+                                  (isBias ? 1e-6 : 0.0);
+            // Rounding the f32 result (within sumTol of want) to C's type.
+            const double tol = sumTol + storageRel * (std::fabs(want) + sumTol) + storageAbs;
             const double err = std::fabs(g - want);
             if (!(err <= tol) && bad++ < 3)
               std::printf("  C[%ld, %ld, %ld] = %g, want %g\n", long(b), long(i % M), long(j), g, want);
