@@ -9,8 +9,9 @@ ROWS.jsonl: one line per timed Spindle row, written by bench/gemm_check
 shape and dtype this times, on fresh random inputs, f16/bf16 in and out:
 
   cuBLAS      torch.matmul(a, b); for the bt rows torch.matmul(a, w.t())
-              with w stored N x K (a linear layer); for the batched rows
-              torch.bmm
+              with w stored N x K (a linear layer), for the at rows
+              torch.matmul(at.t(), b) with at stored K x M; for the batched
+              rows torch.bmm
   addmm+GELU  torch.nn.functional.gelu(torch.addmm(bias, a, b),
               approximate="tanh") (two kernels: cuBLAS, then the GELU)
   Triton      the Triton tutorial's tl.dot GEMM (03-matrix-multiplication,
@@ -146,6 +147,10 @@ def main():
             if name == "bt":
                 w = torch.randn(N, K, device="cuda", dtype=t)
                 ms = median_ms(lambda: torch.matmul(a, w.t()))
+            elif name == "at":
+                at = torch.randn(K, M, device="cuda", dtype=t)
+                b = torch.randn(K, N, device="cuda", dtype=t)
+                ms = median_ms(lambda: torch.matmul(at.t(), b))
             elif name == "addmm_gelu":
                 b = torch.randn(K, N, device="cuda", dtype=t)
                 bias = torch.randn(N, device="cuda", dtype=t)
@@ -189,6 +194,8 @@ def main():
         elif v == "bt":
             table.append((shape, "B transposed" + cfg, sp, "cuBLAS (a @ w.T)", anchor("bt", dt, M, N, K),
                           50 if (M, N, K) in UNALIGNED else None))
+        elif v == "at":
+            table.append((shape, "A transposed" + cfg, sp, "cuBLAS (at.T @ b)", anchor("at", dt, M, N, K), None))
         elif v == "bias_gelu":
             table.append((shape, "bias+GELU" + cfg, sp, "addmm+GELU", anchor("addmm_gelu", dt, M, N, K), 70))
             table.append((shape, "bias+GELU", sp, "Spindle plain", plain.get((dt, M, N, K)), 95))

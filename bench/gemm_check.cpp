@@ -15,6 +15,7 @@
 //   plain      gemm (SPN): C = A @ B, A [M, K], B [K, N] row-major
 //   ex         gemm_ex, the same product (no bias, ACT = identity)
 //   bt         gemm_ex, B stored N x K (Bt, a linear layer's weight)
+//   at         gemm_ex, A stored K x M (At)
 //   bias_gelu  gemm_ex, C = gelu_tanh(A @ B + bias)
 //   batched    gemm_ex, NB (--batch, 4) products of M / NB x N x K: the
 //              FLOPs of the plain row at the same shape
@@ -90,7 +91,7 @@ std::vector<Row> parseRows(const std::string& s) {
 }
 
 bool known(const std::string& v) {
-  return v == "plain" || v == "ex" || v == "bt" || v == "bias_gelu" || v == "batched";
+  return v == "plain" || v == "ex" || v == "bt" || v == "at" || v == "bias_gelu" || v == "batched";
 }
 
 }  // namespace
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
   }
   for (const Row& r : rows)
     if (!known(r.variant)) {
-      std::fprintf(stderr, "gemm_check: unknown variant '%s' (plain, ex, bt, bias_gelu, batched)\n",
+      std::fprintf(stderr, "gemm_check: unknown variant '%s' (plain, ex, bt, at, bias_gelu, batched)\n",
                    r.variant.c_str());
       return 2;
     }
@@ -168,7 +169,7 @@ int main(int argc, char** argv) {
     };
     for (const Row& row : rows) {
       const std::string& v = row.variant;
-      const bool isBatched = v == "batched", isBt = v == "bt", isBias = v == "bias_gelu";
+      const bool isBatched = v == "batched", isBt = v == "bt", isAt = v == "at", isBias = v == "bias_gelu";
       for (Shape s : row.shapes.empty() ? shapes : row.shapes) {
         // The batched row: NB products of M / NB rows (the plain row's FLOPs).
         const int64_t NB = isBatched ? batch : 1, M = isBatched ? (s.M + batch - 1) / batch : s.M, N = s.N, K = s.K;
@@ -178,13 +179,16 @@ int main(int argc, char** argv) {
         draw(na, A, Av);
         draw(nb, B, Bv);
         draw(size_t(N), bias, biasV);
-        std::vector<uint16_t> Bdev = B;  // B as stored: N x K for bt
+        std::vector<uint16_t> Adev = A, Bdev = B;  // as stored: A K x M for at, B N x K for bt
+        if (isAt)
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t k = 0; k < K; ++k) Adev[size_t(k * M + i)] = A[size_t(i * K + k)];
         if (isBt)
           for (int64_t k = 0; k < K; ++k)
             for (int64_t j = 0; j < N; ++j) Bdev[size_t(j * K + k)] = B[size_t(k * N + j)];
         DeviceBuffer dA = rt.allocate(na * 2), dB = rt.allocate(nb * 2), dBias = rt.allocate(size_t(N) * 2),
                      dC = rt.allocate(nc * cBytes);
-        rt.copyToDevice(dA, A.data(), na * 2);
+        rt.copyToDevice(dA, Adev.data(), na * 2);
         rt.copyToDevice(dB, Bdev.data(), nb * 2);
         rt.copyToDevice(dBias, bias.data(), size_t(N) * 2);
         std::vector<unsigned char> Cbytes(nc * cBytes, 0xff);  // NaN
@@ -196,8 +200,8 @@ int main(int argc, char** argv) {
                   spindle::tensor(dC.data(), ct, {M, N})};
         } else {
           k = isBias ? *exGelu : *exIdentity;
-          args = {spindle::tensor(dA.data(), t, {NB, M, K}),
-                  spindle::none(),
+          args = {isAt ? spindle::none() : spindle::tensor(dA.data(), t, {NB, M, K}),
+                  isAt ? spindle::tensor(dA.data(), t, {NB, K, M}) : spindle::none(),
                   isBt ? spindle::none() : spindle::tensor(dB.data(), t, {NB, K, N}),
                   isBt ? spindle::tensor(dB.data(), t, {NB, N, K}) : spindle::none(),
                   isBias ? spindle::tensor(dBias.data(), t, {N}) : spindle::none(),

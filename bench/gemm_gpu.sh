@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 17's GEMM benchmark on an NVIDIA GPU, in one session:
 # bench/gemm_check.cpp runs samples/gemm.spn (plain) and samples/gemm_ex.spn
-# (B transposed, bias + tanh GELU, batched, and its plain form) through the
+# (B or A transposed, bias + tanh GELU, batched, and its plain form) through the
 # Spindle runtime (nvrtc, specialized and tuned as a user's launch is),
 # checks each row by value, then times it; bench/gemm_anchors.py then times
 # the anchors at the same shapes (cuBLAS through torch.matmul / bmm,
@@ -46,8 +46,8 @@ json="$results/rows.jsonl"
 S6="4096x4096x4096,8192x8192x1024,4096x4096x128,4096x4096x4095,4096x4095x4096,4000x3000x1000"
 small="37x53x29,150x260x100,1000x777x333"
 rows="${GEMM_ROWS:-plain@$small,$S6 ex@37x53x29,4096x4096x4096,4096x4096x4095 \
-bt@37x53x29,4096x4096x4096,4096x4096x4095,4096x4095x4096,4000x3000x1000 bias_gelu@37x53x29,$S6 \
-batched@150x260x100,4096x4096x4096}"
+bt@37x53x29,4096x4096x4096,4096x4096x4095,4096x4095x4096,4000x3000x1000 at@37x53x29,4096x4096x4096 \
+bias_gelu@37x53x29,$S6 batched@150x260x100,4096x4096x4096}"
 echo "== Spindle ($spn, gemm_ex.spn beside it)"
 rc=0
 # shellcheck disable=SC2086
