@@ -85,7 +85,8 @@ std::vector<Row> parseRows(const std::string& s) {
   std::string item;
   while (ss >> item) {
     const size_t at = item.find('@');
-    out.push_back({item.substr(0, at), at == std::string::npos ? std::vector<Shape>{} : parseShapes(item.substr(at + 1))});
+    out.push_back(
+        {item.substr(0, at), at == std::string::npos ? std::vector<Shape>{} : parseShapes(item.substr(at + 1))});
   }
   return out;
 }
@@ -242,8 +243,8 @@ int main(int argc, char** argv) {
           for (int64_t j = 0; j < N; ++j) {
             const double want = isBias ? geluTanh(acc[size_t(j)] + biasV[size_t(j)]) : acc[size_t(j)];
             const double g = got(size_t(i * N + j));
-            const double sumTol = (isBias ? 1.2 : 1.0) * (1e-6 * double(K) + 1e-5 * std::fabs(want)) +
-                                  (isBias ? 1e-6 : 0.0);
+            const double sumTol =
+                (isBias ? 1.2 : 1.0) * (1e-6 * double(K) + 1e-5 * std::fabs(want)) + (isBias ? 1e-6 : 0.0);
             // Rounding the f32 result (within sumTol of want) to C's type.
             const double tol = sumTol + storageRel * (std::fabs(want) + sumTol) + storageAbs;
             const double err = std::fabs(g - want);
@@ -254,8 +255,8 @@ int main(int argc, char** argv) {
         }
         failures += bad != 0;
         std::printf("%s %s %s%ldx%ldx%ld: %s (worst error %.3g of the bound)", v.c_str(), tn,
-                    NB > 1 ? (std::to_string(NB) + "x").c_str() : "", long(M), long(N), long(K),
-                    bad ? "FAILED" : "ok", worst);
+                    NB > 1 ? (std::to_string(NB) + "x").c_str() : "", long(M), long(N), long(K), bad ? "FAILED" : "ok",
+                    worst);
         double med = -1;
         if (NB * M * N * K >= 1000000000) {
           for (int w = 0; w < 3; ++w) launch();
@@ -275,8 +276,8 @@ int main(int argc, char** argv) {
           std::fprintf(json,
                        "{\"variant\": \"%s\", \"dtype\": \"%s\", \"c\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, "
                        "\"NB\": %ld, \"Mb\": %ld, \"ok\": %s, \"ms\": %.6f, \"tflops\": %.3f, \"config\": \"%s\"}\n",
-                       v.c_str(), tn, cInT ? tn : "f32", long(s.M), long(N), long(K), long(NB), long(M), bad ? "false" : "true",
-                       med, 2.0 * double(NB * M) * double(N) * double(K) / (med * 1e-3) / 1e12,
+                       v.c_str(), tn, cInT ? tn : "f32", long(s.M), long(N), long(K), long(NB), long(M),
+                       bad ? "false" : "true", med, 2.0 * double(NB * M) * double(N) * double(K) / (med * 1e-3) / 1e12,
                        used.tuneConfig.c_str());
           std::fflush(json);
         }

@@ -636,7 +636,7 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 8;
-  const int ax = batched ? 1 : 0;  // src's first matrix axis
+  const int ax = batched ? 1 : 0;     // src's first matrix axis
   const size_t at = batched ? 5 : 4;  // sr's argument
   std::string s0 = src.strided ? strideName(&src, ax) : dimExpr(src, size_t(ax) + 1).text;
   std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, ax + 1) : "1";
@@ -649,9 +649,9 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   if (batched) {
     const std::string sb = value(*c.args[4]);
     const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(src, 0).text);
-    const std::string matrix = src.strided ? fmt::format("{}({})", index, strideName(&src, 0))
-                                           : fmt::format("{}({}) * {}({})", index, dimExpr(src, 1).text, index,
-                                                         dimExpr(src, 2).text);
+    const std::string matrix =
+        src.strided ? fmt::format("{}({})", index, strideName(&src, 0))
+                    : fmt::format("{}({}) * {}({})", index, dimExpr(src, 1).text, index, dimExpr(src, 2).text);
     // The batch is chosen before the multiply (not the product after it),
     // so the compiler still sees the offset as a multiple of the matrix
     // size: with an aligned base and rows of whole 16-byte runs, the

@@ -565,8 +565,7 @@ class TypeChecker {
           src ? fmt::format("'{}' (the fourth argument) is a {}", src->name,
                             src->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(src->kind))
               : "the fourth argument is an expression";
-    else if (dst->shape.size() != 2)
-      why = fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
+    else if (dst->shape.size() != 2) why = fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
     else if (src->shape.size() != srcRank)
       why = fmt::format("'{}' has {} dims; {} arguments copy from a {}-D tensor", src->name, src->shape.size(),
                         c.args.size(), srcRank);

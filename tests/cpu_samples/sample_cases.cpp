@@ -685,9 +685,9 @@ std::vector<Case> gemmExCases(Rng& rng) {
       DeviceBuffer dC = d.filled(size_t(NB * M * N) * elemBytes(v.out));
       const Arg a = v.ta ? tensor(dA.data(), v.t, {NB, K, M}) : tensor(dA.data(), v.t, {NB, M, K});
       const Arg b = v.tb ? tensor(dB.data(), v.t, {NB, N, K}) : tensor(dB.data(), v.t, {NB, K, N});
-      d.kernel("gemm_ex", o).launch(nullptr, {v.ta ? none() : a, v.ta ? a : none(), v.tb ? none() : b,
-                                              v.tb ? b : none(), v.bias ? tensor(dBias.data(), v.t, {N}) : none(),
-                                              tensor(dC.data(), v.out, {NB, M, N})});
+      d.kernel("gemm_ex", o)
+          .launch(nullptr, {v.ta ? none() : a, v.ta ? a : none(), v.tb ? none() : b, v.tb ? b : none(),
+                            v.bias ? tensor(dBias.data(), v.t, {N}) : none(), tensor(dC.data(), v.out, {NB, M, N})});
       return std::vector<Bytes>{d.download(dC)};
     };
     c.check = [v, A, B, bias](const std::vector<Bytes>& out, Checker& ch) {

@@ -228,7 +228,7 @@ TEST_P(CpuCopyAsync, CopiesFromAMatrixOfABatch) {
   struct Case {
     int64_t NB, R, C, b, r0, c0;
   };
-  const Case cases[] = {{3, 40, 64, 1, 8, 16}, {3, 20, 40, 2, 10, 24}, {2, 37, 53, 0, 5, 7},
+  const Case cases[] = {{3, 40, 64, 1, 8, 16},  {3, 20, 40, 2, 10, 24}, {2, 37, 53, 0, 5, 7},
                         {2, 37, 53, 1, 30, 40}, {2, 20, 40, 2, 0, 0},   {2, 20, 40, -1, 0, 0}};
   for (ScalarType t : {ScalarType::F32, ScalarType::F16}) {
     const size_t bytes = t == ScalarType::F32 ? 4 : 2;
@@ -237,7 +237,7 @@ TEST_P(CpuCopyAsync, CopiesFromAMatrixOfABatch) {
       std::vector<uint8_t> X(size_t(cs.NB * cs.R * cs.C) * bytes), Xs(size_t(cs.NB * matrix) * bytes);
       for (auto& v : X) v = uint8_t(rng());
       for (size_t i = bytes - 1; i < X.size(); i += bytes) X[i] &= 0xbf;  // finite values
-      for (auto& v : Xs) v = uint8_t(rng());  // what the view does not see is anything
+      for (auto& v : Xs) v = uint8_t(rng());                              // what the view does not see is anything
       auto xAt = [&](int64_t b, int64_t r, int64_t c) { return size_t((b * cs.R + r) * cs.C + c) * bytes; };
       auto xsAt = [&](int64_t b, int64_t r, int64_t c) { return size_t(b * matrix + r * pitch + c) * bytes; };
       for (int64_t b = 0; b < cs.NB; ++b)
@@ -260,9 +260,9 @@ TEST_P(CpuCopyAsync, CopiesFromAMatrixOfABatch) {
             for (size_t v = 0; v < bytes; ++v) {
               const uint8_t want = inside ? X[xAt(cs.b, xr, xc) + v] : 0;
               ASSERT_EQ(Y[size_t((h * 16 + r) * 32 + c) * bytes + v], want)
-                  << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32 " : "f16 ")
-                  << (h ? "strided " : "") << "X " << cs.NB << "x" << cs.R << "x" << cs.C << " matrix " << cs.b
-                  << " at (" << cs.r0 << ", " << cs.c0 << "): Y[" << r << ", " << c << "] byte " << v;
+                  << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32 " : "f16 ") << (h ? "strided " : "")
+                  << "X " << cs.NB << "x" << cs.R << "x" << cs.C << " matrix " << cs.b << " at (" << cs.r0 << ", "
+                  << cs.c0 << "): Y[" << r << ", " << c << "] byte " << v;
             }
           }
     }
