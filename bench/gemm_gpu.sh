@@ -16,7 +16,7 @@
 # below), GEMM_ARGS (extra gemm_check arguments), GEMM_RESULTS (where the
 # rows' JSON goes; default build-bench-gpu/gemm), NO_TORCH=1 (Spindle's
 # rows only, no anchors).
-# Every C is in the inputs' type, as torch.matmul's is. About 4-6 minutes
+# Every C is in the inputs' type, as torch.matmul's is. About 6-8 minutes
 # on an H100/H200 from a clean checkout (the build, then each Spindle row
 # tuned before it is timed, Triton autotuned per shape).
 set -uo pipefail

@@ -13,7 +13,7 @@
 # (extra parity arguments, e.g. "--only encoder_forward --reps 50"),
 # PARITY_ONLY=1 (build, then run the parity benchmark alone), GEMM=1 (also
 # issue 17's GEMM section, bench/gemm_gpu.sh: Spindle's GEMM variants checked
-# and timed against cuBLAS, addmm + GELU and Triton; about 5 more minutes;
+# and timed against cuBLAS, addmm + GELU and Triton; about 6-8 more minutes;
 # GEMM_TYPES, GEMM_ROWS as there).
 # Exit status: non-zero when the build fails or any kernel (Spindle's, a
 # peer's or a hand-written one) is numerically wrong, against the CPU
