@@ -469,30 +469,30 @@ inline hipError_t launch_gemm_ex(hipStream_t stream, const __spn_bf16* __restric
 }
 #endif
 
-#line 80 "samples/gemm_ex.spn"
+#line 81 "samples/gemm_ex.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 64 "samples/gemm_ex.spn"
+#line 65 "samples/gemm_ex.spn"
 __device__ __forceinline__ float identity(float x) {
   return x;
 }
 
-#line 78 "samples/gemm_ex.spn"
+#line 79 "samples/gemm_ex.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ At, const __spn_bf16* __restrict__ B,
     const __spn_bf16* __restrict__ Bt, const __spn_bf16* __restrict__ bias, float* __restrict__ C, int64_t NB,
     int64_t M, int64_t K, int64_t N) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
-#line 88 "samples/gemm_ex.spn"
+#line 89 "samples/gemm_ex.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align16((STAGES * 32) * (128 * 32 / 32 + 8) * sizeof(__spn_bf16)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_b<__spn_bf16> b[4] = {};
-#line 94 "samples/gemm_ex.spn"
+#line 95 "samples/gemm_ex.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -501,63 +501,63 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 256;
   int32_t slabs = int32_t(__spn_cdiv(K, 32));
-#line 103 "samples/gemm_ex.spn"
+#line 104 "samples/gemm_ex.spn"
   for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
     if (t >= STAGES - 1) {
       __spn_copy_wait<STAGES - 2>();
       __syncthreads();
     }
-#line 107 "samples/gemm_ex.spn"
+#line 108 "samples/gemm_ex.spn"
     int32_t s = (t + 1) % STAGES;
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 110 "samples/gemm_ex.spn"
+#line 111 "samples/gemm_ex.spn"
     for (int32_t q = 0; q < 2; ++q) {
       if (t >= STAGES - 1) {
         int32_t kk = q * 16;
         #pragma unroll
-#line 113 "samples/gemm_ex.spn"
+#line 114 "samples/gemm_ex.spn"
         for (int32_t i = 0; i < 4; ++i) {
-#line 117 "samples/gemm_ex.spn"
+#line 118 "samples/gemm_ex.spn"
           __spn_mma_load_a_t_shared(a[i], As, STAGES * 32, 128 * 32 / 32 + 8, 128 * 32 / 32 + 8, 1, s * 32 + kk, wm + i * 16);
         }
         #pragma unroll
-#line 118 "samples/gemm_ex.spn"
+#line 119 "samples/gemm_ex.spn"
         for (int32_t j = 0; j < 4; ++j) {
-#line 120 "samples/gemm_ex.spn"
+#line 121 "samples/gemm_ex.spn"
           __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 32 * 256 / 32 + 8, 32 * 256 / 32 + 8, 1, s * 32 + kk, wn + j * 16);
         }
         #pragma unroll
         for (int32_t i = 0; i < 4; ++i) {
           #pragma unroll
-#line 124 "samples/gemm_ex.spn"
+#line 125 "samples/gemm_ex.spn"
           for (int32_t j = 0; j < 4; ++j) {
             acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
           }
         }
       }
-#line 126 "samples/gemm_ex.spn"
+#line 127 "samples/gemm_ex.spn"
       if (t < slabs) {
         // Slab t's copies, spread over the steps as in gemm.spn;
         // each runs along a stored row of its operand.
         #pragma unroll
-#line 129 "samples/gemm_ex.spn"
+#line 130 "samples/gemm_ex.spn"
         for (int32_t la = 0; la < LA; ++la) {
           if (la * 2 / LA == q) {
             int32_t ea = tid + la * NT;
-#line 137 "samples/gemm_ex.spn"
+#line 138 "samples/gemm_ex.spn"
             int32_t kr = ea / (128 / 8);
             int32_t mc = ea % (128 / 8) * 8;
             __spn_copy_async<8>(As, 128 * 32 / 32 + 8, st * 32 + kr, mc, (At + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(K) * int64_t(M)), (uint64_t(bz) < uint64_t(NB) ? int64_t(K) : int64_t(0)), M, M, 1, k0 + kr, row0 + mc);
           }
         }
         #pragma unroll
-#line 140 "samples/gemm_ex.spn"
+#line 141 "samples/gemm_ex.spn"
         for (int32_t lb = 0; lb < LB; ++lb) {
           if (lb * 2 / LB == q) {
             int32_t eb = tid + lb * NT;
-#line 144 "samples/gemm_ex.spn"
+#line 145 "samples/gemm_ex.spn"
             int32_t br = eb / (256 / 8);
             int32_t bc = eb % (256 / 8) * 8;
             __spn_copy_async<8>(Bs, 32 * 256 / 32 + 8, st * 32 + br, bc, (B + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(K) * int64_t(N)), (uint64_t(bz) < uint64_t(NB) ? int64_t(K) : int64_t(0)), N, N, 1, k0 + br, col0 + bc);
@@ -568,18 +568,18 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
     __spn_copy_commit();
   }
   #pragma unroll
-#line 153 "samples/gemm_ex.spn"
+#line 154 "samples/gemm_ex.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 154 "samples/gemm_ex.spn"
+#line 155 "samples/gemm_ex.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 155 "samples/gemm_ex.spn"
+#line 156 "samples/gemm_ex.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         const int32_t r = __spn_mma_row(e);
         const int32_t c = __spn_mma_col(e);
         const float v = acc[i][j].x[e];
-#line 156 "samples/gemm_ex.spn"
+#line 157 "samples/gemm_ex.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (row < M && col < N) {

@@ -474,18 +474,18 @@ inline hipError_t launch_gemm_ex(hipStream_t stream, const __half* __restrict__ 
 }
 #endif
 
-#line 80 "samples/gemm_ex.spn"
+#line 81 "samples/gemm_ex.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 69 "samples/gemm_ex.spn"
+#line 70 "samples/gemm_ex.spn"
 __device__ __forceinline__ float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
 }
 
-#line 78 "samples/gemm_ex.spn"
+#line 79 "samples/gemm_ex.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
     const __half* __restrict__ A, const __half* __restrict__ At, const __half* __restrict__ B,
     const __half* __restrict__ Bt, const __half* __restrict__ bias, __half* __restrict__ C, int32_t NB, int32_t M,
@@ -495,13 +495,13 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
   Bt = __spn_assume_aligned<16>(Bt);  // 16-byte aligned at launch
   __builtin_assume(K % 16 == 0);  // a multiple of 16 at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 88 "samples/gemm_ex.spn"
+#line 89 "samples/gemm_ex.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (128 * 32 / 128 + 8) * sizeof(__half)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__half> a[4] = {};
   __spn_mma_b<__half> b[4] = {};
-#line 94 "samples/gemm_ex.spn"
+#line 95 "samples/gemm_ex.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -510,63 +510,63 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 256;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), 32));
-#line 103 "samples/gemm_ex.spn"
+#line 104 "samples/gemm_ex.spn"
   for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
     if (t >= STAGES - 1) {
       __spn_copy_wait<STAGES - 2>();
       __syncthreads();
     }
-#line 107 "samples/gemm_ex.spn"
+#line 108 "samples/gemm_ex.spn"
     int32_t s = (t + 1) % STAGES;
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 110 "samples/gemm_ex.spn"
+#line 111 "samples/gemm_ex.spn"
     for (int32_t q = 0; q < 2; ++q) {
       if (t >= STAGES - 1) {
         int32_t kk = q * 16;
         #pragma unroll
-#line 113 "samples/gemm_ex.spn"
+#line 114 "samples/gemm_ex.spn"
         for (int32_t i = 0; i < 4; ++i) {
-#line 115 "samples/gemm_ex.spn"
+#line 116 "samples/gemm_ex.spn"
           __spn_mma_load_a_shared(a[i], As, STAGES * 128, 128 * 32 / 128 + 8, 128 * 32 / 128 + 8, 1, s * 128 + wm + i * 16, kk);
         }
         #pragma unroll
         for (int32_t j = 0; j < 4; ++j) {
-#line 122 "samples/gemm_ex.spn"
+#line 123 "samples/gemm_ex.spn"
           __spn_mma_load_b_t_shared(b[j], Bs, STAGES * 256, 32 * 256 / 256 + 8, 32 * 256 / 256 + 8, 1, s * 256 + wn + j * 16, kk);
         }
         #pragma unroll
-#line 123 "samples/gemm_ex.spn"
+#line 124 "samples/gemm_ex.spn"
         for (int32_t i = 0; i < 4; ++i) {
           #pragma unroll
-#line 124 "samples/gemm_ex.spn"
+#line 125 "samples/gemm_ex.spn"
           for (int32_t j = 0; j < 4; ++j) {
             acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
           }
         }
       }
-#line 126 "samples/gemm_ex.spn"
+#line 127 "samples/gemm_ex.spn"
       if (t < slabs) {
         // Slab t's copies, spread over the steps as in gemm.spn;
         // each runs along a stored row of its operand.
         #pragma unroll
-#line 129 "samples/gemm_ex.spn"
+#line 130 "samples/gemm_ex.spn"
         for (int32_t la = 0; la < LA; ++la) {
           if (la * 2 / LA == q) {
             int32_t ea = tid + la * NT;
-#line 133 "samples/gemm_ex.spn"
+#line 134 "samples/gemm_ex.spn"
             int32_t ar = ea / (32 / 8);
             int32_t ac = ea % (32 / 8) * 8;
             __spn_copy_async<8>(As, 128 * 32 / 128 + 8, st * 128 + ar, ac, (A + int32_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int32_t(M) * int32_t(K)), (uint64_t(bz) < uint64_t(NB) ? int32_t(M) : int32_t(0)), K, K, 1, int32_t(row0) + ar, uint32_t(k0) + uint32_t(ac));
           }
         }
         #pragma unroll
-#line 140 "samples/gemm_ex.spn"
+#line 141 "samples/gemm_ex.spn"
         for (int32_t lb = 0; lb < LB; ++lb) {
           if (lb * 2 / LB == q) {
             int32_t eb = tid + lb * NT;
-#line 148 "samples/gemm_ex.spn"
+#line 149 "samples/gemm_ex.spn"
             int32_t nr = eb / (32 / 8);
             int32_t kc = eb % (32 / 8) * 8;
             __spn_copy_async<8>(Bs, 32 * 256 / 256 + 8, st * 256 + nr, kc, (Bt + int32_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int32_t(N) * int32_t(K)), (uint64_t(bz) < uint64_t(NB) ? int32_t(N) : int32_t(0)), K, K, 1, uint32_t(col0) + uint32_t(nr), uint32_t(k0) + uint32_t(kc));
@@ -574,22 +574,22 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
         }
       }
     }
-#line 151 "samples/gemm_ex.spn"
+#line 152 "samples/gemm_ex.spn"
     __spn_copy_commit();
   }
   #pragma unroll
-#line 153 "samples/gemm_ex.spn"
+#line 154 "samples/gemm_ex.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 154 "samples/gemm_ex.spn"
+#line 155 "samples/gemm_ex.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 155 "samples/gemm_ex.spn"
+#line 156 "samples/gemm_ex.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         const int32_t r = __spn_mma_row(e);
         const int32_t c = __spn_mma_col(e);
         const float v = acc[i][j].x[e];
-#line 156 "samples/gemm_ex.spn"
+#line 157 "samples/gemm_ex.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (int32_t(row) < M && int32_t(col) < N) {
