@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# samples/gemm.spn on an NVIDIA GPU through the Spindle runtime (nvrtc,
-# specialized as a user's launch is): bench/gemm_check.cpp checks each
-# shape by value and times it; then torch.matmul (f16/bf16 in and out,
-# cuBLAS) at the same shapes in the same session, as the anchor.
+# Issue 17's GEMM benchmark on an NVIDIA GPU, in one session:
+# bench/gemm_check.cpp runs samples/gemm.spn (plain) and samples/gemm_ex.spn
+# (B or A transposed, bias + tanh GELU, batched, and its plain form) through the
+# Spindle runtime (nvrtc, specialized and tuned as a user's launch is),
+# checks each row by value, then times it; bench/gemm_anchors.py then times
+# the anchors at the same shapes (cuBLAS through torch.matmul / bmm,
+# torch.addmm + GELU, the Triton tutorial's tl.dot GEMM) and prints one
+# table: shape, variant, Spindle TFLOP/s, anchor TFLOP/s, %, goal.
 #
-#   bash bench/gemm_gpu.sh [SPN...]       (default: samples/gemm.spn)
+#   bash bench/gemm_gpu.sh [SPN]          (default: samples/gemm.spn; gemm_ex.spn beside it)
 #
 # Environment: GEMM_CHECK (the gemm_check binary; built into
-# build-bench-gpu/ when unset), GEMM_ARGS (extra gemm_check arguments),
-# NO_TORCH=1 (skip the anchor).
+# build-bench-gpu/ when unset), GEMM_TYPES (f16, the default, or f16,bf16),
+# GEMM_ROWS (gemm_check --rows: which variants at which shapes; default
+# below), GEMM_ARGS (extra gemm_check arguments), GEMM_RESULTS (where the
+# rows' JSON goes; default build-bench-gpu/gemm), NO_TORCH=1 (Spindle's
+# rows only, no anchors).
+# Every C is in the inputs' type, as torch.matmul's is. About 6-8 minutes
+# on an H100/H200 from a clean checkout (the build, then each Spindle row
+# tuned before it is timed, Triton autotuned per shape).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
@@ -25,30 +35,24 @@ if [ -z "$bin" ]; then
   bin="$BUILD/bin/gemm_check"
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
+spn="${1:-$ROOT/samples/gemm.spn}"
+results="${GEMM_RESULTS:-$BUILD/gemm}"
+mkdir -p "$results"
+json="$results/rows.jsonl"
+: > "$json"
+# The issue's shapes; the small ones are checked, not timed (under 10^9
+# multiply-adds). B row-major (plain) and transposed (bt) at every shape
+# that is not a multiple of 16 somewhere.
+S6="4096x4096x4096,8192x8192x1024,4096x4096x128,4096x4096x4095,4096x4095x4096,4000x3000x1000"
+small="37x53x29,150x260x100,1000x777x333"
+rows="${GEMM_ROWS:-plain@$small,$S6 ex@37x53x29,4096x4096x4096,4096x4096x4095 \
+bt@37x53x29,4096x4096x4096,4096x4096x4095,4096x4095x4096,4000x3000x1000 at@37x53x29,4096x4096x4096 \
+bias_gelu@37x53x29,$S6 batched@150x260x100,4096x4096x4096}"
+echo "== Spindle ($spn, gemm_ex.spn beside it)"
 rc=0
-[ $# -eq 0 ] && set -- "$ROOT/samples/gemm.spn"
-for spn in "$@"; do
-  echo "== $spn"
-  # shellcheck disable=SC2086
-  "$bin" "$spn" ${GEMM_ARGS:-} || rc=1
-done
+# shellcheck disable=SC2086
+"$bin" "$spn" --c t --types "${GEMM_TYPES:-f16}" --rows "$rows" --json "$json" ${GEMM_ARGS:-} || rc=1
 [ "${NO_TORCH:-0}" = 1 ] && exit $rc
-echo "== torch.matmul (the anchor)"
-python3 - <<'PY' || rc=1
-import torch
-shapes = [(4096, 4096, 4096), (8192, 8192, 1024), (4096, 4096, 128), (4096, 4096, 4095), (4000, 3000, 1000)]
-for dt in (torch.float16, torch.bfloat16):
-    for M, N, K in shapes:
-        a = torch.randn(M, K, device="cuda", dtype=dt)
-        b = torch.randn(K, N, device="cuda", dtype=dt)
-        for _ in range(5):
-            torch.matmul(a, b)
-        ts = []
-        for _ in range(20):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record(); torch.matmul(a, b); e.record(); e.synchronize()
-            ts.append(s.elapsed_time(e))
-        ms = sorted(ts)[len(ts) // 2]
-        print(f"torch.matmul {str(dt)[6:]} {M}x{N}x{K}: {ms:.4f} ms, {2 * M * N * K / ms / 1e9:.1f} TFLOP/s")
-PY
+echo "== anchors (torch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), same session)"
+python3 "$ROOT/bench/gemm_anchors.py" "$json" || rc=1
 exit $rc

@@ -11,7 +11,10 @@
 # Environment: BENCH_BUILD (build directory), BENCH_JOBS (default 16),
 # GPU_CHECK_ARGS (extra gpu_check arguments, e.g. "--seed 42"), PARITY_ARGS
 # (extra parity arguments, e.g. "--only encoder_forward --reps 50"),
-# PARITY_ONLY=1 (build, then run the parity benchmark alone).
+# PARITY_ONLY=1 (build, then run the parity benchmark alone), GEMM=1 (also
+# issue 17's GEMM section, bench/gemm_gpu.sh: Spindle's GEMM variants checked
+# and timed against cuBLAS, addmm + GELU and Triton; about 6-8 more minutes;
+# GEMM_TYPES, GEMM_ROWS as there).
 # Exit status: non-zero when the build fails or any kernel (Spindle's, a
 # peer's or a hand-written one) is numerically wrong, against the CPU
 # references, PyTorch, or each other.
@@ -52,9 +55,11 @@ gen_args=()
 command -v ninja >/dev/null && gen_args=(-G Ninja)
 
 echo "== build ($BUILD)"
+targets=(spindle_gpu_check spindle_parity spindle)
+[ "${GEMM:-0}" = 1 ] && targets+=(spindle_gemm_check)
 if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF \
        "${fmt_args[@]}" > "$RESULTS/build.log" 2>&1 ||
-   ! cmake --build "$BUILD" --target spindle_gpu_check spindle_parity spindle -j "$JOBS" >> "$RESULTS/build.log" 2>&1; then
+   ! cmake --build "$BUILD" --target "${targets[@]}" -j "$JOBS" >> "$RESULTS/build.log" 2>&1; then
   tail -40 "$RESULTS/build.log"
   echo "run.sh: build failed (log: $RESULTS/build.log)"
   exit 2
@@ -83,7 +88,15 @@ echo "== parity (Spindle against hand-written CUDA of the same algorithm)"
 "$BUILD/bin/parity" --json "$PARITY_JSON" ${PARITY_ARGS:-} 2>&1 | tee "$RESULTS/parity.log"
 rc_parity=${PIPESTATUS[0]}
 
-echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, parity exit $rc_parity, $(( $(date +%s) - start )) s in all)"
+rc_gemm=0
+if [ "${GEMM:-0}" = 1 ]; then
+  echo "== gemm (issue 17: Spindle's GEMM variants and their anchors, bench/gemm_gpu.sh)"
+  GEMM_CHECK="$BUILD/bin/gemm_check" GEMM_RESULTS="$RESULTS/gemm" bash "$ROOT/bench/gemm_gpu.sh" 2>&1 \
+    | tee "$RESULTS/gemm.log"
+  rc_gemm=${PIPESTATUS[0]}
+fi
+
+echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, parity exit $rc_parity, gemm exit $rc_gemm, $(( $(date +%s) - start )) s in all)"
 if [ "${PARITY_ONLY:-0}" != 1 ]; then
   python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
   rc_report=${PIPESTATUS[0]}
@@ -91,9 +104,13 @@ if [ "${PARITY_ONLY:-0}" != 1 ]; then
 fi
 python3 "$ROOT/bench/parity/report.py" "$PARITY_JSON" | tee "$RESULTS/parity_report.txt"
 rc_parity_report=${PIPESTATUS[0]}
+if [ "${GEMM:-0}" = 1 ]; then  # the GEMM table again, last, with the others
+  echo
+  sed -n '/^| shape | variant/,$p' "$RESULTS/gemm.log"
+fi
 
 if [ "$rc_check" -ne 0 ] || [ "$rc_peers" -ne 0 ] || [ "$rc_report" -ne 0 ] || [ "$rc_parity" -ne 0 ] ||
-   [ "$rc_parity_report" -ne 0 ]; then
+   [ "$rc_parity_report" -ne 0 ] || [ "$rc_gemm" -ne 0 ]; then
   exit 1
 fi
 exit 0

@@ -57,7 +57,8 @@ uint64_t localBytesPerThread(const FunctionScope& kernel, const ConstLookup& val
 }  // namespace
 
 bool sharedPastStaticLimit(const FunctionScope& kernel, const std::map<std::string, int64_t>& staticDims,
-                           const std::map<std::string, ScalarType>& typeArgs) {
+                           const std::map<std::string, ScalarType>& typeArgs,
+                           const std::set<std::string>* absentTensors) {
   constexpr uint64_t kStaticLimit = 48 * 1024;
   uint64_t bytes = 0;
   for (const Symbol* s : kernel.declared) {
@@ -67,7 +68,7 @@ bool sharedPastStaticLimit(const FunctionScope& kernel, const std::map<std::stri
     if (dynamic) continue;
     uint64_t count = 1;
     for (const Expr* e : s->shape) {
-      PerWarpWidth v = evaluateForWarpWidths(*e, staticDims, &typeArgs);
+      PerWarpWidth v = evaluateForWarpWidths(*e, staticDims, &typeArgs, absentTensors);
       if (!v.known() || v.wave32->isFloat || v.wave64->isFloat) return false;  // reported where it is printed
       count *= static_cast<uint64_t>(std::max<int64_t>({v.wave32->i, v.wave64->i, 0}));
     }
@@ -142,7 +143,7 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
   const FunctionScope& kernel = findKernelOrThrow(sema, kernelName);
   LaunchGeometry g;
   // Body consts that @grid or @block name are computed from these too.
-  EvalFacts known{{}, warpSize, &spec.typeArgs};
+  EvalFacts known{{}, warpSize, &spec.typeArgs, &spec.absentTensors};
   auto lookup = launchValues(values, &known);
   BlockPlan block = planBlock(sema, kernel, spec.staticDims, spec.typeArgs);
   for (size_t i = 0; i < block.axes.size() && i < 3; ++i) {
@@ -163,7 +164,7 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
   std::set<std::string> staticDims;
   for (const auto& [name, value] : spec.staticDims) staticDims.insert(name);
   auto dimsOnly = constsAndDims(values, &known);
-  const bool pastLimit = sharedPastStaticLimit(kernel, spec.staticDims, spec.typeArgs);
+  const bool pastLimit = sharedPastStaticLimit(kernel, spec.staticDims, spec.typeArgs, &spec.absentTensors);
   uint64_t bytes = 0;
   for (const Symbol* s : kernel.declared) {
     if (s->kind != SymbolKind::SharedBuffer) continue;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,8 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& kernel,
 // value: then every shared buffer of the kernel is placed in the launch's
 // dynamic shared memory, in both the printed file and the launch geometry.
 bool sharedPastStaticLimit(const FunctionScope& kernel, const std::map<std::string, int64_t>& staticDims,
-                           const std::map<std::string, ScalarType>& typeArgs);
+                           const std::map<std::string, ScalarType>& typeArgs,
+                           const std::set<std::string>* absentTensors = nullptr);
 
 // Launch geometry for bound values: `values` covers every dim symbol and
 // every integer scalar parameter @grid and @block use. The block and dynamic

@@ -604,13 +604,9 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
             kPostfix};
   }
   const Symbol& src = *c.args[1]->as<NameExpr>()->symbol;
-  // From a shared buffer, an unchecked build's mma_load_a / mma_load_b
-  // tries ldmatrix first (__spn_mma_load_a_shared, _b_shared), and so does
-  // mma_load_b_t (_b_t_shared: B stored N x K, flash attention's K tile).
-  // mma_load_a_t stays element by element: its ldmatrix form is not yet
-  // checked on hardware.
-  const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked &&
-                        (b.id == BuiltinId::MmaLoadA || b.id == BuiltinId::MmaLoadB || b.id == BuiltinId::MmaLoadBT);
+  // From a shared buffer, an unchecked build's tile loads try ldmatrix
+  // first (__spn_mma_load_a_shared, _b_shared, _a_t_shared, _b_t_shared).
+  const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked;
   const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "");
   std::vector<std::string> strides;
   for (size_t axis = 0; axis < 2; ++axis) {
@@ -636,27 +632,51 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
 // row stride, r, c, src, rows, cols, src's strides, sr, sc) (a checked
 // build's form also names the .spn location and dst's extents);
 // copy_wait(n) -> __spn_copy_wait<n>(); copy_commit() -> __spn_copy_commit().
+// A 3-D source's batch index sb (copy_async(dst, r, c, src, sb, sr, sc, n))
+// moves the base to matrix sb (matrix 0 for an sb outside [0, dim 0),
+// where the copy is given no rows, so every element is 0 as past any other
+// edge). Both tests are
+// the same for every copy of a loop whose sb is fixed (a block's batch),
+// so the compiler computes them once.
 CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   const BuiltinInfo& b = *findBuiltin(c.callee);
   if (b.id == BuiltinId::CopyCommit) return {std::string(b.hipF32), kPostfix};
   if (b.id == BuiltinId::CopyWait) return {fmt::format("__spn_copy_wait<{}>()", value(*c.args[0])), kPostfix};
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
-  std::string s0 = src.strided ? strideName(&src, 0) : dimExpr(src, 1).text;
-  std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, 1) : "1";
+  const bool batched = c.args.size() == 8;
+  const int ax = batched ? 1 : 0;     // src's first matrix axis
+  const size_t at = batched ? 5 : 4;  // sr's argument
+  std::string s0 = src.strided ? strideName(&src, ax) : dimExpr(src, size_t(ax) + 1).text;
+  std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, ax + 1) : "1";
   // The helper computes the source address in the type of the rows it is
   // given: the specialization's index type (32 bits only where the runtime
   // proved that every offset fits; a static dim prints as a bare literal).
-  const std::string rows = fmt::format("{}({})", ctx_.indexType(), dimExpr(src, 0).text);
+  const std::string index = ctx_.indexType();
+  std::string rows = fmt::format("{}({})", index, dimExpr(src, size_t(ax)).text);
+  std::string base = name(&src);
+  if (batched) {
+    const std::string sb = value(*c.args[4]);
+    const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(src, 0).text);
+    const std::string matrix =
+        src.strided ? fmt::format("{}({})", index, strideName(&src, 0))
+                    : fmt::format("{}({}) * {}({})", index, dimExpr(src, 1).text, index, dimExpr(src, 2).text);
+    // The batch is chosen before the multiply (not the product after it),
+    // so the compiler still sees the offset as a multiple of the matrix
+    // size: with an aligned base and rows of whole 16-byte runs, the
+    // cp.async alignment test folds away as for a 2-D source.
+    base = fmt::format("({} + {}({} ? {} : 0) * {})", base, index, inBatch, sb, matrix);
+    rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
+  }
   std::string checked;
   if (ctx_.checked)
     checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}, {}, {}", ctx_.sourcePath, c.range.begin.line,
                           c.range.begin.col, dst.name, dimExpr(dst, 0).text, dimExpr(dst, 1).text);
-  return {
-      fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, ctx_.checked ? "_checked" : "",
-                  value(*c.args[6]), name(&dst), dimExpr(dst, 1).text, value(*c.args[1]), value(*c.args[2]), name(&src),
-                  rows, dimExpr(src, 1).text, s0, s1, copyIndex(*c.args[4]), copyIndex(*c.args[5]), checked),
-      kPostfix};
+  return {fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32,
+                      ctx_.checked ? "_checked" : "", value(*c.args[at + 2]), name(&dst), dimExpr(dst, 1).text,
+                      value(*c.args[1]), value(*c.args[2]), base, rows, dimExpr(src, size_t(ax) + 1).text, s0, s1,
+                      copyIndex(*c.args[at]), copyIndex(*c.args[at + 1]), checked),
+          kPostfix};
 }
 
 // copy_async's source row or column: with 32-bit indices, an i64 value the

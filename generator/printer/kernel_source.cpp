@@ -99,7 +99,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
                    spec.index32};
   // clang-format on
   ctx.spec = &spec;
-  ctx.sharedPastLimit = sharedPastStaticLimit(kernel, spec.staticDims, spec.typeArgs);
+  ctx.sharedPastLimit = sharedPastStaticLimit(kernel, spec.staticDims, spec.typeArgs, &spec.absentTensors);
 
   // File-scope names: consts, static dims, functions. Static dims come
   // from the specialization and precede the host launcher, which uses them;

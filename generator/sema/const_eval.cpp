@@ -143,6 +143,8 @@ class ConstEvaluator {
     if (u.op == UnaryOp::IsNone) {
       const auto* n = u.operand->as<NameExpr>();
       const Symbol* s = n ? n->symbol : nullptr;
+      if (s && s->presence == Symbol::Presence::Unknown && facts_.absentTensors && s->optional)
+        return ConstValue::ofInt(facts_.absentTensors->count(s->name) ? 1 : 0);
       if (!s || s->presence == Symbol::Presence::Unknown)
         return fail(u, "whether an optional tensor is present is known per specialization");
       return ConstValue::ofInt(s->presence == Symbol::Presence::Absent ? 1 : 0);
@@ -367,8 +369,9 @@ ConstLookup constsAndDims(const std::map<std::string, int64_t>& dims, const Eval
 }
 
 PerWarpWidth evaluateForWarpWidths(const Expr& expr, const std::map<std::string, int64_t>& dims,
-                                   const std::map<std::string, ScalarType>* typeArgs) {
-  EvalFacts facts32{{}, 32, typeArgs}, facts64{{}, 64, typeArgs};
+                                   const std::map<std::string, ScalarType>* typeArgs,
+                                   const std::set<std::string>* absentTensors) {
+  EvalFacts facts32{{}, 32, typeArgs, absentTensors}, facts64{{}, 64, typeArgs, absentTensors};
   PerWarpWidth out;
   out.wave32 = evaluateConst(expr, constsAndDims(dims, &facts32), &out.failure32, facts32);
   out.wave64 = evaluateConst(expr, constsAndDims(dims, &facts64), &out.failure64, facts64);

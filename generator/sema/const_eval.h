@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "frontend/ast.h"
@@ -43,6 +44,11 @@ struct EvalFacts {
   ResidentBlocksValue residentBlocks;
   int64_t warpSize = 0;
   const std::map<std::string, ScalarType>* typeArgs = nullptr;
+  // The optional tensors a launch leaves absent, for `x is None` where the
+  // module's symbols do not say (a launch's geometry is computed on the
+  // module as loaded, not on a specialized copy: a body const that sizes
+  // shared memory by which operand is present, samples/gemm_ex.spn).
+  const std::set<std::string>* absentTensors = nullptr;
 };
 
 struct ConstEvalFailure {
@@ -60,7 +66,8 @@ struct PerWarpWidth {
   bool known() const { return wave32 && wave64; }
 };
 PerWarpWidth evaluateForWarpWidths(const Expr& expr, const std::map<std::string, int64_t>& dims,
-                                   const std::map<std::string, ScalarType>* typeArgs);
+                                   const std::map<std::string, ScalarType>* typeArgs,
+                                   const std::set<std::string>* absentTensors = nullptr);
 
 // max_value / min_value / min_normal of `t`; nullopt for bool, and for
 // min_normal of an integer.

@@ -1841,7 +1841,7 @@ class Resolver {
         // copy_async(dst, r, c, src, sr, sc, n): both buffers' extents and
         // strides address the copy (as a tile load's source).
         for (auto& a : c.args) resolveExpr(*a);
-        if (c.args.size() == 7) {
+        if (c.args.size() == 7 || c.args.size() == 8) {
           for (size_t i : {size_t(0), size_t(3)})
             if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;
           // The source is read in runs: its alignment and its row dims'

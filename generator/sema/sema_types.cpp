@@ -536,7 +536,9 @@ class TypeChecker {
 
   // copy_async(dst, r, c, src, sr, sc, n): dst a 2-D shared buffer, src a
   // 2-D kernel tensor of its element type, n a constant run of 4, 8 or 16
-  // bytes (the sizes of cp.async), the coordinates integers.
+  // bytes (the sizes of cp.async), the coordinates integers. With 8
+  // arguments, copy_async(dst, r, c, src, sb, sr, sc, n): src is 3-D and sb
+  // picks its matrix (a batch).
   // copy_wait(n): n a constant >= 0 (cp.async.wait_group's immediate).
   // Names only literals and consts, some of which only a specialization or
   // the warp width decides (`const W = 16 // sizeof(T)`): a C++ constant
@@ -566,6 +568,8 @@ class TypeChecker {
     };
     const Symbol* dst = symbolAt(0);
     const Symbol* src = symbolAt(3);
+    const size_t srcRank = c.args.size() - 5;  // 2, or 3 with a batch index
+    const size_t nArg = c.args.size() - 1;
     std::string why;
     if (!dst || dst->kind != SymbolKind::SharedBuffer)
       why = dst ? fmt::format("'{}' (the first argument) is a {}", dst->name, symbolKindName(dst->kind))
@@ -576,23 +580,25 @@ class TypeChecker {
           src ? fmt::format("'{}' (the fourth argument) is a {}", src->name,
                             src->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(src->kind))
               : "the fourth argument is an expression";
-    else if (dst->shape.size() != 2 || src->shape.size() != 2)
-      why = fmt::format("'{}' has {} dims", dst->shape.size() != 2 ? dst->name : src->name,
-                        dst->shape.size() != 2 ? dst->shape.size() : src->shape.size());
+    else if (dst->shape.size() != 2) why = fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
+    else if (src->shape.size() != srcRank)
+      why = fmt::format("'{}' has {} dims; {} arguments copy from a {}-D tensor", src->name, src->shape.size(),
+                        c.args.size(), srcRank);
     else if (dst->type != ScalarType::Invalid && src->type != ScalarType::Invalid && dst->type != src->type)
       why = fmt::format("'{}' holds {}, '{}' {}", dst->name, scalarName(dst->type), src->name, scalarName(src->type));
     if (!why.empty()) error(DiagId::sema_copy_async_buffers, c.range, why);
-    for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5)}) {
+    for (size_t i = 1; i < nArg; ++i) {
+      if (i == 3) continue;  // src
       ScalarType t = typeOf(*c.args[i]);
       if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
     }
     if (!dst || dst->type == ScalarType::Invalid) return;
     const int64_t bytes = scalarBits(dst->type) / 8;
-    auto n = evaluateConst(*c.args[6], constsOnly());
-    if (!n && constsOnlyExpr(*c.args[6])) return;
+    auto n = evaluateConst(*c.args[nArg], constsOnly());
+    if (!n && constsOnlyExpr(*c.args[nArg])) return;
     const bool ok = n && !n->isFloat && n->i > 0 && (n->i * bytes == 4 || n->i * bytes == 8 || n->i * bytes == 16);
     if (!ok)
-      error(DiagId::sema_copy_async_width, c.args[6]->range, scalarName(dst->type),
+      error(DiagId::sema_copy_async_width, c.args[nArg]->range, scalarName(dst->type),
             bytes ? fmt::format("{}, {} or {}", 4 / bytes, 8 / bytes, 16 / bytes) : std::string("?"),
             n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string(", a constant"));
   }

@@ -682,6 +682,92 @@ std::vector<Case> attentionCases(Rng& rng) {
   return out;
 }
 
+// ---------------------------------------------------------------- gemm_ex
+
+// gemm_ex's options on gemm's pipeline: each layout of A and B (row-major,
+// or stored transposed: At is K x M, Bt N x K), batches (NB > 1: the grid's
+// third axis, copy_async's batch index), bias + tanh GELU (ACT bound per
+// kernel handle), and C in f32, f16 and bf16. The logical A (M x K) and B
+// (K x N) of each batch are drawn, then stored in the layout under test;
+// the reference multiplies the logical matrices in double (bench::
+// refMatmul), adds the bias and applies the activation. Shapes: 37x53x29
+// (every dim odd, so no stored row of any layout is 16-byte aligned, and
+// every tile and slab is cut), 130x136x333 (11 slabs, K odd: a linear
+// layer's odd K), 150x260x64 (several blocks, whole slabs). The bound is
+// gemm's (the f32 sum's, inputs in [-1, 1]), plus the f32 activation's
+// rounding (tanh-GELU's slope is below 1.2) and an f16/bf16 C's.
+std::vector<Case> gemmExCases(Rng& rng) {
+  struct V {
+    ST t, out;
+    bool ta, tb, bias, gelu;
+    int64_t NB, M, N, K;
+  };
+  const V vs[] = {
+      {ST::F16, ST::F32, false, false, true, true, 1, 37, 53, 29},      // bias + GELU, plain layouts
+      {ST::F16, ST::F16, false, true, true, true, 1, 130, 136, 333},    // a linear layer: B stored N x K
+      {ST::BF16, ST::F32, true, false, false, false, 2, 150, 260, 64},  // A stored K x M, batched
+      {ST::BF16, ST::BF16, true, true, true, false, 3, 37, 53, 29},     // both transposed, batched, bias
+      {ST::F16, ST::F32, false, false, false, false, 3, 37, 53, 29},    // batched plain GEMM
+      {ST::BF16, ST::F32, false, true, false, false, 2, 37, 53, 29},    // B stored N x K, batched
+  };
+  std::vector<Case> out;
+  for (const V& v : vs) {
+    const int64_t NB = v.NB, M = v.M, N = v.N, K = v.K;
+    // Logical values, then the bytes in the layout under test.
+    auto A = std::make_shared<Host>(randomHost(v.t, size_t(NB * M * K), rng));
+    auto B = std::make_shared<Host>(randomHost(v.t, size_t(NB * K * N), rng));
+    auto bias = std::make_shared<Host>(randomHost(v.t, size_t(N), rng));
+    auto stored = [&](const Host& h, int64_t R, int64_t Cn, bool transposed) {
+      if (!transposed) return h.bytes;
+      Bytes b(h.bytes.size());
+      const size_t e = elemBytes(h.t);
+      for (int64_t m = 0; m < NB; ++m)
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t c = 0; c < Cn; ++c)
+            std::memcpy(&b[size_t((m * Cn + c) * R + r) * e], &h.bytes[size_t((m * R + r) * Cn + c) * e], e);
+      return b;
+    };
+    auto bytesA = std::make_shared<Bytes>(stored(*A, M, K, v.ta));
+    auto bytesB = std::make_shared<Bytes>(stored(*B, K, N, v.tb));
+    Case c;
+    c.label = fmt::format("{}{} {} -> {}{}{} {}x{}", v.ta ? "At" : "A", v.tb ? "Bt" : "B", tname(v.t), tname(v.out),
+                          v.bias ? " +bias" : "", v.gelu ? " gelu_tanh" : "", NB, shape({M, N, K}));
+    c.mutate = v.bias && !v.ta && !v.tb;
+    c.run = [v, bytesA, bytesB, bias](Device& d) {
+      const int64_t NB = v.NB, M = v.M, N = v.N, K = v.K;
+      KernelOptions o;
+      o.consts = {{"ACT", ConstOverride::ofFunction(v.gelu ? "gelu_tanh" : "identity")}};
+      DeviceBuffer dA = d.upload(*bytesA), dB = d.upload(*bytesB), dBias = d.upload(bias->bytes);
+      DeviceBuffer dC = d.filled(size_t(NB * M * N) * elemBytes(v.out));
+      const Arg a = v.ta ? tensor(dA.data(), v.t, {NB, K, M}) : tensor(dA.data(), v.t, {NB, M, K});
+      const Arg b = v.tb ? tensor(dB.data(), v.t, {NB, N, K}) : tensor(dB.data(), v.t, {NB, K, N});
+      d.kernel("gemm_ex", o)
+          .launch(nullptr, {v.ta ? none() : a, v.ta ? a : none(), v.tb ? none() : b, v.tb ? b : none(),
+                            v.bias ? tensor(dBias.data(), v.t, {N}) : none(), tensor(dC.data(), v.out, {NB, M, N})});
+      return std::vector<Bytes>{d.download(dC)};
+    };
+    c.check = [v, A, B, bias](const std::vector<Bytes>& out, Checker& ch) {
+      const int64_t M = v.M, N = v.N, K = v.K;
+      Vec want;
+      for (int64_t m = 0; m < v.NB; ++m) {
+        const Vec a(A->values.begin() + m * M * K, A->values.begin() + (m + 1) * M * K);
+        const Vec b(B->values.begin() + m * K * N, B->values.begin() + (m + 1) * K * N);
+        Vec prod = bench::refMatmul(a, b, M, N, K);
+        for (int64_t i = 0; i < M * N; ++i) {
+          double x = prod[size_t(i)] + (v.bias ? bias->values[size_t(i % N)] : 0.0);
+          want.push_back(v.gelu ? bench::actGeluTanh(x) : x);
+        }
+      }
+      const Vec got = decode(v.out, out[0], 0, want.size());
+      const double atol = 1.2e-6 * double(K) + 1e-6;
+      if (v.out == ST::F32) ch.near("C", got, want, atol, 2e-5);
+      else ch.near("C", got, want, storageTol(v.out).atol + atol, storageTol(v.out).rtol);
+    };
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- histogram
 
 // Values near bin centres (no float-vs-double disagreement about a
@@ -1010,6 +1096,7 @@ const std::vector<Sample>& samples() {
       {"bias_gelu", biasGeluCases},
       {"fused_add_rmsnorm", fusedAddRmsnormCases},
       {"gemm", gemmCases},
+      {"gemm_ex", gemmExCases},
       {"histogram", histogramCases},
       {"layernorm", layernormCases},
       {"matmul", matmulCases},

@@ -330,6 +330,7 @@ TEST(MmaLayout, LdmatrixOffsetsLoadTheDocumentedElements) {
   checkLdmatrixOffsets<false>(false, nvidiaA, false, "mma_load_a (A stored M x K)");
   checkLdmatrixOffsets<false>(true, nvidiaB, false, "mma_load_b (B stored K x N, .trans)");
   checkLdmatrixOffsets<true>(false, nvidiaB, true, "mma_load_b_t (B stored N x K)");
+  checkLdmatrixOffsets<true>(true, nvidiaA, true, "mma_load_a_t (A stored K x M, .trans)");
 }
 
 // ---- Flash attention's steps (docs/language.md 8.11): row values, row

@@ -8,7 +8,8 @@
 // together are placed in dynamic shared memory (launch_geometry's
 // sharedPastStaticLimit) and still read back what was written. And copies
 // whose source row and column the generator proves fit 32 bits, tested in
-// 32-bit arithmetic, over tiles past both edges.
+// 32-bit arithmetic, over tiles past both edges. And copies from one matrix
+// of a 3-D tensor (a batch index), contiguous and strided.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -74,6 +75,31 @@ kernel tiles[T](X: T[R, C], Y: T[P, Q]):
     for l in static_range(TR * TC // 64):
         f = tid + l * 64
         Y[r0 + f // TC, c0 + f % TC] = S[f // TC, f % TC]
+)";
+
+// The window kernel's copies from matrix b of a 3-D X (copy_async's batch
+// index), contiguous or through its strides.
+constexpr const char* kBatchWindowKernel = R"(const TR = 16
+const TC = 32
+
+@grid(1)
+@block(64)
+kernel batch_window[T](X: T[NB, R, C], Xs: T[SB, SR, SC] strided, Y: T[2, TR, TC], b: i64, r0: i64, c0: i64):
+    const W = 16 // sizeof(T)
+    S = shared(T, [2 * TR, TC])
+    tid = thread_id()
+    for l in static_range(TR * TC // W // 64):
+        e = tid + l * 64
+        r = e // (TC // W)
+        c = (e % (TC // W)) * W
+        copy_async(S, r, c, X, b, r0 + r, c0 + c, W)
+        copy_async(S, TR + r, c, Xs, b, r0 + r, c0 + c, W)
+    copy_commit()
+    copy_wait(0)
+    sync()
+    for l in static_range(2 * TR * TC // 64):
+        e = tid + l * 64
+        Y[e // (TR * TC), (e // TC) % TR, e % TC] = S[e // TC, e % TC]
 )";
 
 // 72 KiB of shared buffers (past the 48 KiB of static shared memory): each
@@ -185,6 +211,61 @@ TEST_P(CpuCopyAsync, CopiesTilesWithThirtyTwoBitIndices) {
           EXPECT_NE(source.find("int32_t(r0) + r, uint32_t(c0) + uint32_t(c))"), std::string::npos) << source;
         EXPECT_EQ(source.find("X 16-byte aligned") != std::string::npos, shift == 0) << source;
       }
+  }
+}
+
+// A 3-D source: matrix b's window, zero past its edges and for a b outside
+// [0, NB); the strided source is the same values seen through a view whose
+// matrices are not adjacent and whose rows are padded (strides (R * (C + 3)
+// * 2, C + 3, 1): every other matrix of a padded buffer), so the batch
+// stride and row stride are its own.
+TEST_P(CpuCopyAsync, CopiesFromAMatrixOfABatch) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModuleFromString("batch_window.spn", kBatchWindowKernel).kernel("batch_window");
+  std::mt19937_64 rng(std::random_device{}());
+  struct Case {
+    int64_t NB, R, C, b, r0, c0;
+  };
+  const Case cases[] = {{3, 40, 64, 1, 8, 16},  {3, 20, 40, 2, 10, 24}, {2, 37, 53, 0, 5, 7},
+                        {2, 37, 53, 1, 30, 40}, {2, 20, 40, 2, 0, 0},   {2, 20, 40, -1, 0, 0}};
+  for (ScalarType t : {ScalarType::F32, ScalarType::F16}) {
+    const size_t bytes = t == ScalarType::F32 ? 4 : 2;
+    for (const Case& cs : cases) {
+      const int64_t pitch = cs.C + 3, matrix = cs.R * pitch * 2;
+      std::vector<uint8_t> X(size_t(cs.NB * cs.R * cs.C) * bytes), Xs(size_t(cs.NB * matrix) * bytes);
+      for (auto& v : X) v = uint8_t(rng());
+      for (size_t i = bytes - 1; i < X.size(); i += bytes) X[i] &= 0xbf;  // finite values
+      for (auto& v : Xs) v = uint8_t(rng());                              // what the view does not see is anything
+      auto xAt = [&](int64_t b, int64_t r, int64_t c) { return size_t((b * cs.R + r) * cs.C + c) * bytes; };
+      auto xsAt = [&](int64_t b, int64_t r, int64_t c) { return size_t(b * matrix + r * pitch + c) * bytes; };
+      for (int64_t b = 0; b < cs.NB; ++b)
+        for (int64_t r = 0; r < cs.R; ++r)
+          for (int64_t c = 0; c < cs.C; ++c) std::memcpy(&Xs[xsAt(b, r, c)], &X[xAt(b, r, c)], bytes);
+      std::vector<uint8_t> Y(2 * 16 * 32 * bytes, 0xff);
+      DeviceBuffer dX = rt.allocate(X.size()), dXs = rt.allocate(Xs.size()), dY = rt.allocate(Y.size());
+      rt.copyToDevice(dX, X.data(), X.size());
+      rt.copyToDevice(dXs, Xs.data(), Xs.size());
+      rt.copyToDevice(dY, Y.data(), Y.size());
+      const int64_t shape[] = {cs.NB, cs.R, cs.C}, strides[] = {matrix, pitch, 1};
+      k.launch(nullptr, {tensor(dX.data(), t, {cs.NB, cs.R, cs.C}), tensor(dXs.data(), t, shape, 3, strides),
+                         tensor(dY.data(), t, {2, 16, 32}), scalar(cs.b), scalar(cs.r0), scalar(cs.c0)});
+      rt.copyToHost(Y.data(), dY, Y.size());
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t r = 0; r < 16; ++r)
+          for (int64_t c = 0; c < 32; ++c) {
+            const int64_t xr = cs.r0 + r, xc = cs.c0 + c;
+            const bool inside = cs.b >= 0 && cs.b < cs.NB && xr < cs.R && xc < cs.C;
+            for (size_t v = 0; v < bytes; ++v) {
+              const uint8_t want = inside ? X[xAt(cs.b, xr, xc) + v] : 0;
+              ASSERT_EQ(Y[size_t((h * 16 + r) * 32 + c) * bytes + v], want)
+                  << target << (checked ? " checked " : " ") << (bytes == 4 ? "f32 " : "f16 ") << (h ? "strided " : "")
+                  << "X " << cs.NB << "x" << cs.R << "x" << cs.C << " matrix " << cs.b << " at (" << cs.r0 << ", "
+                  << cs.c0 << "): Y[" << r << ", " << c << "] byte " << v;
+            }
+          }
+    }
   }
 }
 

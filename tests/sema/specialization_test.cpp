@@ -681,6 +681,39 @@ kernel k(x: f32[M, N], y: f32[M, N]):
       << dyn;
 }
 
+// A body const may size shared memory by which optional tensor a launch
+// gives (samples/gemm_ex.spn stages A's slab as BM rows of BK, or At's as
+// BK rows of BM). A launch's geometry is computed on the module as loaded,
+// whose symbols know no presence: the specialization's absent tensors
+// decide there, so the bytes and the static/dynamic choice (past 48 KiB)
+// agree with the generated file's.
+TEST(Specialization, SharedMemoryThatPresenceSizesFollowsTheLaunch) {
+  const char* text = R"(
+@grid(1)
+@block(64)
+kernel k(x: f32[N] | None, xt: f32[N] | None, y: f32[N]):
+    const ROWS = 64 if x is not None else 256
+    s = shared(f32, [ROWS, 64])
+    t = shared(f32, [ROWS // 64, 4])
+    s[0, thread_id()] = 1.0
+    t[0, 0] = 2.0
+    sync()
+    y[thread_id()] = s[0, thread_id()] + t[0, 0]
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization withX, withXt;
+  withX.absentTensors = {"xt"};
+  withXt.absentTensors = {"x"};
+  // x: 16 KiB + 16 bytes, static __shared__ arrays. xt: 64 KiB + 64 bytes,
+  // past 48 KiB, so both buffers are dynamic.
+  EXPECT_EQ(m->launchGeometry("k", withX, {{"N", 64}}).dynamicSharedBytes, 0u);
+  EXPECT_EQ(m->launchGeometry("k", withXt, {{"N", 64}}).dynamicSharedBytes, 256u * 64 * 4 + 16 * 4);
+  EXPECT_EQ(m->generate("k", withX).source.find("__spn_dynamic_shared"), std::string::npos);
+  EXPECT_NE(m->generate("k", withXt).source.find("__spn_dynamic_shared"), std::string::npos);
+}
+
 // Specialize-and-prune: a branch whose condition is false in this
 // specialization is neither checked nor printed, so it may use what this
 // specialization lacks (here a static_range over K, which must be static);
