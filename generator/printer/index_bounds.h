@@ -15,6 +15,9 @@
 //   - + - * // % of non-negative values, widening casts, cdiv, min, max.
 // Anything else (a scalar parameter, a loaded value, a local assigned twice
 // or through nonlocal) has no known range.
+// Made with `anyIndexWidth`, it bounds expressions without 32-bit indices
+// too, with dims up to 2^62 (the runtime's largest): what the tile bounds
+// (tile_bounds.h) use, which hold whatever the index width.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +39,10 @@ struct IndexRange {
 
 class IndexBounds {
  public:
-  IndexBounds(const PrintContext& ctx, const FunctionScope& fn);
+  IndexBounds(const PrintContext& ctx, const FunctionScope& fn, bool anyIndexWidth = false);
   std::optional<IndexRange> of(const Expr& e) const;
+  // The value of a local assigned exactly once, or null.
+  const Expr* definitionOf(const Symbol& local) const;
 
  private:
   std::optional<IndexRange> ofName(const Symbol& s) const;
@@ -50,6 +55,8 @@ class IndexBounds {
   void collect(const Block& body);
 
   const PrintContext& ctx_;
+  bool active_ = false;   // 32-bit indices, or anyIndexWidth
+  int64_t dimLimit_ = 0;  // the largest a dim may be
   std::map<const Symbol*, const Expr*> definitions_;  // locals assigned exactly once
   std::set<const Symbol*> reassigned_;
   std::map<const Symbol*, const ForStmt*> loops_;
