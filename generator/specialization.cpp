@@ -71,8 +71,9 @@ std::string constOverrideText(const ConstOverride& v) {
 bool Specialization::operator==(const Specialization& other) const {
   return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
          unitStrideTensors == other.unitStrideTensors && alignedTensors == other.alignedTensors &&
-         divisible == other.divisible && exactGridDims == other.exactGridDims && absentTensors == other.absentTensors && consts == other.consts &&
-         lineDirectives == other.lineDirectives && checked == other.checked && index32 == other.index32;
+         divisible == other.divisible && exactGridDims == other.exactGridDims && absentTensors == other.absentTensors &&
+         consts == other.consts && lineDirectives == other.lineDirectives && checked == other.checked &&
+         index32 == other.index32;
 }
 
 int divisibilityGranularity(int64_t value) {
@@ -140,8 +141,8 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     return true;
   }
   const bool takesValue = flag == "--static" || flag == "--dtype" || flag == "--const" || flag == "--contiguous" ||
-                          flag == "--unit-stride" || flag == "--aligned" || flag == "--divisible" || flag == "--exact-grid" ||
-                          flag == "--absent";
+                          flag == "--unit-stride" || flag == "--aligned" || flag == "--divisible" ||
+                          flag == "--exact-grid" || flag == "--absent";
   if (!takesValue) return false;
   if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", flag));
   const std::string& value = args[++i];

@@ -19,10 +19,10 @@
 #include "index_bounds.h"
 #include "kernel_source.h"
 #include "name_supply.h"
-#include "tile_bounds.h"
 #include "sema/builtins.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
+#include "tile_bounds.h"
 
 namespace spindle {
 

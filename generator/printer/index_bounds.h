@@ -55,8 +55,8 @@ class IndexBounds {
   void collect(const Block& body);
 
   const PrintContext& ctx_;
-  bool active_ = false;   // 32-bit indices, or anyIndexWidth
-  int64_t dimLimit_ = 0;  // the largest a dim may be
+  bool active_ = false;                               // 32-bit indices, or anyIndexWidth
+  int64_t dimLimit_ = 0;                              // the largest a dim may be
   std::map<const Symbol*, const Expr*> definitions_;  // locals assigned exactly once
   std::set<const Symbol*> reassigned_;
   std::map<const Symbol*, const ForStmt*> loops_;

@@ -167,8 +167,8 @@ std::optional<TileBounds::Base> TileBounds::base(const Term& t, const Symbol& bo
     if (!divisibility_) divisibility_ = std::make_unique<Divisibility>(fn_, *ctx_.spec);
     const int64_t g = std::min(divisibility_->of(*n), divisibility_->of(*stop));
     if (g >= Divisibility::kZero || g < 2) return std::nullopt;
-    return Base{g, fmt::format("{} <= {} - {} ({} < {}, both multiples of {})", text(*t.shown), bound.name,
-                               g, n->name, bound.name, g)};
+    return Base{g, fmt::format("{} <= {} - {} ({} < {}, both multiples of {})", text(*t.shown), bound.name, g, n->name,
+                               bound.name, g)};
   }
   return std::nullopt;
 }
@@ -183,7 +183,8 @@ const Expr& TileBounds::peel(const Expr& e) const {
       continue;
     }
     const auto* n = cur->as<NameExpr>();
-    const Expr* def = n && n->symbol && n->symbol->kind == SymbolKind::Local ? ranges_.definitionOf(*n->symbol) : nullptr;
+    const Expr* def =
+        n && n->symbol && n->symbol->kind == SymbolKind::Local ? ranges_.definitionOf(*n->symbol) : nullptr;
     if (!def) break;
     cur = def;
   }

@@ -72,8 +72,8 @@ class TileBounds {
   const PrintContext& ctx_;
   const FunctionScope& fn_;
   bool enabled_ = false;
-  IndexBounds ranges_;       // whatever the index width
-  int64_t tileOfAxis_[3] = {0, 0, 0};   // T of an axis cdiv(D, T) whose fact is set; 0 otherwise
+  IndexBounds ranges_;                 // whatever the index width
+  int64_t tileOfAxis_[3] = {0, 0, 0};  // T of an axis cdiv(D, T) whose fact is set; 0 otherwise
   const Symbol* dimOfAxis_[3] = {nullptr, nullptr, nullptr};
   mutable std::unique_ptr<Divisibility> divisibility_;
 };
