@@ -134,7 +134,7 @@ std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const std
     }
     if (!bounded || rest + need > found->g) continue;
     std::string why = fmt::format("{} always: {}", text(b), found->why);
-    if (!restText.empty()) why += fmt::format(" and {} <= {}", restText, found->g - need);
+    if (!restText.empty()) why += fmt::format(" and {} <= {}", restText, int64_t(rest));  // at most g - need
     return why;
   }
   return std::nullopt;
