@@ -281,7 +281,40 @@ bool IndexBounds::isDimProductOfOneTensor(const Expr& e) const {
   return false;
 }
 
+// `thread_id(a) // warp_size()` under a block whose axis a is
+// `c * warp_size()`: the thread's warp, below c whatever the warp width
+// (interval arithmetic alone gives maxThreads / 32).
+std::optional<IndexRange> IndexBounds::warpOfThread(const BinaryExpr& b) const {
+  auto isWarpSize = [](const Expr& e) {
+    const auto* c = e.as<CallExpr>();
+    const BuiltinInfo* bi = c && !c->symbol ? findBuiltin(c->callee) : nullptr;
+    return bi && bi->id == BuiltinId::WarpSize;
+  };
+  if (b.op != BinaryOp::FloorDiv || !isWarpSize(*b.rhs)) return std::nullopt;
+  const Expr* tid = b.lhs.get();
+  for (int depth = 0; depth < 16; ++depth) {  // through locals assigned once
+    const auto* n = tid->as<NameExpr>();
+    auto it =
+        n && n->symbol && n->symbol->kind == SymbolKind::Local ? definitions_.find(n->symbol) : definitions_.end();
+    if (it == definitions_.end()) break;
+    tid = it->second;
+  }
+  const auto* call = tid->as<CallExpr>();
+  const BuiltinInfo* bi = call && !call->symbol ? findBuiltin(call->callee) : nullptr;
+  if (!bi || bi->id != BuiltinId::ThreadId) return std::nullopt;
+  const int axis = axisOf(*call);
+  const auto& axes = ctx_.plan.block.axes;
+  if (axis < 0 || size_t(axis) >= axes.size()) return std::nullopt;
+  const auto* m = axes[size_t(axis)]->as<BinaryExpr>();
+  if (!m || m->op != BinaryOp::Mul) return std::nullopt;
+  const Expr* c = isWarpSize(*m->rhs) ? m->lhs.get() : isWarpSize(*m->lhs) ? m->rhs.get() : nullptr;
+  auto r = c ? of(*c) : std::nullopt;
+  if (!r || r->lo != r->hi || r->lo < 1) return std::nullopt;
+  return IndexRange{0, r->lo - 1};
+}
+
 std::optional<IndexRange> IndexBounds::ofBinary(const BinaryExpr& b) const {
+  if (auto w = warpOfThread(b)) return w;
   if (b.op == BinaryOp::Mul && ctx_.index32 && isDimProductOfOneTensor(b)) return IndexRange{1, kIndexMax};
   auto l = of(*b.lhs), r = of(*b.rhs);
   if (!l || !r || l->lo < 0 || r->lo < 0) return std::nullopt;  // non-negative operands only

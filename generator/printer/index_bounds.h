@@ -6,7 +6,8 @@
 //     a shape holds `c * D`: c * D is a dim too), and a
 //     product of dims of one tensor's shape too (`T * V` of a [B, T, V]
 //     tensor: at most its element count);
-//   - launch geometry: thread_id() below @block's axis, block_id() below
+//   - launch geometry: thread_id() below @block's axis (and
+//     thread_id() // warp_size() below c under @block(c * warp_size())), block_id() below
 //     @grid's axis (its expression bounded the same way), lane_id(),
 //     warp_size(), block_dim(), grid_dim();
 //   - literals and integer consts;
@@ -50,6 +51,7 @@ class IndexBounds {
   std::optional<IndexRange> ofBinary(const BinaryExpr& b) const;
   std::optional<IndexRange> ofLoopVar(const ForStmt& loop) const;
   std::optional<IndexRange> gridAxis(int axis) const;
+  std::optional<IndexRange> warpOfThread(const BinaryExpr& b) const;
   bool isDimProductOfOneTensor(const Expr& e) const;
   int64_t dimMax(const Symbol& dim) const;
   void collect(const Block& body);

@@ -35,8 +35,8 @@ int count(const std::string& text, const std::string& what) {
 
 struct Printed {
   std::string body;
-  int ifs = 0;      // `if (` left in the kernel
-  int proven = 0;   // `always:` comments
+  int ifs = 0;     // `if (` left in the kernel
+  int proven = 0;  // `always:` comments
   bool elses = false;
 };
 
@@ -97,11 +97,13 @@ TEST(ExactGrid, TheFactIsAssumedStatedAndKeyed) {
   EXPECT_NE(fast.source.find("N whole grid tiles"), std::string::npos);  // the header
   EXPECT_NE(fast.source.find("--exact-grid N\n"), std::string::npos);    // the "Regenerate with" line
   EXPECT_NE(fast.key, general.key);
-  EXPECT_NE(fast.key, m->generate("k", [] {
-                        Specialization s;
-                        s.exactGridDims = {"M"};
-                        return s;
-                      }()).key);
+  EXPECT_NE(fast.key, m->generate("k",
+                                  [] {
+                                    Specialization s;
+                                    s.exactGridDims = {"M"};
+                                    return s;
+                                  }())
+                          .key);
 
   auto refuses = [&](Specialization spec, const std::string& needle) {
     try {
@@ -113,8 +115,9 @@ TEST(ExactGrid, TheFactIsAssumedStatedAndKeyed) {
   };
   Specialization bad;
   bad.exactGridDims = {"K"};
-  refuses(bad, "no @grid axis is cdiv(K, T) with T a constant, so --exact-grid K states nothing (such dims: N (tiles "
-               "of 64), M (tiles of 32))");
+  refuses(bad,
+          "no @grid axis is cdiv(K, T) with T a constant, so --exact-grid K states nothing (such dims: N (tiles "
+          "of 64), M (tiles of 32))");
   bad.exactGridDims = {"N"};
   bad.staticDims = {{"N", 256}};
   refuses(bad, "dim N is static");
@@ -171,10 +174,10 @@ TEST(TileBounds, RunsThatEndAtTheTileEdgeFold) {
 }
 
 TEST(TileBounds, NothingIsProvenWithoutTheFactOrOnAnotherTile) {
-  EXPECT_EQ(print(ifElse("col0 + tx < N"), {}).ifs, 1);     // N % 64 unknown
-  EXPECT_EQ(print(ifElse("col0 + tx < N"), {"M"}).ifs, 1);  // only M's fact
-  EXPECT_EQ(print(ifElse("col0 + tx < M")).ifs, 1);         // another dim
-  EXPECT_EQ(print(ifElse("row0 + tx < N")).ifs, 1);         // axis 1's tile against N
+  EXPECT_EQ(print(ifElse("col0 + tx < N"), {}).ifs, 1);                               // N % 64 unknown
+  EXPECT_EQ(print(ifElse("col0 + tx < N"), {"M"}).ifs, 1);                            // only M's fact
+  EXPECT_EQ(print(ifElse("col0 + tx < M")).ifs, 1);                                   // another dim
+  EXPECT_EQ(print(ifElse("row0 + tx < N")).ifs, 1);                                   // axis 1's tile against N
   EXPECT_EQ(print("    c = i64(block_id(0)) * 32\n" + ifElse("c + tx < N")).ifs, 1);  // not T
   EXPECT_EQ(print("    c = i64(block_id(0)) * 128\n" + ifElse("c + tx < N")).ifs, 1);
   // An axis that is not cdiv(D, T): block_id(1) < M + 1 blocks.
