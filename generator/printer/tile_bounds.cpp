@@ -130,7 +130,7 @@ std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const std
       auto r = ranges_.of(*ts[k].shown);
       if (!r) bounded = false;
       else rest += r->hi;
-      if (k != i) restText += (restText.empty() ? "" : " + ") + text(*ts[k].shown);
+      restText += (restText.empty() ? "" : " + ") + text(*ts[k].shown);
     }
     if (!bounded || rest + need > found->g) continue;
     std::string why = fmt::format("{} always: {}", text(b), found->why);
