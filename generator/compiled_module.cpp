@@ -6,6 +6,7 @@
 #include "launch_geometry.h"
 #include "load_module.h"
 #include "passes/capture_analysis.h"
+#include "passes/exact_grid.h"
 #include "sema/const_eval.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
@@ -124,6 +125,7 @@ KernelInfo describeKernel(const FunctionScope& k) {
     if (d->staticDeclared) info.staticDims.push_back(d->name);
   }
   for (const Symbol* d : runRowDimSymbols(k)) info.runRowDims.push_back(d->name);
+  for (const ExactGridCandidate& c : exactGridCandidates(k, {})) info.exactGridDims.push_back({c.dim, c.tile});
   info.gridUsesResidentBlocks = k.gridUsesResidentBlocks;
   for (const Symbol* s : k.launchScalars) info.launchScalars.push_back(s->name);
   info.tune = k.tune;

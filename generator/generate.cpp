@@ -22,6 +22,7 @@
 #include "frontend/ast_walk.h"
 #include "launch_geometry.h"
 #include "passes/capture_analysis.h"
+#include "passes/exact_grid.h"
 #include "passes/prune_branches.h"
 #include "passes/specialization_checks.h"
 #include "printer/kernel_source.h"
@@ -100,6 +101,25 @@ void checkDivisible(const FunctionScope& k, const Specialization& req, const std
                   k.name, name, listed(candidates), hint));
 }
 
+// --exact-grid names a dynamic dim that a @grid axis covers in tiles,
+// `cdiv(D, T)` (exactGridCandidates).
+void checkExactGrid(const FunctionScope& k, const Specialization& req, const std::string& name) {
+  if (req.staticDims.count(name))
+    throw GeneratorError(fmt::format(
+        "kernel '{}': dim {} is static, so the compiler already knows whether the grid covers it exactly; drop "
+        "--exact-grid {}",
+        k.name, name, name));
+  std::vector<std::string> names;
+  for (const ExactGridCandidate& c : exactGridCandidates(k, {})) {
+    if (c.dim == name) return;
+    if (!req.staticDims.count(c.dim)) names.push_back(fmt::format("{} (tiles of {})", c.dim, c.tile));
+  }
+  throw GeneratorError(
+      fmt::format("kernel '{}': no @grid axis is cdiv({}, T) with T a constant, so --exact-grid {} states nothing "
+                  "(such dims: {})",
+                  k.name, name, name, listed(names)));
+}
+
 void validateSpecialization(const SemaModule& sema, const FunctionScope& k, const Specialization& req) {
   std::set<std::string> dims;
   for (auto* d : k.dimSymbols) dims.insert(d->name);
@@ -149,6 +169,7 @@ void validateSpecialization(const SemaModule& sema, const FunctionScope& k, cons
   for (const auto& name : req.unitStrideTensors) checkUnitStride(k, req, name);
   const std::vector<std::string> candidates = divisibilityCandidates(k, req);
   for (const auto& [name, granularity] : req.divisible) checkDivisible(k, req, candidates, name, granularity);
+  for (const auto& name : req.exactGridDims) checkExactGrid(k, req, name);
   for (const auto& name : req.absentTensors) {
     bool optional = false;
     for (const Symbol* p : k.params) optional |= p->name == name && p->kind == SymbolKind::TensorParam && p->optional;

@@ -71,8 +71,9 @@ std::string constOverrideText(const ConstOverride& v) {
 bool Specialization::operator==(const Specialization& other) const {
   return staticDims == other.staticDims && typeArgs == other.typeArgs && contiguousTensors == other.contiguousTensors &&
          unitStrideTensors == other.unitStrideTensors && alignedTensors == other.alignedTensors &&
-         divisible == other.divisible && absentTensors == other.absentTensors && consts == other.consts &&
-         lineDirectives == other.lineDirectives && checked == other.checked && index32 == other.index32;
+         divisible == other.divisible && exactGridDims == other.exactGridDims && absentTensors == other.absentTensors &&
+         consts == other.consts && lineDirectives == other.lineDirectives && checked == other.checked &&
+         index32 == other.index32;
 }
 
 int divisibilityGranularity(int64_t value) {
@@ -104,6 +105,7 @@ std::vector<std::string> specializationFlags(const Specialization& spec) {
   for (const auto& name : spec.alignedTensors) add("--aligned", name);
   // 16, the granularity the flag has always meant, goes without a value.
   for (const auto& [name, g] : spec.divisible) add("--divisible", g == 16 ? name : fmt::format("{}={}", name, g));
+  for (const auto& name : spec.exactGridDims) add("--exact-grid", name);
   for (const auto& name : spec.absentTensors) add("--absent", name);
   if (!spec.lineDirectives) flags.push_back("--no-line-directives");
   if (spec.checked) flags.push_back("--checked");
@@ -139,7 +141,8 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     return true;
   }
   const bool takesValue = flag == "--static" || flag == "--dtype" || flag == "--const" || flag == "--contiguous" ||
-                          flag == "--unit-stride" || flag == "--aligned" || flag == "--divisible" || flag == "--absent";
+                          flag == "--unit-stride" || flag == "--aligned" || flag == "--divisible" ||
+                          flag == "--exact-grid" || flag == "--absent";
   if (!takesValue) return false;
   if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("'{}' needs a value", flag));
   const std::string& value = args[++i];
@@ -160,6 +163,8 @@ bool parseSpecializationFlag(const std::vector<std::string>& args, size_t& i, Sp
     spec.unitStrideTensors.insert(value);
   } else if (flag == "--aligned") {
     spec.alignedTensors.insert(value);
+  } else if (flag == "--exact-grid") {
+    spec.exactGridDims.insert(value);
   } else if (flag == "--absent") {
     spec.absentTensors.insert(value);
   } else {

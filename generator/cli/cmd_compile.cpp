@@ -51,7 +51,7 @@ int cmdCompile(const Args& args) {
   for (const auto& [dim, value] : sel.spec.staticDims) kernelOptions.staticDims.push_back(dim);
   kernelOptions.consts = sel.spec.consts;
   Kernel kernel = module.kernel(name, kernelOptions);
-  // The layout flags (--contiguous, --aligned, --divisible) pick the binary
+  // The layout flags (--contiguous, --aligned, --divisible, --exact-grid) pick the binary
   // a launch with such arguments would use.
   CompileReport r = kernel.compile(sel.spec);
 

@@ -60,9 +60,9 @@ int cmdRun(const Args& args) {
   }
   if (path.empty()) return usageError("run: expected a FILE");
   if (!sel.spec.contiguousTensors.empty() || !sel.spec.unitStrideTensors.empty() || !sel.spec.alignedTensors.empty() ||
-      !sel.spec.divisible.empty())
+      !sel.spec.divisible.empty() || !sel.spec.exactGridDims.empty())
     return usageError(
-        "run: --contiguous, --unit-stride, --aligned and --divisible follow from the arguments, and run "
+        "run: --contiguous, --unit-stride, --aligned, --divisible and --exact-grid follow from the arguments, and run "
         "allocates them itself (contiguous, 16-byte aligned); drop them");
   KernelOptions kernelOptions;
   if (std::string why = applyStaticDims(sel, "run", dims, kernelOptions); !why.empty()) return usageError(why);

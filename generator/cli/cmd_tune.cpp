@@ -68,7 +68,7 @@ int cmdTune(const Args& args) {
   }
   if (path.empty()) return usageError("tune: expected a FILE (or --export/--import FILE.json)");
   if (!sel.spec.contiguousTensors.empty() || !sel.spec.unitStrideTensors.empty() || !sel.spec.alignedTensors.empty() ||
-      !sel.spec.divisible.empty())
+      !sel.spec.divisible.empty() || !sel.spec.exactGridDims.empty())
     return usageError("tune: layout flags follow from the arguments, which tune allocates itself; drop them");
   KernelOptions kernelOptions;
   if (std::string why = applyStaticDims(sel, "tune", dims, kernelOptions); !why.empty()) return usageError(why);

@@ -50,6 +50,8 @@ void printHelp() {
       "  --divisible N[=G]      N is a multiple of G (2, 4, 8; 16 by default): rows of aligned tensors stay\n"
       "                         aligned. N: a dynamic dim, a row stride x.stride0, a dim expression's value\n"
       "                         x.dim1 (repeatable)\n"
+      "  --exact-grid D         dim D is a whole number of the tiles of its @grid axis cdiv(D, T): bounds tests\n"
+      "                         the tiles prove are left out (repeatable)\n"
       "  --absent X             optional tensor X (declared T[...] | None) is not passed (repeatable)\n"
       "  --no-line-directives   omit #line directives pointing at the .spn\n"
       "  --checked              compile `assert` statements in and bounds-check every element access (a failure\n"

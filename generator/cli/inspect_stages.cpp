@@ -10,6 +10,7 @@
 
 #include "generate.h"
 #include "passes/capture_analysis.h"
+#include "passes/exact_grid.h"
 #include "sema/sema.h"
 #include "spec_options.h"
 
@@ -130,13 +131,27 @@ std::string inspectKey(const LoadedModule& result, const Args& options) {
   std::string out = fmt::format("kernel: {}\n", sel.kernel);
   std::vector<Symbol*> rowDims = runRowDimSymbols(*k);
   auto isRowDim = [&](const Symbol* d) { return std::find(rowDims.begin(), rowDims.end(), d) != rowDims.end(); };
+  // Dims the grid covers in tiles: whether each is a whole number of them is one key bit.
+  std::set<std::string> statics;
+  for (const auto& [name, value] : spec.staticDims) statics.insert(name);
+  const std::vector<ExactGridCandidate> gridDims = exactGridCandidates(*k, statics);
+  auto gridText = [&](const Symbol* d) -> std::string {
+    for (const ExactGridCandidate& c : gridDims)
+      if (c.dim == d->name)
+        return fmt::format("; @grid covers it in tiles of {}: whether it is a multiple of {} is in the key ({})",
+                           c.tile, c.tile,
+                           spec.exactGridDims.count(c.dim) ? "yes here" : "no here; --exact-grid " + c.dim);
+    return "";
+  };
   for (const Symbol* d : k->dimSymbols) {
     auto it = spec.staticDims.find(d->name);
     if (it != spec.staticDims.end()) out += fmt::format("  {} = {}: static, in the key\n", d->name, it->second);
     else if (d->staticDeclared)
       out += fmt::format("  {}: @static but no value given (pass --static {}=VALUE)\n", d->name, d->name);
     else if (isRowDim(d))
-      out += fmt::format("  {}: dynamic, passed at launch; {}\n", d->name, granularityText(spec, d->name));
+      out +=
+          fmt::format("  {}: dynamic, passed at launch; {}{}\n", d->name, granularityText(spec, d->name), gridText(d));
+    else if (!gridText(d).empty()) out += fmt::format("  {}: dynamic, passed at launch{}\n", d->name, gridText(d));
     else out += fmt::format("  {}: dynamic, passed at launch, not in the key\n", d->name);
   }
   for (const auto& [name, value] : spec.consts)

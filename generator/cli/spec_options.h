@@ -7,6 +7,7 @@
 //   --aligned X    (repeatable: tensor parameter X's address is a multiple of 16 bytes)
 //   --divisible N[=G] (repeatable: N, a row stride x.strideK or a dim expression's
 //                  value x.dimK, is a multiple of G: 2, 4, 8 or 16, the default)
+//   --exact-grid D (repeatable: dim D is a multiple of T, its @grid axis being cdiv(D, T))
 //   --absent X     (repeatable: optional tensor parameter X is not passed)
 //   --no-line-directives
 #pragma once

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "../passes/capture_analysis.h"
+#include "../passes/exact_grid.h"
 #include "sema/builtins.h"
 #include "sema/const_eval.h"
 
@@ -203,6 +204,7 @@ FunctionPrinter::FunctionPrinter(PrintContext& ctx, FunctionScope& fn, Emitter& 
     : ctx_(ctx),
       fn_(fn),
       bounds_(ctx, fn),
+      tiles_(ctx, fn),
       out_(out),
       names_(&ctx.globals),
       plan_(ctx.plan.locals.at(&fn)),
@@ -358,6 +360,14 @@ void FunctionPrinter::printAlignmentAssumptions() {
       for (size_t axis = 1; axis < p->shape.size(); ++axis)
         assume(dimDivisibleName(p->name, static_cast<int>(axis)), paren(dimExpr(*p, axis), kMultiplicative + 1));
   }
+  // A dim the grid covers in whole tiles: what tile_bounds.h proves tests
+  // with, said to the device compiler too.
+  if (ctx_.spec && &fn_ == &ctx_.kernel)
+    for (const ExactGridCandidate& c : exactGridCandidates(fn_, ctx_.staticDims))
+      if (ctx_.spec->exactGridDims.count(c.dim))
+        for (const Symbol* d : fn_.dimSymbols)
+          if (d->name == c.dim)
+            out_.linef("__builtin_assume({} % {} == 0);  // a whole number of grid tiles at launch", name(d), c.tile);
 }
 
 // Shared buffers sized by a dynamic dim, in declaration order: slices of the
@@ -871,16 +881,54 @@ std::optional<std::string> FunctionPrinter::runFitsBeforeStop(const Expr& cond) 
                      var->name, stop->name, g, var->name, stop->name);
 }
 
+std::vector<const ForStmt*> FunctionPrinter::loopsWithStableStop() const {
+  std::vector<const ForStmt*> loops;
+  for (const ForStmt* f : activeLoops_)
+    if (!f->isStatic && !f->rangeArgs.empty() && stopIsStable(*f, *f->rangeArgs[f->rangeArgs.size() >= 2 ? 1 : 0]))
+      loops.push_back(f);
+  return loops;
+}
+
+// Why `cond` is always true here (a run before a loop's stop, or a bounds
+// test a tile proves: tile_bounds.h), or nothing.
+std::optional<std::string> FunctionPrinter::provenTrue(const Expr& cond) const {
+  if (auto why = runFitsBeforeStop(cond)) return why;
+  return tiles_.alwaysTrue(cond, loopsWithStableStop());
+}
+
+// An `if` whose condition is proven true prints its then-branch alone; one
+// some of whose conjuncts are proven tests the others. Each proven test
+// leaves a comment saying why.
 void FunctionPrinter::printIf(const IfStmt& s) {
-  if (auto why = runFitsBeforeStop(*s.cond)) {
-    out_.line("// " + *why);
+  std::vector<const Expr*> conjuncts, kept;
+  std::vector<std::string> why;
+  std::function<void(const Expr&)> split = [&](const Expr& e) {
+    if (const auto* b = e.as<BinaryExpr>(); b && b->op == BinaryOp::And) {
+      split(*b->lhs);
+      split(*b->rhs);
+      return;
+    }
+    if (auto w = provenTrue(e)) why.push_back(*w);
+    else kept.push_back(&e);
+  };
+  split(*s.cond);
+  for (const std::string& w : why) out_.line("// " + w);
+  if (kept.empty()) {
     out_.openScope("");
     printBlock(s.thenBody);
     out_.closeScope();
     return;
   }
+  std::string first;
+  if (why.empty()) {
+    first = condition(*s.cond);
+  } else {
+    for (const Expr* e : kept)
+      first += (first.empty() ? "" : " && ") + (kept.size() == 1 ? value(*e) : value(*e, kLogicalAnd + 1));
+    first = unambiguous(first);
+  }
   const IfStmt* cur = &s;
-  out_.openScope("if (" + condition(*cur->cond) + ")");
+  out_.openScope("if (" + first + ")");
   printBlock(cur->thenBody);
   while (!cur->elseBody.empty()) {
     const auto* elif = cur->elseBody.size() == 1 ? cur->elseBody[0]->as<IfStmt>() : nullptr;
@@ -889,6 +937,12 @@ void FunctionPrinter::printIf(const IfStmt& s) {
       printComments(comments_.before, static_cast<const Stmt*>(elif));
       cur = elif;
       out_.mapToSource(cur->range.begin.line, ctx_.sourcePath);
+      if (auto w = provenTrue(*cur->cond)) {  // the last branch that can run
+        out_.continueScope("else");
+        out_.line("// " + *w);
+        printBlock(cur->thenBody);
+        break;
+      }
       out_.continueScope("else if (" + condition(*cur->cond) + ")");
       printBlock(cur->thenBody);
       continue;

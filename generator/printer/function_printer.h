@@ -22,6 +22,7 @@
 #include "sema/builtins.h"
 #include "sema/sema.h"
 #include "spindle/generator.h"
+#include "tile_bounds.h"
 
 namespace spindle {
 
@@ -134,6 +135,8 @@ class FunctionPrinter {
   static std::string fragmentType(const Symbol& frag);
   bool printVectorRun(const ForStmt& f);
   std::optional<std::string> runFitsBeforeStop(const Expr& cond) const;
+  std::optional<std::string> provenTrue(const Expr& cond) const;
+  std::vector<const ForStmt*> loopsWithStableStop() const;
   enum class LoopCounter { Wide, Signed, Unsigned };
   LoopCounter loopCounter32(const ForStmt& f, const Expr* start, const Expr& stop, bool hoistStop) const;
   void printAssert(const AssertStmt& a);
@@ -191,6 +194,7 @@ class FunctionPrinter {
   PrintContext& ctx_;
   FunctionScope& fn_;
   IndexBounds bounds_;  // ranges of integer expressions with 32-bit indices
+  TileBounds tiles_;    // bounds tests a tile proves (exact grids, runs of loops)
   Emitter& out_;
   NameSupply names_;
   std::map<StrideKey, std::string> strides_;

@@ -44,8 +44,9 @@ void factors(const Expr& e, std::vector<const Expr*>& out) {
 
 }  // namespace
 
-IndexBounds::IndexBounds(const PrintContext& ctx, const FunctionScope& fn) : ctx_(ctx) {
-  if (!ctx.index32) return;  // nothing to prove: dims are not known to fit
+IndexBounds::IndexBounds(const PrintContext& ctx, const FunctionScope& fn, bool anyIndexWidth)
+    : ctx_(ctx), active_(ctx.index32 || anyIndexWidth), dimLimit_(ctx.index32 ? kIndexMax : kLimit) {
+  if (!active_) return;  // nothing to prove: dims are not known to fit
   if (fn.kernel) collect(fn.kernel->body);
   else if (fn.function) collect(fn.function->body);
   for (const Symbol* s : reassigned_) definitions_.erase(s);
@@ -77,10 +78,15 @@ void IndexBounds::collect(const Block& body) {
   }
 }
 
+const Expr* IndexBounds::definitionOf(const Symbol& local) const {
+  auto it = definitions_.find(&local);
+  return it == definitions_.end() ? nullptr : it->second;
+}
+
 std::optional<IndexRange> IndexBounds::of(const Expr& e) const {
   // @grid's expressions may be untyped here (they are typed for the launcher
   // when it is printed); they hold integers only.
-  if (!ctx_.index32 || (e.type != ScalarType::Invalid && !isInteger(e.type))) return std::nullopt;
+  if (!active_ || (e.type != ScalarType::Invalid && !isInteger(e.type))) return std::nullopt;
   if (const auto* lit = e.as<IntLitExpr>()) {
     if (lit->value > uint64_t(kLimit)) return std::nullopt;
     return IndexRange{int64_t(lit->value), int64_t(lit->value)};
@@ -175,7 +181,7 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
   }
   if (b && b->id == BuiltinId::LaneId) return IndexRange{0, 63};
   if (b && b->id == BuiltinId::WarpSize) return IndexRange{32, 64};
-  if (b && b->category == BuiltinCategory::DimQuery) return IndexRange{1, kIndexMax};
+  if (b && b->category == BuiltinCategory::DimQuery) return IndexRange{1, dimLimit_};
   if (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min || b->id == BuiltinId::Max) && c.args.size() == 2) {
     auto l = of(*c.args[0]), r = of(*c.args[1]);
     if (!l || !r || l->lo < 0 || r->lo < 0) return std::nullopt;
@@ -203,13 +209,14 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
 // (x: T[M, 2 * D] keeps D below 2^30), and so is a tensor's element count
 // (att: bf16[BH, T, T] keeps T * T below 2^31: T <= 46340).
 int64_t IndexBounds::dimMax(const Symbol& dim) const {
-  int64_t most = kIndexMax;
+  int64_t most = dimLimit_;
   for (const Symbol* p : ctx_.kernel.params) {
     if (p->kind != SymbolKind::TensorParam) continue;
     int times = 0;  // whole axes of this shape that are the dim
     for (const Expr* d : p->shape)
       if (const auto* n = d->as<NameExpr>(); n && n->symbol == &dim) ++times;
-    if (times >= 2) {
+    // (Without 32-bit indices an element count is bounded by int64 only.)
+    if (times >= 2 && ctx_.index32) {
       int64_t root = 1;
       auto power = [&](int64_t v) {  // v^times, or past kIndexMax
         int64_t r = 1;
@@ -237,7 +244,8 @@ int64_t IndexBounds::dimMax(const Symbol& dim) const {
                                !cn->symbol->wave64Value
                            ? cn->symbol->value.i
                            : 0;
-      if (n && n->symbol == &dim && factor >= 1) most = std::min(most, kIndexMax / factor);
+      // c * D is a size too: at most dimLimit_ (2^62 checked at launch).
+      if (n && n->symbol == &dim && factor >= 1) most = std::min(most, dimLimit_ / factor);
     }
   }
   return most;
@@ -273,8 +281,41 @@ bool IndexBounds::isDimProductOfOneTensor(const Expr& e) const {
   return false;
 }
 
+// `thread_id(a) // warp_size()` under a block whose axis a is
+// `c * warp_size()`: the thread's warp, below c whatever the warp width
+// (interval arithmetic alone gives maxThreads / 32).
+std::optional<IndexRange> IndexBounds::warpOfThread(const BinaryExpr& b) const {
+  auto isWarpSize = [](const Expr& e) {
+    const auto* c = e.as<CallExpr>();
+    const BuiltinInfo* bi = c && !c->symbol ? findBuiltin(c->callee) : nullptr;
+    return bi && bi->id == BuiltinId::WarpSize;
+  };
+  if (b.op != BinaryOp::FloorDiv || !isWarpSize(*b.rhs)) return std::nullopt;
+  const Expr* tid = b.lhs.get();
+  for (int depth = 0; depth < 16; ++depth) {  // through locals assigned once
+    const auto* n = tid->as<NameExpr>();
+    auto it =
+        n && n->symbol && n->symbol->kind == SymbolKind::Local ? definitions_.find(n->symbol) : definitions_.end();
+    if (it == definitions_.end()) break;
+    tid = it->second;
+  }
+  const auto* call = tid->as<CallExpr>();
+  const BuiltinInfo* bi = call && !call->symbol ? findBuiltin(call->callee) : nullptr;
+  if (!bi || bi->id != BuiltinId::ThreadId) return std::nullopt;
+  const int axis = axisOf(*call);
+  const auto& axes = ctx_.plan.block.axes;
+  if (axis < 0 || size_t(axis) >= axes.size()) return std::nullopt;
+  const auto* m = axes[size_t(axis)]->as<BinaryExpr>();
+  if (!m || m->op != BinaryOp::Mul) return std::nullopt;
+  const Expr* c = isWarpSize(*m->rhs) ? m->lhs.get() : isWarpSize(*m->lhs) ? m->rhs.get() : nullptr;
+  auto r = c ? of(*c) : std::nullopt;
+  if (!r || r->lo != r->hi || r->lo < 1) return std::nullopt;
+  return IndexRange{0, r->lo - 1};
+}
+
 std::optional<IndexRange> IndexBounds::ofBinary(const BinaryExpr& b) const {
-  if (b.op == BinaryOp::Mul && isDimProductOfOneTensor(b)) return IndexRange{1, kIndexMax};
+  if (auto w = warpOfThread(b)) return w;
+  if (b.op == BinaryOp::Mul && ctx_.index32 && isDimProductOfOneTensor(b)) return IndexRange{1, kIndexMax};
   auto l = of(*b.lhs), r = of(*b.rhs);
   if (!l || !r || l->lo < 0 || r->lo < 0) return std::nullopt;  // non-negative operands only
   switch (b.op) {

@@ -6,7 +6,8 @@
 //     a shape holds `c * D`: c * D is a dim too), and a
 //     product of dims of one tensor's shape too (`T * V` of a [B, T, V]
 //     tensor: at most its element count);
-//   - launch geometry: thread_id() below @block's axis, block_id() below
+//   - launch geometry: thread_id() below @block's axis (and
+//     thread_id() // warp_size() below c under @block(c * warp_size())), block_id() below
 //     @grid's axis (its expression bounded the same way), lane_id(),
 //     warp_size(), block_dim(), grid_dim();
 //   - literals and integer consts;
@@ -15,6 +16,9 @@
 //   - + - * // % of non-negative values, widening casts, cdiv, min, max.
 // Anything else (a scalar parameter, a loaded value, a local assigned twice
 // or through nonlocal) has no known range.
+// Made with `anyIndexWidth`, it bounds expressions without 32-bit indices
+// too, with dims up to 2^62 (the runtime's largest): what the tile bounds
+// (tile_bounds.h) use, which hold whatever the index width.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +40,10 @@ struct IndexRange {
 
 class IndexBounds {
  public:
-  IndexBounds(const PrintContext& ctx, const FunctionScope& fn);
+  IndexBounds(const PrintContext& ctx, const FunctionScope& fn, bool anyIndexWidth = false);
   std::optional<IndexRange> of(const Expr& e) const;
+  // The value of a local assigned exactly once, or null.
+  const Expr* definitionOf(const Symbol& local) const;
 
  private:
   std::optional<IndexRange> ofName(const Symbol& s) const;
@@ -45,11 +51,14 @@ class IndexBounds {
   std::optional<IndexRange> ofBinary(const BinaryExpr& b) const;
   std::optional<IndexRange> ofLoopVar(const ForStmt& loop) const;
   std::optional<IndexRange> gridAxis(int axis) const;
+  std::optional<IndexRange> warpOfThread(const BinaryExpr& b) const;
   bool isDimProductOfOneTensor(const Expr& e) const;
   int64_t dimMax(const Symbol& dim) const;
   void collect(const Block& body);
 
   const PrintContext& ctx_;
+  bool active_ = false;                               // 32-bit indices, or anyIndexWidth
+  int64_t dimLimit_ = 0;                              // the largest a dim may be
   std::map<const Symbol*, const Expr*> definitions_;  // locals assigned exactly once
   std::set<const Symbol*> reassigned_;
   std::map<const Symbol*, const ForStmt*> loops_;

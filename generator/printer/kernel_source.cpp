@@ -224,6 +224,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   for (const auto& name : spec.unitStrideTensors) specParts.push_back(fmt::format("{} inner stride 1", name));
   for (const auto& name : spec.alignedTensors) specParts.push_back(fmt::format("{} 16-byte aligned", name));
   for (const auto& [name, g] : spec.divisible) specParts.push_back(fmt::format("{} % {} == 0", name, g));
+  for (const auto& name : spec.exactGridDims) specParts.push_back(fmt::format("{} whole grid tiles", name));
   for (const auto& name : spec.absentTensors) specParts.push_back(fmt::format("{} absent", name));
   if (spec.index32) specParts.push_back("32-bit indices (dims, strides, extents < 2^31)");
   std::string paramLines;

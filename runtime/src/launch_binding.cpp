@@ -210,6 +210,17 @@ KernelPlan KernelPlan::make(const KernelInfo& info, const std::vector<std::strin
     throw Error(fmt::format("{}: @grid and @block use {} scalar parameters; the runtime supports at most {}", info.name,
                             plan.launchScalars.size(), kMaxLaunchScalars));
   addDivisibilitySlots(info, plan);
+  for (const auto& g : info.exactGridDims) {
+    int d = symbolIndex(g.dim);
+    if (d >= 0 && !plan.isStatic[size_t(d)] && g.tile >= 1 && plan.exactGridSlots.size() < size_t(kMaxExactGridSlots))
+      plan.exactGridSlots.push_back({d, g.tile});
+  }
+  // Where makeSpecKey puts their bits (after the words that precede them).
+  if (!plan.exactGridSlots.empty())
+    plan.exactGridWord =
+        int(plan.staticSymbols.size() + plan.typeParams.size()) + (plan.anyStrided ? 2 : 0) +
+        (plan.anyRunTensor ? 1 : 0) +
+        int((plan.divisibilitySlots.size() + kDivisibilityCodesPerWord - 1) / kDivisibilityCodesPerWord);
   return plan;
 }
 
@@ -546,6 +557,9 @@ void bindArguments(const KernelPlan& plan, const Arg* args, size_t count, Bindin
   checkNoOverlap(plan, args);
 
   findGranularities(plan, args, out);
+  out.exactGrid = 0;
+  for (size_t i = 0; i < plan.exactGridSlots.size(); ++i)
+    if (out.dims[plan.exactGridSlots[i].dim] % plan.exactGridSlots[i].tile == 0) out.exactGrid |= uint64_t(1) << i;
   makeSpecKey(plan, out);
 }
 
@@ -567,6 +581,12 @@ void makeSpecKey(const KernelPlan& plan, Binding& b) {
       putKeyWord(b.key, int64_t(word));
       word = 0;
     }
+  }
+  if (!plan.exactGridSlots.empty()) {
+    if (b.key.count != plan.exactGridWord)  // KernelPlan::make placed it; tuneKey relies on it
+      throw Error(fmt::format("{}: internal: exact-grid key word at {}, expected {}", plan.kernel, b.key.count,
+                              plan.exactGridWord));
+    putKeyWord(b.key, int64_t(b.exactGrid));
   }
   if (plan.anyOptional) putKeyWord(b.key, int64_t(b.absentTensors));
   putKeyWord(b.key, b.index32 ? 1 : 0);

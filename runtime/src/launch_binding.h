@@ -26,9 +26,12 @@ inline constexpr int kMaxLaunchScalars = 8;  // integer scalars @grid and @block
 // about the rest, which is always correct.
 inline constexpr int kDivisibilityCodesPerWord = 21;
 inline constexpr int kMaxDivisibilitySlots = 4 * kDivisibilityCodesPerWord;
+// Dims whose exact grid is specialized on (KernelPlan::exactGridSlots): one
+// per @grid axis at most.
+inline constexpr int kMaxExactGridSlots = 3;
 // Contiguity, unit inner stride, alignment and absence bits, the granularity
-// codes, and the 32-bit index bit.
-inline constexpr int kLayoutKeyWords = 5 + kMaxDivisibilitySlots / kDivisibilityCodesPerWord;
+// codes, the exact-grid bits and the 32-bit index bit.
+inline constexpr int kLayoutKeyWords = 6 + kMaxDivisibilitySlots / kDivisibilityCodesPerWord;
 inline constexpr int kMaxKeyWords = 29 + kLayoutKeyWords;  // 29 static dim values and bound dtypes
 // Tensors whose address is a multiple of this many bytes get the aligned
 // specialization: the widest vector access of either vendor.
@@ -79,6 +82,16 @@ struct KernelPlan {
     std::string name;  // as Specialization::divisible names it: "N", "x.stride0", "x.dim1"
   };
   std::vector<DivisibilitySlot> divisibilitySlots;  // at most kMaxDivisibilitySlots
+  // A dynamic dim that a @grid axis covers in tiles, cdiv(D, T): whether it
+  // is a multiple of `tile` at launch enters the key (one bit), and the
+  // generator proves bounds tests with it (Specialization::exactGridDims,
+  // KernelInfo::exactGridDims). A @tune config's handle has its own T.
+  struct ExactGridSlot {
+    int dim;       // the dim symbol
+    int64_t tile;  // T (the lcm of its axes' tiles)
+  };
+  std::vector<ExactGridSlot> exactGridSlots;  // at most kMaxExactGridSlots
+  int exactGridWord = -1;                     // the key word of their bits, or -1 (none)
   // Dim expressions (`3 * C`) in postfix order over dim symbol indices,
   // checked against the sizes once every symbol is bound.
   struct DimExpression {
@@ -127,6 +140,8 @@ struct Binding {
   // Per plan.divisibilitySlots: 16, 8, 4 or 2, the largest that divides the
   // value, or 0 (odd, or the slot does not apply to this launch's layout).
   uint8_t granularity[kMaxDivisibilitySlots] = {};
+  // Bit i: the dim of plan.exactGridSlots[i] is a multiple of its tile.
+  uint64_t exactGrid = 0;
   // Bit i: optional tensor parameter i was passed as spindle::none().
   uint64_t absentTensors = 0;
   // Every dim, stride and tensor extent of the launch is below 2^31 (and the

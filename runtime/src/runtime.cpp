@@ -507,11 +507,18 @@ struct Kernel::State {
     rt::TuneKey k;
     std::memcpy(k.words, b.key.words, sizeof(int64_t) * size_t(b.key.count));
     k.count = b.key.count;
+    // Each config has its own tiles and so its own exact-grid facts (its
+    // handle's key has them): the choice among configs is made without.
+    if (plan.exactGridWord >= 0) k.words[plan.exactGridWord] = 0;
     for (int d : tuneKeyDims) k.words[k.count++] = rt::bucketOf(b.dims[d], info->tune->bucketBase);
     return k;
   }
   std::function<std::string()> tuneSpecText(const rt::Binding& b) const {
-    return [this, &b] { return compiled().specializationKey(info->name, specialization(b)); };
+    return [this, &b] {
+      Specialization spec = specialization(b);
+      spec.exactGridDims.clear();  // per config (tuneKey)
+      return compiled().specializationKey(info->name, spec);
+    };
   }
 
   Runtime::Impl& rt() const { return *module->rt; }
@@ -528,6 +535,9 @@ struct Kernel::State {
     }
     for (size_t i = 0; i < plan.divisibilitySlots.size(); ++i)
       if (b.granularity[i]) spec.divisible[plan.divisibilitySlots[i].name] = b.granularity[i];
+    for (size_t i = 0; i < plan.exactGridSlots.size(); ++i)
+      if (b.exactGrid & (uint64_t(1) << i))
+        spec.exactGridDims.insert(plan.dimSymbols[size_t(plan.exactGridSlots[i].dim)]);
     for (size_t p = 0; p < plan.params.size() && p < 64; ++p)
       if (b.absentTensors & (uint64_t(1) << p)) spec.absentTensors.insert(plan.params[p].name);
     spec.lineDirectives = rt().opts.lineDirectives;
@@ -853,6 +863,20 @@ rt::Binding bindSpecialization(const Kernel::State& s, const Specialization& spe
       throw Error(
           fmt::format("{}: --divisible {}={}: the granularity must be 2, 4, 8 or 16", plan.kernel, name, granularity));
     b.granularity[it - plan.divisibilitySlots.begin()] = uint8_t(granularity);
+  }
+  for (const auto& name : spec.exactGridDims) {
+    auto it = std::find_if(plan.exactGridSlots.begin(), plan.exactGridSlots.end(),
+                           [&](const auto& slot) { return plan.dimSymbols[size_t(slot.dim)] == name; });
+    if (it == plan.exactGridSlots.end()) {
+      std::string names;
+      for (const auto& slot : plan.exactGridSlots)
+        names +=
+            fmt::format("{}{} (tiles of {})", names.empty() ? "" : ", ", plan.dimSymbols[size_t(slot.dim)], slot.tile);
+      throw Error(
+          fmt::format("{}: --exact-grid {}: no @grid axis covers dynamic dim '{}' as cdiv({}, T) (such dims: {})",
+                      plan.kernel, name, name, name, names.empty() ? "none" : names));
+    }
+    b.exactGrid |= uint64_t(1) << (it - plan.exactGridSlots.begin());
   }
   for (const auto& name : spec.absentTensors)
     b.absentTensors |= uint64_t(1) << paramIndex(

@@ -85,12 +85,12 @@ const std::set<std::string> kStaysInBounds = {
     // the element-by-element path: the column before the run's first is
     // the previous run's, and the slot after an element that is read or
     // stored is still in the thread's local run.
-    "matmul.spn:108: A[row0 + ar, (k0 + ac + k) - 1]",
-    "matmul.spn:108: run[(k) + 1]",
-    "matmul.spn:125: B[k0 + br, (col0 + bc + k) - 1]",
-    "matmul.spn:125: run[(k) + 1]",
-    "matmul.spn:159: C[cr, (cc + k) - 1]",
-    "matmul.spn:159: run[(k) + 1]",
+    "matmul.spn:113: A[row0 + ar, (k0 + ac + k) - 1]",
+    "matmul.spn:113: run[(k) + 1]",
+    "matmul.spn:130: B[k0 + br, (col0 + bc + k) - 1]",
+    "matmul.spn:130: run[(k) + 1]",
+    "matmul.spn:164: C[cr, (cc + k) - 1]",
+    "matmul.spn:164: run[(k) + 1]",
     // row_norms' last whole runs use the first VEC of UNROLL * VEC slots,
     // and with an odd N (777) the column after a whole run is in the row.
     "row_norms.spn:62: x[r, (j + k) + 1]",

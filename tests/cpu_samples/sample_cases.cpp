@@ -549,13 +549,14 @@ std::vector<Case> scaleStridedCases(Rng& rng) {
 }
 
 // K static: a multiple of the slab (40) and not (37); M and N cut the
-// 128 x 128 tiles.
+// 128 x 128 tiles, or are whole tiles (256 x 128: the exact-grid binary,
+// which tests no bounds at all).
 std::vector<Case> matmulCases(Rng& rng) {
   std::vector<Case> out;
   struct V {
     int64_t M, N, K;
   };
-  for (V v : {V{131, 67, 40}, V{100, 200, 37}}) {
+  for (V v : {V{131, 67, 40}, V{100, 200, 37}, V{256, 128, 40}}) {
     auto A = std::make_shared<Host>(randomHost(ST::F32, size_t(v.M * v.K), rng));
     auto B = std::make_shared<Host>(randomHost(ST::F32, size_t(v.K * v.N), rng));
     Case c;
@@ -582,7 +583,8 @@ std::vector<Case> matmulCases(Rng& rng) {
 // The matrix API's sample: T = f16 and bf16 inputs, C in f32 (and one case
 // each in f16 and bf16), at shapes that cut the 128 x 128 tile, the 32-deep
 // slab and the 16 x 16 tiles everywhere (37x53x29: every dim odd), one of
-// whole tiles (128x128x64) and one of several blocks and slabs
+// whole tiles (128x256x64: the exact grid, no bounds test in the epilogue;
+// the cpu target does not tune, so the default 128 x 256 config runs) and one of several blocks and slabs
 // (150x260x100), and one of many slabs through the pipeline's stages with
 // rows that are not 16-byte aligned (130x136x333). The products of f16/bf16 values are exact in f32, so the
 // only error is the f32 sum's: |got - want| <= 1e-6 K + 1e-5 |want| with
@@ -596,7 +598,7 @@ std::vector<Case> gemmCases(Rng& rng) {
   std::vector<V> vs;
   for (ST t : {ST::F16, ST::BF16}) {
     vs.push_back({t, ST::F32, 37, 53, 29});
-    vs.push_back({t, ST::F32, 128, 128, 64});
+    vs.push_back({t, ST::F32, 128, 256, 64});
     vs.push_back({t, ST::F32, 150, 260, 100});
     vs.push_back({t, ST::F32, 130, 136, 333});  // 11 slabs through the stages, an odd K
     vs.push_back({t, t, 37, 53, 29});

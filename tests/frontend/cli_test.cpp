@@ -140,6 +140,35 @@ TEST_F(CliTest, GenWritesTheGoldenAndRejectsBadRequests) {
   EXPECT_EQ(runSpindle("run '" + samples + "scale_strided.spn' --dims M=64,N=64 --aligned x"), 1);  // run decides
 }
 
+// --exact-grid D: a dim its @grid axis covers in whole tiles, said in the
+// source, the "Regenerate with" line and the key stage; a static dim or one
+// no axis covers so is an error naming the candidates; run derives it.
+TEST_F(CliTest, ExactGridNamesADimTheGridCoversInTiles) {
+  const std::string matmul = "'" SPINDLE_SOURCE_DIR "/samples/matmul.spn' --static K=4096";
+  std::string gen = spindleOutput("gen " + matmul + " --exact-grid M --no-line-directives");
+  EXPECT_NE(gen.find("  __builtin_assume(M % 128 == 0);  // a whole number of grid tiles at launch\n"),
+            std::string::npos)
+      << gen;
+  EXPECT_NE(gen.find(" --static K=4096 --exact-grid M --no-line-directives\n"), std::string::npos) << gen;
+  EXPECT_NE(gen.find("// row0 + ar < M always:"), std::string::npos) << gen;
+  std::string key = spindleOutput("inspect " + matmul + " --stage key --exact-grid M");
+  EXPECT_NE(key.find("  M: dynamic, passed at launch; @grid covers it in tiles of 128: whether it is a multiple of "
+                     "128 is in the key (yes here)\n"),
+            std::string::npos)
+      << key;
+  EXPECT_NE(key.find("(no here; --exact-grid N)"), std::string::npos) << key;
+  EXPECT_NE(spindleOutput("gen " + matmul + " --exact-grid K").find("dim K is static"), std::string::npos);
+  EXPECT_NE(spindleOutput("gen " + matmul + " --exact-grid Q")
+                .find("no @grid axis is cdiv(Q, T) with T a constant, so --exact-grid Q states nothing (such dims: N "
+                      "(tiles of 128), M (tiles of 128))"),
+            std::string::npos);
+  EXPECT_EQ(runSpindle("gen " + matmul + " --exact-grid Q"), 1);
+  EXPECT_EQ(runSpindle("gen " + matmul + " --exact-grid"), 1);
+  EXPECT_NE(spindleOutput("run " + matmul + " --dims M=128,N=128 --exact-grid M")
+                .find("--divisible and --exact-grid follow from the arguments"),
+            std::string::npos);  // run decides
+}
+
 // --divisible N=G: a granularity of 2, 4, 8 or 16, said in the source and in
 // the "Regenerate with" line (which reads back to the same file); anything
 // else is a usage error that names the flag and the value.

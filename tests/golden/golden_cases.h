@@ -55,6 +55,7 @@ inline std::string suffixFor(const std::vector<std::string>& flags) {
       // tell them apart.
       std::string prefix = flags[i] == "--aligned"       ? "aligned-"
                            : flags[i] == "--divisible"   ? "divisible-"
+                           : flags[i] == "--exact-grid"  ? "exact-grid-"
                            : flags[i] == "--absent"      ? "absent-"
                            : flags[i] == "--unit-stride" ? "unit-stride-"
                                                          : "";

@@ -70,6 +70,8 @@ Specialization randomSpecialization(const KernelInfo& info, const Specialization
   }
   for (const std::string& d : info.runRowDims)
     if (!s.staticDims.count(d) && coin()) s.divisible[d] = granularity();
+  for (const auto& g : info.exactGridDims)
+    if (!s.staticDims.count(g.dim) && coin()) s.exactGridDims.insert(g.dim);
   s.lineDirectives = rng() % 4 != 0;
   return s;
 }
@@ -156,6 +158,7 @@ TEST(SpecializationKeyProperty, FlagsReadBackToTheSameSpecialization) {
   spec.unitStrideTensors = {"z"};
   spec.alignedTensors = {"y", "x"};
   spec.divisible = {{"M", 16}, {"N", 8}, {"z.stride0", 2}};
+  spec.exactGridDims = {"N", "M"};
   spec.consts = {{"BS", ConstOverride::ofInt(256)}, {"EPS", ConstOverride::ofFloat(1.0)}};
   spec.lineDirectives = false;
   std::vector<std::string> flags = specializationFlags(spec);
@@ -184,6 +187,10 @@ TEST(SpecializationKeyProperty, FlagsReadBackToTheSameSpecialization) {
                                                               "N=8",
                                                               "--divisible",
                                                               "z.stride0=2",
+                                                              "--exact-grid",
+                                                              "M",
+                                                              "--exact-grid",
+                                                              "N",
                                                               "--no-line-directives"}));
   Specialization back;
   for (size_t i = 0; i < flags.size(); ++i) ASSERT_TRUE(parseSpecializationFlag(flags, i, back));

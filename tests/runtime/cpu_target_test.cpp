@@ -297,6 +297,88 @@ kernel typed(out: i32[M]):
   }
 }
 
+// samples/matmul.spn where M and N are whole 128 x 128 tiles (the
+// exact-grid binary, which prints none of the bounds tests), where one of
+// them is, and where neither is: each launch gets its own binary, and every
+// one is right by value.
+TEST_P(CpuTarget, MatmulIsRightWithAndWithoutAnExactGrid) {
+  Runtime rt(cpuOptions(GetParam()));
+  Module m = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/samples/matmul.spn");
+  KernelOptions ko;
+  ko.staticDims = {"K"};
+  Kernel k = m.kernel("matmul", ko);
+  std::mt19937 rng(std::random_device{}());
+  struct Shape {
+    int64_t M, N, K;
+    bool mExact, nExact;
+  };
+  std::vector<std::string> keys;
+  for (Shape s :
+       {Shape{256, 128, 40, true, true}, Shape{256, 136, 40, true, false}, Shape{200, 136, 40, false, false}}) {
+    SCOPED_TRACE(::testing::Message() << s.M << " x " << s.N << " x " << s.K);
+    std::vector<float> a = randomFloats(size_t(s.M * s.K), rng, -1, 1), b = randomFloats(size_t(s.K * s.N), rng, -1, 1);
+    std::vector<float> c(size_t(s.M * s.N), -1.0f);
+    DeviceBuffer da = rt.allocate(a.size() * 4), db = rt.allocate(b.size() * 4), dc = rt.allocate(c.size() * 4);
+    rt.copyToDevice(da, a.data(), a.size() * 4);
+    rt.copyToDevice(db, b.data(), b.size() * 4);
+    std::vector<Arg> args = {tensor(da.data(), ScalarType::F32, {s.M, s.K}),
+                             tensor(db.data(), ScalarType::F32, {s.K, s.N}),
+                             tensor(dc.data(), ScalarType::F32, {s.M, s.N})};
+    CompileReport report = k.compileFor(args.data(), args.size());
+    keys.push_back(report.keyHex);
+    const std::string mFact = "__builtin_assume(M % 128 == 0);  // a whole number of grid tiles at launch";
+    const std::string nFact = "__builtin_assume(N % 128 == 0);  // a whole number of grid tiles at launch";
+    EXPECT_EQ(report.source.find(mFact) != std::string::npos, s.mExact);
+    EXPECT_EQ(report.source.find(nFact) != std::string::npos, s.nExact);
+    EXPECT_EQ(report.source.find("// row0 + ar < M always:") != std::string::npos, s.mExact);
+    EXPECT_EQ(report.source.find("// col0 + bc + VEC <= N always:") != std::string::npos, s.nExact);
+    k.launch(nullptr, args.data(), args.size());
+    rt.copyToHost(c.data(), dc, c.size() * 4);
+    for (int64_t i = 0; i < s.M; ++i)
+      for (int64_t j = 0; j < s.N; ++j) {
+        double want = 0;
+        for (int64_t l = 0; l < s.K; ++l) want += double(a[size_t(i * s.K + l)]) * double(b[size_t(l * s.N + j)]);
+        ASSERT_NEAR(c[size_t(i * s.N + j)], want, 1e-6 * double(s.K) + 1e-5 * std::abs(want))
+            << "C[" << i << ", " << j << "]";
+      }
+  }
+  EXPECT_NE(keys[0], keys[1]);
+  EXPECT_NE(keys[1], keys[2]);
+  EXPECT_NE(keys[0], keys[2]);
+}
+
+// A @tune config's binary states its own tiles: samples/gemm.spn's default
+// (128 x 256) and a handle fixing BM = 64, BN = 128 (BK = 64), at shapes that are
+// whole tiles of each.
+TEST_P(CpuTarget, EachTuneConfigGetsTheExactGridOfItsTiles) {
+  Runtime rt(cpuOptions(GetParam()));
+  Module m = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/samples/gemm.spn");
+  auto source = [&](Kernel k, int64_t M, int64_t N) {
+    const int64_t K = 64;
+    DeviceBuffer da = rt.allocate(size_t(M * K) * 2), db = rt.allocate(size_t(K * N) * 2),
+                 dc = rt.allocate(size_t(M * N) * 4);
+    std::vector<Arg> args = {tensor(da.data(), ScalarType::F16, {M, K}), tensor(db.data(), ScalarType::F16, {K, N}),
+                             tensor(dc.data(), ScalarType::F32, {M, N})};
+    return k.compileFor(args.data(), args.size()).source;
+  };
+  KernelOptions small;
+  small.consts = {
+      {"BM", ConstOverride::ofInt(64)}, {"BN", ConstOverride::ofInt(128)}, {"BK", ConstOverride::ofInt(64)}};
+  std::string tuned = source(m.kernel("gemm"), 128, 256);  // the default config
+  EXPECT_THAT(tuned, HasSubstr("__builtin_assume(M % 128 == 0);"));
+  EXPECT_THAT(tuned, HasSubstr("__builtin_assume(N % 256 == 0);"));
+  EXPECT_THAT(tuned, HasSubstr("// row < M always:"));
+  std::string fixed = source(m.kernel("gemm", small), 64, 384);
+  EXPECT_THAT(fixed, HasSubstr("__builtin_assume(M % 64 == 0);"));
+  EXPECT_THAT(fixed, HasSubstr("__builtin_assume(N % 128 == 0);"));
+  EXPECT_THAT(fixed, HasSubstr("// row < M always:"));
+  EXPECT_THAT(fixed, HasSubstr("// col < N always:"));
+  // 384 is not a whole number of the default's 256-column tiles.
+  std::string partial = source(m.kernel("gemm"), 128, 384);
+  EXPECT_THAT(partial, HasSubstr("__builtin_assume(M % 128 == 0);"));
+  EXPECT_EQ(partial.find("__builtin_assume(N % 256"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),
                          [](const auto& info) { return std::string(info.index == 0 ? "warp32" : "warp64"); });
 

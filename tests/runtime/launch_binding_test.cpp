@@ -569,6 +569,44 @@ TEST(LaunchBinding, GranularityOfRowDimsIsPartOfTheKey) {
   EXPECT_TRUE(KernelPlan::make(info, {"N"}).divisibilitySlots.empty());
 }
 
+// A dim a @grid axis covers as cdiv(D, T) is specialized on whether it is a
+// whole number of tiles: one key bit each, computed with the kernel's T.
+TEST(LaunchBinding, ExactGridIsPartOfTheKey) {
+  auto module = CompiledModule::loadString("t.spn", R"(
+const T = 128
+@grid(cdiv(N, T), cdiv(M, 64))
+@block(128)
+kernel tiles(x: f32[M, N], y: f32[M, N]):
+    r = i64(block_id(1)) * 64
+    c = i64(block_id(0)) * T + thread_id()
+    if r < M and c < N:
+        y[r, c] = x[r, c]
+)");
+  const KernelInfo& info = *module->findKernel("tiles");
+  KernelPlan plan = KernelPlan::make(info, {});
+  ASSERT_EQ(plan.exactGridSlots.size(), 2u);
+  static float x[512 * 512], y[512 * 512];
+  auto bind = [&](int64_t m, int64_t n) {
+    Arg args[] = {tensor(x, ScalarType::F32, {m, n}), tensor(y, ScalarType::F32, {m, n})};
+    Binding b;
+    bindArguments(plan, args, 2, b);
+    return b;
+  };
+  EXPECT_EQ(bind(64, 256).exactGrid, 3u);   // N (slot 0) = 2 tiles of 128, M (slot 1) = 1 tile of 64
+  EXPECT_EQ(bind(64, 200).exactGrid, 2u);   // N = 200: not whole tiles
+  EXPECT_EQ(bind(100, 256).exactGrid, 1u);  // M = 100
+  EXPECT_EQ(bind(100, 200).exactGrid, 0u);
+  EXPECT_TRUE(bind(64, 256).key == bind(128, 512).key);  // whole tiles both: the same binary
+  EXPECT_TRUE(bind(64, 200).key == bind(64, 300).key);
+  EXPECT_FALSE(bind(64, 256).key == bind(64, 200).key);
+  EXPECT_FALSE(bind(64, 256).key == bind(100, 256).key);
+  EXPECT_FALSE(bind(64, 200).key == bind(100, 256).key);
+  // A static dim is a constant in the source: no bit.
+  KernelPlan nStatic = KernelPlan::make(info, {"N"});
+  ASSERT_EQ(nStatic.exactGridSlots.size(), 1u);
+  EXPECT_EQ(nStatic.dimSymbols[size_t(nStatic.exactGridSlots[0].dim)], "M");
+}
+
 // A strided tensor whose innermost stride is 1 (a padded row pitch, a slice
 // of columns) gets the unit-stride specialization, and its row stride's
 // granularity enters the key: a hidden state with a row pitch of 1032 bf16

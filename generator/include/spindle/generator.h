@@ -94,6 +94,15 @@ struct KernelInfo {
   // Dims that place the rows of tensors accessed in runs: the largest of 16,
   // 8, 4, 2 dividing each is specialized on (Specialization::divisible).
   std::vector<std::string> runRowDims;
+  // Dims that a @grid axis covers in tiles, `cdiv(D, T)`, with the tile
+  // each must be a multiple of (T; the lcm when several axes cover it):
+  // whether it is, at launch, is specialized on
+  // (Specialization::exactGridDims). Static ones included; they drop out.
+  struct ExactGridDim {
+    std::string dim;
+    int64_t tile = 0;
+  };
+  std::vector<ExactGridDim> exactGridDims;
   // @grid calls resident_blocks(): the grid is computed at launch from the
   // device and the loaded binary (CompiledModule::launchGeometry).
   bool gridUsesResidentBlocks = false;

@@ -71,6 +71,13 @@ struct Specialization {
   //   "x.dim1"     the value of a dim expression (`2 * D`) at axis 1 of a
   //                tensor addressed by its dims
   std::map<std::string, int> divisible;
+  // Dynamic dims D that some @grid axis covers in tiles, `cdiv(D, T)` (T an
+  // integer const), and that are a whole number of those tiles at launch:
+  // D % T == 0 (for every such axis of D; the runtime checks it at every
+  // launch, one key bit per dim). Then a block's tile lies inside D, and
+  // bounds tests against D that the tile proves are not printed
+  // (printer/tile_bounds.h). `--exact-grid M`.
+  std::set<std::string> exactGridDims;
   // Optional tensor parameters (`T[N] | None`) the caller passes no tensor
   // for: `x is None` is true, the branches that use x are not generated,
   // and x's pointer is null (its parameter slot stays). Every other optional
@@ -118,7 +125,7 @@ std::string dimDivisibleName(const std::string& tensor, int axis);
 
 // The canonical flags of `spec`: --static N=V, --dtype T=TYPE, --const C=V,
 // --contiguous X, --unit-stride X, --aligned X, --divisible N (granularity
-// 16) or N=G (any other), --absent X, --no-line-directives, --checked,
+// 16) or N=G (any other), --exact-grid D, --absent X, --no-line-directives, --checked,
 // --index32, in that order and
 // each kind sorted by name (a float const's value always has a '.' or an
 // exponent, so it reads back as a float). parseSpecializationFlag reads them

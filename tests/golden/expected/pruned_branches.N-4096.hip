@@ -123,7 +123,9 @@ extern "C" __global__ __launch_bounds__(128) void row_scale(
     #pragma unroll
 #line 38 "tests/golden/kernels/pruned_branches.spn"
     for (int32_t k = 0; k < 4; ++k) {
-      if (j + k < N) {
+      // j + k < N always: j <= N - 4 (j < N, both multiples of 4) and k <= 3
+      {
+#line 40 "tests/golden/kernels/pruned_branches.spn"
         y[row * N + j + k] = x[row * N + j + k] * scale;
       }
     }

@@ -1,0 +1,81 @@
+// Bounds tests that a tile proves: the printer leaves out a comparison
+// that is true wherever it is evaluated (docs/language.md 9.4, "Exact
+// grid"). The rule, for `X < D` or `X + c <= D` (also written `X <= D - c`,
+// `D > X`, ...):
+//
+//   X = B + R, where the *base* B is a multiple of some g that lies below D,
+//   itself a multiple of g, so B <= D - g; and R (the rest of the sum) is
+//   at most g - 1 (for `<`), g - c (for `+ c <=`). Then X <= D - g + R < D.
+//
+// Two bases:
+//   - block_id(a) * T, where @grid's axis a is cdiv(D, T) and D % T == 0 at
+//     launch (Specialization::exactGridDims, checked by the runtime at every
+//     launch): block_id(a) < cdiv(D, T) = D / T, so block_id(a) * T <= D - T
+//     (g = T);
+//   - j, the variable of a range(start, D, step) loop around the test (step
+//     positive, D evaluated alike each time), when the divisibility analysis
+//     proves j and D multiples of g: j < D, so j <= D - g.
+// X is followed through locals assigned once, value-keeping integer casts
+// (`i64(block_id(1)) * BM`, `u32(block_id(0)) * BN`), and `+`; the product
+// may be written either way round. R's bound comes from IndexBounds
+// (thread_id() below @block, static_range variables, % and //, consts).
+// Every integer node of X must have a range its type holds, so that no
+// operation wraps and the arithmetic above is the machine's.
+// A conjunction is true when each conjunct is; a disjunction when one
+// disjunct is and those before it have no effect (they are evaluated first).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "index_bounds.h"
+
+namespace spindle {
+
+struct PrintContext;
+struct FunctionScope;
+struct Symbol;
+class Divisibility;
+
+class TileBounds {
+ public:
+  // For the kernel's own body (nothing is proven in defs and closures).
+  TileBounds(const PrintContext& ctx, const FunctionScope& fn);
+  ~TileBounds();
+
+  // Why the condition `e` is true wherever it is evaluated, or nothing.
+  // `loops`: the range loops around it whose stop is evaluated to the same
+  // value each time (FunctionPrinter::stopIsStable).
+  std::optional<std::string> alwaysTrue(const Expr& e, const std::vector<const ForStmt*>& loops) const;
+
+ private:
+  struct Term {
+    const Expr* value;  // after casts and locals: not a `+`
+    const Expr* shown;  // as written where it was reached
+  };
+  struct Base {
+    int64_t g = 0;
+    std::string why;  // "row0 <= M - 128 (...)"
+  };
+  std::optional<std::string> comparison(const BinaryExpr& b, const std::vector<const ForStmt*>& loops) const;
+  std::optional<Base> base(const Term& t, const Symbol& bound, const std::vector<const ForStmt*>& loops) const;
+  const Expr& peel(const Expr& e) const;
+  void terms(const Expr& e, std::vector<Term>& out) const;
+  bool exact(const Expr& e, int depth = 0) const;
+  bool pure(const Expr& e) const;
+  std::optional<int64_t> constant(const Expr& e) const;
+  std::string text(const Expr& e) const;
+
+  const PrintContext& ctx_;
+  const FunctionScope& fn_;
+  bool enabled_ = false;
+  IndexBounds ranges_;                 // whatever the index width
+  int64_t tileOfAxis_[3] = {0, 0, 0};  // T of an axis cdiv(D, T) whose fact is set; 0 otherwise
+  const Symbol* dimOfAxis_[3] = {nullptr, nullptr, nullptr};
+  mutable std::unique_ptr<Divisibility> divisibility_;
+};
+
+}  // namespace spindle
