@@ -446,13 +446,13 @@ inline hipError_t launch_gemm(hipStream_t stream, const __half* __restrict__ A, 
 }
 #endif
 
-#line 77 "samples/gemm.spn"
+#line 81 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 76 "samples/gemm.spn"
+#line 80 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int32_t M, int32_t K,
     int32_t N) {
@@ -463,13 +463,13 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
   __builtin_assume(N % 256 == 0);  // a whole number of grid tiles at launch
   __builtin_assume(M % 128 == 0);  // a whole number of grid tiles at launch
-#line 81 "samples/gemm.spn"
+#line 85 "samples/gemm.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__half)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__half> a[4] = {};
   __spn_mma_b<__half> b[4] = {};
-#line 87 "samples/gemm.spn"
+#line 91 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -477,98 +477,122 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 256;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), 32));
-#line 95 "samples/gemm.spn"
-  for (int32_t t = 0; t < slabs + STAGES - 1; ++t) {
-    if (t >= STAGES - 1) {
-      // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
-      // groups in flight) for every thread, and every warp is done
-      // with the stage that slab t overwrites below.
-      __spn_copy_wait<STAGES - 2>();
-      __syncthreads();
+
+  // Prologue: the copies of slabs 0 .. STAGES - 2 into stages 0 ..
+  // STAGES - 2. (Its locals have names of their own: a local assigned
+  // once has the index bounds that let the copies test and address in
+  // 32 bits, one assigned in two loops has none.)
+  for (int32_t pt = 0; pt < STAGES - 1; ++pt) {
+    int64_t pk0 = int64_t(pt) * 32;
+    #pragma unroll
+#line 105 "samples/gemm.spn"
+    for (int32_t la = 0; la < LA; ++la) {
+      int32_t pea = tid + la * NT;
+      int32_t par = pea / (32 / 8);
+      int32_t pac = pea % (32 / 8) * 8;
+      __spn_copy_async<8>(As, 32 + 8, pt * 128 + par, pac, A, int32_t(M), K, K, 1, int32_t(row0) + par, int32_t(pk0) + pac);
     }
-#line 102 "samples/gemm.spn"
+    #pragma unroll
+#line 110 "samples/gemm.spn"
+    for (int32_t lb = 0; lb < LB; ++lb) {
+      int32_t peb = tid + lb * NT;
+      int32_t pbr = peb / (256 / 8);
+      int32_t pbc = peb % (256 / 8) * 8;
+      __spn_copy_async<8>(Bs, 256 + 8, pt * 32 + pbr, pbc, B, int32_t(K), N, N, 1, int32_t(pk0) + pbr, int32_t(col0) + pbc);
+    }
+#line 115 "samples/gemm.spn"
+    __spn_copy_commit();
+  }
+
+  // Steady state, with no branch in the body (so the device compiler
+  // schedules each slab's loads and matrix instructions as one block):
+  // iteration t multiplies slab t - (STAGES - 1) and copies slab t. The
+  // last STAGES - 1 iterations copy slabs past K, which are zeros and
+  // read no memory.
+#line 122 "samples/gemm.spn"
+  for (int32_t t = STAGES - 1; t < slabs + STAGES - 1; ++t) {
+    // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
+    // groups in flight) for every thread, and every warp is done with
+    // the stage that slab t overwrites below.
+    __spn_copy_wait<STAGES - 2>();
+    __syncthreads();
     int32_t s = (t + 1) % STAGES;
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 105 "samples/gemm.spn"
+#line 131 "samples/gemm.spn"
     for (int32_t q = 0; q < 2; ++q) {
-      if (t >= STAGES - 1) {
-        int32_t kk = q * 16;
+      int32_t kk = q * 16;
+      #pragma unroll
+#line 133 "samples/gemm.spn"
+      for (int32_t i = 0; i < 4; ++i) {
+        __spn_mma_load_a_shared(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk);
+      }
+      #pragma unroll
+#line 135 "samples/gemm.spn"
+      for (int32_t j = 0; j < 4; ++j) {
+        __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16);
+      }
+      #pragma unroll
+#line 137 "samples/gemm.spn"
+      for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 108 "samples/gemm.spn"
-        for (int32_t i = 0; i < 4; ++i) {
-          __spn_mma_load_a_shared(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk);
-        }
-        #pragma unroll
-#line 110 "samples/gemm.spn"
+#line 138 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
-          __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16);
-        }
-        #pragma unroll
-#line 112 "samples/gemm.spn"
-        for (int32_t i = 0; i < 4; ++i) {
-          #pragma unroll
-#line 113 "samples/gemm.spn"
-          for (int32_t j = 0; j < 4; ++j) {
-            acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
-          }
+          acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
         }
       }
-#line 115 "samples/gemm.spn"
-      if (t < slabs) {
-        // After each 16-deep step, a share of slab t's copies (the
-        // matrix cores work while they are issued; copy l of LA
-        // after step l * STEPS // LA): As[st*BM + r, c] = A[row0 +
-        // r, k0 + c], Bs[st*BK + r, c] = B[k0 + r, col0 + c]; 0
-        // past the edges. Each index is a sum of non-negative
-        // terms, so with 32-bit indices the generator proves that
-        // the source row and column fit 32 bits and the copy tests
-        // them in 32-bit arithmetic (docs/language.md 8.12).
-        #pragma unroll
-#line 124 "samples/gemm.spn"
-        for (int32_t la = 0; la < LA; ++la) {
-          if (la * 2 / LA == q) {
-            int32_t ea = tid + la * NT;
-            int32_t ar = ea / (32 / 8);
-            int32_t ac = ea % (32 / 8) * 8;
-            __spn_copy_async<8>(As, 32 + 8, st * 128 + ar, ac, A, int32_t(M), K, K, 1, int32_t(row0) + ar, uint32_t(k0) + uint32_t(ac));
-          }
+      // After each 16-deep step, a share of slab t's copies (the
+      // matrix cores work while they are issued; copy l of LA after
+      // step l * STEPS // LA): As[st*BM + r, c] = A[row0 + r, k0 +
+      // c], Bs[st*BK + r, c] = B[k0 + r, col0 + c]; 0 past the
+      // edges. Each index is a sum of non-negative terms, so with
+      // 32-bit indices the generator proves that the source row and
+      // column fit 32 bits and the copy tests them in 32-bit
+      // arithmetic (docs/language.md 8.12).
+      #pragma unroll
+#line 148 "samples/gemm.spn"
+      for (int32_t la = 0; la < LA; ++la) {
+        if (la * 2 / LA == q) {
+          int32_t ea = tid + la * NT;
+          int32_t ar = ea / (32 / 8);
+          int32_t ac = ea % (32 / 8) * 8;
+          __spn_copy_async<8>(As, 32 + 8, st * 128 + ar, ac, A, int32_t(M), K, K, 1, int32_t(row0) + ar, uint32_t(k0) + uint32_t(ac));
         }
-        #pragma unroll
-#line 130 "samples/gemm.spn"
-        for (int32_t lb = 0; lb < LB; ++lb) {
-          if (lb * 2 / LB == q) {
-            int32_t eb = tid + lb * NT;
-            int32_t br = eb / (256 / 8);
-            int32_t bc = eb % (256 / 8) * 8;
-            __spn_copy_async<8>(Bs, 256 + 8, st * 32 + br, bc, B, int32_t(K), N, N, 1, uint32_t(k0) + uint32_t(br), int32_t(col0) + bc);
-          }
+      }
+      #pragma unroll
+#line 154 "samples/gemm.spn"
+      for (int32_t lb = 0; lb < LB; ++lb) {
+        if (lb * 2 / LB == q) {
+          int32_t eb = tid + lb * NT;
+          int32_t br = eb / (256 / 8);
+          int32_t bc = eb % (256 / 8) * 8;
+          __spn_copy_async<8>(Bs, 256 + 8, st * 32 + br, bc, B, int32_t(K), N, N, 1, uint32_t(k0) + uint32_t(br), int32_t(col0) + bc);
         }
       }
     }
-#line 136 "samples/gemm.spn"
+#line 160 "samples/gemm.spn"
     __spn_copy_commit();
   }
   #pragma unroll
-#line 138 "samples/gemm.spn"
+#line 162 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 139 "samples/gemm.spn"
+#line 163 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 140 "samples/gemm.spn"
+#line 164 "samples/gemm.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         const int32_t r = __spn_mma_row(e);
         const int32_t c = __spn_mma_col(e);
         const float v = acc[i][j].x[e];
-#line 141 "samples/gemm.spn"
+#line 165 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         // row < M always: row0 <= M - 128 (block_id(1) < cdiv(M, 128), M % 128 == 0) and wm + i * 16 + r <= 127
         // col < N always: col0 <= N - 256 (block_id(0) < cdiv(N, 256), N % 256 == 0) and wn + j * 16 + c <= 255
         {
-#line 144 "samples/gemm.spn"
+#line 168 "samples/gemm.spn"
           C[row * N + col] = v;
         }
       }
