@@ -273,7 +273,7 @@ def test_several_gpus_one_binary_compiled_once_loaded_on_each_device(fresh):
     y0 = torch.randn(1 << 16, device="cuda:0")
     x1, y1 = x0.to("cuda:1"), y0.to("cuda:1")
     want = 2.0 * x0 + y0
-    key0 = k.compile_for(x0, y0)["key"]
+    key0 = k.compile_for(x0, y0, 2.0)["key"]
     k(x0, y0, 2.0)
     before = fresh.stats()
     k(x1, y1, 2.0)  # the first launch on cuda:1: loads the binary there
@@ -282,7 +282,7 @@ def test_several_gpus_one_binary_compiled_once_loaded_on_each_device(fresh):
     assert after["compiles"] == before["compiles"] == 1
     assert after["misses"] == before["misses"] == 1
     assert after["memory_hits"] == before["memory_hits"] + 2
-    assert k.compile_for(x1, y1)["key"] == key0  # one cache key for both devices (one architecture)
+    assert k.compile_for(x1, y1, 2.0)["key"] == key0  # one cache key for both devices (one architecture)
     torch.cuda.synchronize("cuda:0")
     torch.cuda.synchronize("cuda:1")
     torch.testing.assert_close(y0, want, rtol=1e-6, atol=1e-6)
