@@ -344,6 +344,25 @@ bool interfaceArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTar
   return true;
 }
 
+// Whether `h` is a JAX array. JAX arrays are immutable, but JAX (0.10)
+// exports them as unversioned DLPack capsules, which carry no read-only
+// flag, so they are known by their type's module ("jaxlib._jax" for
+// jax.Array), looked up once per type (the GIL guards the cache).
+bool isJaxArray(nb::handle h) {
+  static std::vector<std::pair<PyTypeObject*, bool>> seen;
+  PyTypeObject* type = Py_TYPE(h.ptr());
+  for (const auto& [t, jax] : seen)
+    if (t == type) return jax;
+  bool jax = false;
+  nb::object module = nb::getattr(nb::handle(reinterpret_cast<PyObject*>(type)), "__module__", nb::none());
+  if (nb::isinstance<nb::str>(module)) {
+    const std::string m = nb::cast<std::string>(module);
+    jax = m == "jax" || m == "jaxlib" || m.rfind("jax.", 0) == 0 || m.rfind("jaxlib.", 0) == 0;
+  }
+  seen.emplace_back(type, jax);
+  return jax;
+}
+
 // An array: through DLPack or the buffer protocol (nanobind's ndarray), else
 // the array interfaces. `refuseReadOnly`: a launch, where a read-only array
 // for a parameter the kernel writes is refused.
@@ -355,7 +374,9 @@ Arg arrayArg(const KernelInfo& k, const KernelParamInfo& p, const DeviceTarget& 
     // Asked for a writable array, nanobind refuses a versioned DLPack capsule
     // with DLPACK_FLAG_BITMASK_READ_ONLY (JAX, read-only NumPy) and a buffer
     // that is not writable; what the read-only request then accepts is
-    // read-only. (An unversioned capsule cannot say, and passes.)
+    // read-only. (An unversioned capsule cannot say, and passes: hence the
+    // test for JAX, whose arrays come as such capsules.)
+    if (isJaxArray(h)) failReadOnly(k, p, "a JAX array is immutable");
     nb::ndarray<> writable;
     cast = nb::try_cast(h, writable, /*convert=*/false);
     if (cast) a = nb::ndarray<nb::ro>(writable);

@@ -282,6 +282,10 @@ def test_cuda_array_interface_compiles_without_a_gpu(cuda_compile_only):
     k = cuda_compile_only.load(SAMPLES / "axpy.spn").axpy
     report = k.compile_for(cuda(1 << 24), cuda(1 << 25), 1.0)
     assert "T = f16, x 16-byte aligned, y 16-byte aligned" in report["source"]
-    assert k.compile_for(cuda(1 << 26, 100), cuda(1 << 27, 100), 3.0)["key"] == report["key"]  # N is dynamic
+    # N is dynamic: another N with the same facts (a multiple of 16, and of
+    # the grid's tile of 1024 elements: exact grid) has the same key; one
+    # that is not a whole number of tiles has its own.
+    assert k.compile_for(cuda(1 << 26, 8192), cuda(1 << 27, 8192), 3.0)["key"] == report["key"]
+    assert k.compile_for(cuda(1 << 26, 4000), cuda(1 << 27, 4000), 3.0)["key"] != report["key"]
     with pytest.raises(spindle.LaunchError, match="overlap in memory"):
         k.compile_for(cuda(1 << 24), cuda((1 << 24) + 64), 1.0)
