@@ -24,12 +24,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
 bin="${GEMM_CHECK:-}"
 if [ -z "$bin" ]; then
+  source "$ROOT/bench/fmt_from_debs.sh"
+  fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || { echo "gemm_gpu: no fmt"; exit 2; }
   fmt_args=()
-  if ls "$ROOT"/.debs/libfmt*.deb >/dev/null 2>&1 && ! ls /usr/lib/*/cmake/fmt >/dev/null 2>&1; then
-    mkdir -p "$BUILD/debroot"
-    for deb in "$ROOT"/.debs/libfmt*.deb; do dpkg -x "$deb" "$BUILD/debroot"; done
-    fmt_args=(-Dfmt_DIR="$(dirname "$(ls "$BUILD"/debroot/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
-  fi
+  [ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
   cmake -S "$ROOT/bench" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF "${fmt_args[@]}" >/dev/null &&
     cmake --build "$BUILD" --target spindle_gemm_check -j "${BENCH_JOBS:-16}" >/dev/null || { echo "gemm_gpu: build failed"; exit 2; }
   bin="$BUILD/bin/gemm_check"

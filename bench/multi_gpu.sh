@@ -22,13 +22,10 @@ PY="${PYTHON:-$(command -v python || command -v python3)}"
 mkdir -p "$RESULTS"
 { nvidia-smi -L || true; date -u; } | tee "$RESULTS/device.txt"
 
+source "$ROOT/bench/fmt_from_debs.sh"
+fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || exit 2
 fmt_args=()
-if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt /usr/local/lib64/cmake/fmt \
-     /usr/share/cmake/fmt 2>/dev/null | grep -q -i config; then
-  mkdir -p "$BUILD/debroot"
-  for deb in "$ROOT"/.debs/libfmt*.deb; do dpkg -x "$deb" "$BUILD/debroot" || exit 2; done
-  fmt_args=(-Dfmt_DIR="$(dirname "$(ls "$BUILD"/debroot/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
-fi
+[ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
 gen_args=()
 command -v ninja >/dev/null && gen_args=(-G Ninja)
 echo "== build multi_gpu_check and gpu_check ($BUILD)"

@@ -17,14 +17,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RESULTS="${1:-$ROOT/build-bench-gpu/results}"
 PY="${PYTHON:-python}"
 mkdir -p "$RESULTS"
+source "$ROOT/bench/fmt_from_debs.sh"
+fmt_dir=$(fmt_cmake_dir "$ROOT" "$ROOT/build-bench-gpu") || exit 2
 defines=()
-if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt /usr/share/cmake/fmt 2>/dev/null \
-     | grep -q -i config; then
-  debroot="$ROOT/build-bench-gpu/debroot"
-  mkdir -p "$debroot"
-  for deb in "$ROOT"/.debs/libfmt*.deb; do dpkg -x "$deb" "$debroot" || exit 2; done
-  defines=(-Ccmake.define.fmt_DIR="$(dirname "$(ls "$debroot"/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
-fi
+[ -n "$fmt_dir" ] && defines=(-Ccmake.define.fmt_DIR="$fmt_dir")
 echo "== pip install (offline, from .whl/)"
 # The build requirements go into this Python, and the build uses them
 # without isolation: an isolated build environment cannot run a venv's

@@ -35,22 +35,11 @@ start=$(date +%s)
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true; date -u; } \
   | tee "$RESULTS/device.txt"
 
-# The GPU images have no libfmt-dev and reach no package registry. Debian's
-# own packages can travel with the tree instead: `apt-get download libfmt-dev
-# libfmt9` into .debs/ (git-ignored) on a machine that has the registry;
-# they are unpacked here into the build directory, never into /.
+# fmt: the system's, else Debian's packages carried in .debs/.
+source "$ROOT/bench/fmt_from_debs.sh"
+fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || { echo "run.sh: no fmt"; exit 2; }
 fmt_args=()
-if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt /usr/local/lib64/cmake/fmt \
-     /usr/share/cmake/fmt 2>/dev/null | grep -q -i config; then
-  if ls "$ROOT"/.debs/libfmt*.deb >/dev/null 2>&1; then
-    mkdir -p "$BUILD/debroot"
-    for deb in "$ROOT"/.debs/libfmt*.deb; do dpkg -x "$deb" "$BUILD/debroot"; done
-    fmt_args=(-Dfmt_DIR="$(dirname "$(ls "$BUILD"/debroot/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
-  else
-    echo "run.sh: libfmt-dev is missing; install it or put Debian's libfmt-dev and libfmt9 .debs in .debs/"
-    exit 2
-  fi
-fi
+[ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
 gen_args=()
 command -v ninja >/dev/null && gen_args=(-G Ninja)
 

@@ -20,12 +20,10 @@ if [ -x "$ROOT/build-tunegoal/tune_goal" ]; then
   export LD_LIBRARY_PATH="$ROOT/build-tunegoal${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 else
   BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
+  source "$ROOT/bench/fmt_from_debs.sh"
+  fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || { echo "tune_goal: no fmt"; exit 2; }
   fmt_args=()
-  if ! ls /usr/lib/cmake/fmt /usr/lib/*/cmake/fmt /usr/local/lib/cmake/fmt 2>/dev/null | grep -q -i config; then
-    mkdir -p "$BUILD/debroot"
-    for deb in "$ROOT"/.debs/libfmt*.deb; do dpkg -x "$deb" "$BUILD/debroot"; done
-    fmt_args=(-Dfmt_DIR="$(dirname "$(ls "$BUILD"/debroot/usr/lib/*/cmake/fmt/fmt-config.cmake)")")
-  fi
+  [ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
   gen_args=()
   command -v ninja >/dev/null && gen_args=(-G Ninja)
   if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF \
