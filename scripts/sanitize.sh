@@ -17,8 +17,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-asan}
 
 # bench/ (programs for a GPU machine, no tests) is left out of this build.
+# -O1 -g1 (line tables: enough for the sanitizers' backtraces) in place of
+# RelWithDebInfo's -O2 -g: ASan's own advice, and it halves the compile
+# time of the generator's largest files under the sanitizers (78 s -> 34 s
+# for function_printer.cpp), which is most of CI's sanitizer step.
+sanitizer_flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_SANITIZE=ON -DSPINDLE_TEST_PER_EXECUTABLE=ON \
-  -DSPINDLE_BUILD_BENCH=OFF >/dev/null
+  -DSPINDLE_BUILD_BENCH=OFF "${sanitizer_flags[@]}" >/dev/null
 cmake --build "$build" -j "${JOBS:-2}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
@@ -26,6 +31,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 (cd "$build" && ctest --output-on-failure -j "${JOBS:-2}" "$@")
 
 tsan=${TSAN_BUILD_DIR:-$root/build-tsan}
-cmake -S "$root" -B "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_TSAN=ON -DSPINDLE_BUILD_RUNTIME=OFF >/dev/null
+cmake -S "$root" -B "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPINDLE_TSAN=ON -DSPINDLE_BUILD_RUNTIME=OFF \
+  "${sanitizer_flags[@]}" >/dev/null
 cmake --build "$tsan" -j "${JOBS:-2}" --target concurrency_tests
 TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} "$tsan/bin/concurrency_tests"

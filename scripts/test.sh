@@ -51,7 +51,10 @@ else
   python_build=(-DSPINDLE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python")
 fi
 step "build and test"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${python_build[@]+"${python_build[@]}"}
+# RelWithDebInfo with line tables only (-g1): backtraces keep file and line,
+# and the build takes a third less time than with full -g.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" ${python_build[@]+"${python_build[@]}"}
 cmake --build "$build" -j "$jobs"
 echo "== build took $((SECONDS - step_start)) s"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
