@@ -29,17 +29,7 @@ using spindle::ScalarType;
 namespace {
 
 uint16_t toCode(ScalarType t, double v) { return uint16_t(spindle::scalar(t, v).bits); }
-double fromCode(ScalarType t, uint16_t h) {
-  if (t == ScalarType::BF16) {
-    const uint32_t u = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  const int e = (h >> 10) & 31, m = h & 1023;
-  const double s = (h & 0x8000) ? -1 : 1;
-  return e == 0 ? s * std::ldexp(double(m), -24) : s * std::ldexp(double(m + 1024), e - 25);
-}
+double fromCode(ScalarType t, uint16_t h) { return bench::halfValue(t == ScalarType::BF16, h); }
 
 struct Config {
   ScalarType t;

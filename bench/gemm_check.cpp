@@ -23,6 +23,8 @@
 // default) in f32. --json appends one line per timed row for the anchors.
 #include <spindle/runtime.hpp>
 
+#include "references.hpp"  // bench::halfValue (header only)
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,22 +42,13 @@ using spindle::ScalarType;
 namespace {
 
 uint16_t toF16(float f) { return uint16_t(spindle::scalar(ScalarType::F16, double(f)).bits); }
-double fromF16(uint16_t h) {
-  const int e = (h >> 10) & 31, m = h & 1023;
-  const double s = (h & 0x8000) ? -1 : 1;
-  return e == 0 ? s * std::ldexp(double(m), -24) : s * std::ldexp(double(m + 1024), e - 25);
-}
+double fromF16(uint16_t h) { return bench::halfValue(false, h); }
 uint16_t toBf16(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
-double fromBf16(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+double fromBf16(uint16_t h) { return bench::halfValue(true, h); }
 double geluTanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 struct Shape {

@@ -81,25 +81,14 @@ struct Rng {  // splitmix64: fast enough to fill 64M values
 };
 
 uint16_t toHalf(float v) { return uint16_t(spindle::scalar(ScalarType::F16, double(v)).bits); }
-double fromHalf(uint16_t h) {
-  int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0    ? std::ldexp(double(m), -24)
-             : e == 31 ? (m ? NAN : INFINITY)
-                       : std::ldexp(double(m | 0x400), e - 25);
-  return sign ? -v : v;
-}
+double fromHalf(uint16_t h) { return bench::halfValue(false, h); }
 
 uint16_t toBf16(float v) {  // round to nearest even (finite values)
   uint32_t u;
   std::memcpy(&u, &v, 4);
   return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
-double fromBf16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float v;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
+double fromBf16(uint16_t h) { return bench::halfValue(true, h); }
 
 std::string shapeText(std::initializer_list<int64_t> dims) {
   std::string s;

@@ -3,12 +3,30 @@
 // returns the exact-as-possible result the kernel approximates.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace bench {
 
 using Vec = std::vector<double>;
+
+// The value of an f16 (IEEE binary16) or bf16 code, exactly, infinities and
+// NaN included: how the checkers read a kernel's 16-bit float outputs.
+inline double halfValue(bool bf16, uint16_t bits) {
+  if (bf16) {
+    const uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  const int e = (bits >> 10) & 0x1f, m = bits & 0x3ff;
+  const double v = e == 0    ? std::ldexp(double(m), -24)
+                   : e == 31 ? (m ? NAN : INFINITY)
+                             : std::ldexp(double(m | 0x400), e - 25);
+  return (bits >> 15) ? -v : v;
+}
 
 Vec refAxpy(const Vec& x, const Vec& y, double a);
 Vec refSoftmax(const Vec& x, int64_t M, int64_t N);

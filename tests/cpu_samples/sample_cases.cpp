@@ -147,19 +147,7 @@ std::string samplePath(const std::string& name) {
 
 uint16_t toHalf(ScalarType t, double v) { return uint16_t(scalar(t, v).bits); }
 
-double fromHalf(ScalarType t, uint16_t h) {
-  if (t == ScalarType::BF16) {
-    uint32_t u = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0    ? std::ldexp(double(m), -24)
-             : e == 31 ? (m ? NAN : INFINITY)
-                       : std::ldexp(double(m | 0x400), e - 25);
-  return sign ? -v : v;
-}
+double fromHalf(ScalarType t, uint16_t h) { return bench::halfValue(t == ScalarType::BF16, h); }
 
 namespace {
 

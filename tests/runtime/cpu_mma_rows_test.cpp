@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "references.hpp"  // bench::halfValue (header only)
 #include "spindle/runtime.hpp"
 #include "test_util.h"
 
@@ -65,18 +66,7 @@ kernel rows[T](X: f32[16, 32], start: f32[16], I: T[16, 16], mxRow: f32[16], sm1
             back[r, c] = v
 )";
 
-double roundTo(ScalarType t, double v) {
-  const uint16_t bits = uint16_t(scalar(t, v).bits);
-  if (t == ScalarType::BF16) {
-    const uint32_t u = uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  const int e = (bits >> 10) & 31, mant = bits & 1023;
-  const double s = (bits & 0x8000) ? -1 : 1;
-  return e == 0 ? s * std::ldexp(double(mant), -24) : s * std::ldexp(double(mant + 1024), e - 25);
-}
+double roundTo(ScalarType t, double v) { return bench::halfValue(t == ScalarType::BF16, uint16_t(scalar(t, v).bits)); }
 
 class CpuMmaRows : public ::testing::TestWithParam<std::tuple<const char*, ScalarType>> {};
 
