@@ -8,6 +8,7 @@
 import numpy as np
 import pytest
 
+import spindle
 from conftest import SAMPLES
 
 jax = pytest.importorskip("jax")
@@ -33,6 +34,7 @@ def test_a_jax_array_is_a_read_only_input(axpy):
 def test_a_jax_array_for_a_written_parameter_is_refused(axpy):
     x = np.ones(8, np.float32)
     y = jnp.zeros(8, jnp.float32)
-    with pytest.raises(Exception, match=r"axpy: parameter 'y' \(T\[N\]\): the kernel writes this parameter, but the array is read-only"):
+    refused = r"axpy: parameter 'y' \(T\[N\]\): the kernel writes this parameter, but the array is read-only \(a JAX array is immutable\)"
+    with pytest.raises(spindle.ArgumentError, match=refused):
         axpy(x, y, 2.0)
     assert not np.asarray(y).any()

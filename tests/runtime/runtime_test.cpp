@@ -226,6 +226,31 @@ TEST(Runtime, CompileFromArgumentsFollowsTheirLayout) {
   EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }), "--divisible N=32: the granularity must be 2, 4, 8 or 16");
 }
 
+// compile(spec) refuses an exact-grid fact for a dim that no @grid axis
+// tiles as cdiv(D, T), naming the dims that are tiled (or none).
+TEST(Runtime, ExactGridForAnUntiledDimIsRefusedNamingTheTiledOnes) {
+  if (!hasCompiler(BackendKind::Cuda)) GTEST_SKIP() << "nvrtc not installed";
+  test::TempDir dir;
+  Runtime rt(compileOnly("sm_90", dir.path()));
+  const char* tiled = R"(@grid(cdiv(N, 256), M)
+@block(256)
+kernel tiled(x: f32[M, N]):
+    j = block_id(0) * 256 + thread_id()
+    if j < N:
+        x[block_id(1), j] = 0.0
+)";
+  Kernel k = rt.loadModuleFromString("tiled.spn", tiled).kernel("tiled");
+  Specialization spec;
+  spec.exactGridDims = {"N"};
+  EXPECT_CONTAINS(k.compile(spec).source, "__builtin_assume(N % 256 == 0);");
+  spec.exactGridDims = {"M"};
+  EXPECT_CONTAINS(errorFrom([&] { k.compile(spec); }),
+                  "tiled: --exact-grid M: no @grid axis covers dynamic dim 'M' as cdiv(M, T) (such dims: N (tiles of "
+                  "256))");
+  Kernel rows = rt.loadModuleFromString("row_runs.spn", kRowRuns).kernel("row_runs");
+  EXPECT_CONTAINS(errorFrom([&] { rows.compile(spec); }), "(such dims: none)");
+}
+
 const char* kStridedRows = R"(@grid(M)
 @block(128)
 kernel copy_rows(x: bf16[M, D] strided, y: bf16[M, D]):
