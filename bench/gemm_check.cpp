@@ -133,7 +133,10 @@ int main(int argc, char** argv) {
   options.tune.mode = spindle::TuneMode::Blocking;
   spindle::Runtime rt(options);
   std::printf("device: %s (%s, %s)\n", rt.deviceName().c_str(), rt.target().c_str(), rt.compilerIdentity().c_str());
-  spindle::Kernel plain = rt.loadModule(spn).kernel("gemm");
+  // The plain kernel is named after its file: gemm.spn's gemm, gemm_dot.spn's gemm_dot.
+  const size_t base = spn.find_last_of('/') + 1;
+  const std::string plainName = spn.substr(base, spn.rfind(".spn") - base);
+  spindle::Kernel plain = rt.loadModule(spn).kernel(plainName);
   bool needEx = false;
   for (const Row& r : rows) needEx |= r.variant != "plain";
   std::optional<spindle::Kernel> exIdentity, exGelu;

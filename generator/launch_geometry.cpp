@@ -134,6 +134,7 @@ BlockPlan planBlock(const SemaModule& sema, const FunctionScope& k, const std::m
         fmt::format("kernel '{}': @block has {} threads with 64-wide warps, more than 1024", k.name, total64));
   plan.maxThreads = std::min(total, kMaxThreads);
   plan.wholeWarps = !plan.followsLaunch && total32 % 32 == 0 && total64 % 64 == 0;
+  plan.wholeWarpGroups = !plan.followsLaunch && total32 % 128 == 0 && total64 % 256 == 0;
   return plan;
 }
 

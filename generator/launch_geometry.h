@@ -30,6 +30,9 @@ struct BlockPlan {
   // The thread count is a multiple of the warp width on every target, so
   // warp collectives never meet a partial last warp.
   bool wholeWarps = false;
+  // ... of four warps at every width (dot's warp groups: 128 threads on
+  // NVIDIA, 256 on AMD).
+  bool wholeWarpGroups = false;
 };
 
 // Throws a specialization error at the offending axis: a value outside

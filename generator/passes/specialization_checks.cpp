@@ -132,15 +132,17 @@ void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kerne
 
 // The matrix API's builtins need every lane of each warp (docs/language.md
 // 8.11): a block of whole warps at both widths.
+// dot needs whole groups of four warps.
 void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const std::vector<FunctionScope*>& functions,
                       const BlockPlan& block) {
-  if (block.wholeWarps) return;
+  if (block.wholeWarps && block.wholeWarpGroups) return;
   const CallExpr* first = nullptr;
+  const CallExpr* firstDot = nullptr;
   std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
-    if (first) return;
     if (const auto* c = e.as<CallExpr>(); c && !c->symbol) {
       const BuiltinInfo* b = findBuiltin(c->callee);
-      if (b && b->category == BuiltinCategory::Matrix) first = c;
+      if (b && b->category == BuiltinCategory::Matrix && !first) first = c;
+      if (b && b->id == BuiltinId::Dot && !firstDot) firstDot = c;
     }
     forEachChild(e, onExpr);
   };
@@ -150,9 +152,15 @@ void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const
   visit(kernel.kernel->body);
   for (const FunctionScope* f : functions) visit(f->function->body);
   if (!first) return;
-  const std::string why = block.followsLaunch ? "follows the launch, so its last warp may be partial"
-                                              : "is not a whole number of 32- and 64-wide warps";
-  throwSpecializationError(sema, DiagId::spec_mma_partial_warp, first->range, first->callee, why);
+  if (!block.wholeWarps) {
+    const std::string why = block.followsLaunch ? "follows the launch, so its last warp may be partial"
+                                                : "is not a whole number of 32- and 64-wide warps";
+    throwSpecializationError(sema, DiagId::spec_mma_partial_warp, first->range, first->callee, why);
+  }
+  if (firstDot)
+    throwSpecializationError(sema, DiagId::spec_dot_partial_group, firstDot->range,
+                             block.followsLaunch ? "follows the launch"
+                                                 : "is not a whole number of groups of four 32- and 64-wide warps");
 }
 
 }  // namespace spindle

@@ -40,7 +40,9 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::WarpArgReduce:
     case BuiltinCategory::Shuffle:
     case BuiltinCategory::WarpBarrier:
-    case BuiltinCategory::Matrix: return ConvergenceNeed::Warp;
+    // dot: the four warps of a group issue one wgmma together, so the
+    // whole block reaches it (a block-uniform condition keeps every group).
+    case BuiltinCategory::Matrix: return b.id == BuiltinId::Dot ? ConvergenceNeed::Block : ConvergenceNeed::Warp;
     // The votes are defined over the lanes active at the call (8.4), so a
     // divergent warp may vote.
     case BuiltinCategory::WarpVote:

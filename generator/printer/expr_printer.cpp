@@ -458,7 +458,12 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     }
     case BuiltinCategory::LaneInfo:
     case BuiltinCategory::WarpBarrier:
-    case BuiltinCategory::Barrier: return {std::string(b.hipF32), kPostfix};
+    case BuiltinCategory::Barrier:
+      // In a kernel that calls dot, sync() also orders shared-memory writes
+      // before the wgmma reads that follow it (__spn_dot_sync).
+      if (b.id == BuiltinId::Sync && fn_.kernelRoot && fn_.kernelRoot->usesDot)
+        return {"__spn_dot_sync()", kPostfix};
+      return {std::string(b.hipF32), kPostfix};
     case BuiltinCategory::WarpVote: return {std::string(b.hipF32) + "(bool(" + value(*c.args[0]) + "))", kPostfix};
     case BuiltinCategory::LaunchQuery: return {std::string(b.hipF32), kPrimary};  // a launcher local
     case BuiltinCategory::CachedLoad:
@@ -588,6 +593,8 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
 // (zero outside), its strides address it.
 CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   const BuiltinInfo& b = *findBuiltin(c.callee);
+  if (b.id == BuiltinId::Dot) return dotCall(c);
+  if (b.id == BuiltinId::DotWait) return {fmt::format("__spn_dot_wait<{}>()", value(*c.args[0])), kPostfix};
   // mma_to_a(a[k], acc[i, j]), row_max(m[i], acc[i, j]), row_sum(..): the
   // prelude's helper on the two tiles.
   if (b.id == BuiltinId::RowMax || b.id == BuiltinId::RowSum)

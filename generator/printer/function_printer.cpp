@@ -499,6 +499,12 @@ void FunctionPrinter::printPendingDeclarations(const Stmt& s) {
 
 void FunctionPrinter::printStmt(const Stmt& s) {
   printPendingDeclarations(s);
+  const std::vector<const Symbol*> settled = settleDotAccumulators(s);
+  printStmtBody(s);
+  for (const Symbol* acc : settled) dotSettled_.erase(acc);
+}
+
+void FunctionPrinter::printStmtBody(const Stmt& s) {
   const bool printsNothing = s.kind == StmtKind::Nonlocal || s.kind == StmtKind::FuncDef ||  // outlined
                              s.kind == StmtKind::Pass;
   // A for maps itself: lines it prints before its header must not shift it.
@@ -684,7 +690,8 @@ void FunctionPrinter::printAssign(const AssignStmt& a) {
       // are loaded before use).
       std::string dims;
       for (const Expr* d : sym->shape) dims += "[" + expr(*d).text + "]";
-      out_.linef("{} {}{} = {{}};", fragmentType(*sym), name(sym), dims);
+      if (sym->dotAccumulator) printDotAccumulatorDecl(*sym, dims);
+      else out_.linef("{} {}{} = {{}};", fragmentType(*sym), name(sym), dims);
       return;
     }
     std::string rhs = storeValue(*a.value, sym->type);

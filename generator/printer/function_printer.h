@@ -121,6 +121,7 @@ class FunctionPrinter {
   void printBody(const Block& body);
   void printBlock(const Block& body);
   void printStmt(const Stmt& s);
+  void printStmtBody(const Stmt& s);
   void printAssign(const AssignStmt& a);
   void printUnpack(const AssignStmt& a);
   void hoistUnpackIndices(const std::vector<ExprPtr>& targets);
@@ -174,6 +175,11 @@ class FunctionPrinter {
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr matrixCall(const CallExpr& c) const;
   CppExpr asyncCopyCall(const CallExpr& c) const;
+  // --- dot (dot_printer.cpp)
+  CppExpr dotCall(const CallExpr& c) const;
+  void printDotAccumulatorDecl(const Symbol& acc, const std::string& dims);
+  std::vector<const Symbol*> settleDotAccumulators(const Stmt& s);
+  std::string dotFreshName(const Symbol& acc) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
@@ -211,6 +217,8 @@ class FunctionPrinter {
   std::map<const Symbol*, std::string> dynamicSharedOffsets_;  // buffer -> byte offset expression
   bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
   mutable std::unique_ptr<Divisibility> divisibility_;         // the kernel's, built at its first run loop
+  std::map<const Symbol*, std::string> dotFresh_;              // dot accumulator -> its `fresh` flag
+  std::set<const Symbol*> dotSettled_;                         // settled around the statement being printed
 };
 
 }  // namespace spindle

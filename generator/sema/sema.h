@@ -86,6 +86,10 @@ struct Symbol {
   bool unrolledLoopVar = false;  // LoopVar of a static_range loop
   bool writableElement = false;  // LoopVar v of `for r, c, v in elements(..)`: assigning it writes the tile's element
   bool matrixSource = false;     // a tensor or shared buffer some mma_load_* reads (all its dims bound the tile)
+  // Fragment updated by some dot(acc, ...): printed with a `fresh` flag
+  // (no value until its first dot) and settled before any other use
+  // (FunctionPrinter::settleDotAccumulators).
+  bool dotAccumulator = false;
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
   bool optional = false;
@@ -162,6 +166,7 @@ struct FunctionScope {
   // Functions (defs/closures) this body calls directly.
   std::vector<FunctionScope*> callees;
   bool usesBlockCollective = false;  // calls block_sum/max/min directly
+  bool usesDot = false;              // calls dot: its sync() also orders shared writes for wgmma (__spn_dot_sync)
   bool usesBlockArgReduce = false;   // calls block_argmax/argmin directly (a value and an index slot per warp)
 
   // Filled by the capture-analysis pass (closures only): the outlined

@@ -1835,6 +1835,13 @@ class Resolver {
         }
         if (c.args.size() > 1)
           if (auto* src = c.args[1]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;
+        if (c.callee == "dot" && c.args.size() == 8) {
+          if (auto* acc = c.args[0]->as<NameExpr>(); acc && acc->symbol && acc->symbol->kind == SymbolKind::Fragment)
+            acc->symbol->dotAccumulator = true;
+          if (auto* src = c.args[4]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;
+          if (FunctionScope* root = state().scope->kernelRoot) root->usesDot = true;
+          state().scope->usesDot = true;
+        }
         return;
       }
       case BuiltinCategory::AsyncCopy:

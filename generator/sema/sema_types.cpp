@@ -488,6 +488,15 @@ class TypeChecker {
   // (docs/language.md 8.11). Neither has a value: a load is a statement,
   // mma the value of an assignment to an accumulator tile (checkAssign).
   ScalarType checkMatrixCall(CallExpr& c, bool assigned) {
+    if (c.callee == "dot") return checkDot(c);
+    if (c.callee == "dot_wait") {  // dot_wait(n): the immediate of wgmma.wait_group
+      auto n = evaluateConst(*c.args[0], constsOnly());
+      if (!n && constsOnlyExpr(*c.args[0])) return ScalarType::Invalid;
+      if (!n || n->isFloat || n->i < 0)
+        error(DiagId::sema_dot_wait_count, c.args[0]->range,
+              n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string());
+      return ScalarType::Invalid;
+    }
     if (c.callee == "mma_to_a") {  // mma_to_a(a[k], acc[i, j])
       matrixTile(c, 0, Symbol::FragmentRole::A, "an mma_a(...)", "mma_to_a(a[k], acc[i, j])");
       matrixTile(c, 1, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_to_a(a[k], acc[i, j])");
@@ -531,6 +540,52 @@ class TypeChecker {
       ScalarType t = typeOf(*c.args[i]);
       if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
     }
+    return ScalarType::Invalid;
+  }
+
+  // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): acc a whole
+  // 2-D accumulator array, As and Bs 2-D shared buffers of one f16/bf16
+  // type, the coordinates integers, D a constant multiple of 16 (one the
+  // specialization decides is checked by the helper's static_assert).
+  ScalarType checkDot(CallExpr& c) {
+    auto symbolAt = [&](size_t i) -> const Symbol* {
+      const auto* nm = c.args[i]->as<NameExpr>();
+      return nm ? nm->symbol : nullptr;
+    };
+    const Symbol* acc = symbolAt(0);
+    const Symbol* as = symbolAt(1);
+    const Symbol* bs = symbolAt(4);
+    std::string why;
+    auto bufferProblem = [&](const Symbol* s, const char* which) -> std::string {
+      if (!s) return fmt::format("the {} argument is an expression", which);
+      if (s->kind != SymbolKind::SharedBuffer) return fmt::format("'{}' is a {}", s->name, symbolKindName(s->kind));
+      if (s->shape.size() != 2) return fmt::format("'{}' has {} dims", s->name, s->shape.size());
+      if (s->type != ScalarType::Invalid && s->type != ScalarType::F16 && s->type != ScalarType::BF16)
+        return fmt::format("'{}' holds {}", s->name, scalarName(s->type));
+      return "";
+    };
+    if (!acc || acc->kind != SymbolKind::Fragment || acc->fragmentRole != Symbol::FragmentRole::Acc)
+      why = acc ? fmt::format("'{}' (the first argument) is not an accumulator array", acc->name)
+                : "the first argument is not an accumulator array (a whole mma_zero(...) array, not one tile)";
+    else if (acc->shape.size() != 2)
+      why = fmt::format("'{}' has {} dims, not the two of [TI, TJ]", acc->name, acc->shape.size());
+    else if (why = bufferProblem(as, "second"); !why.empty()) {
+    } else if (why = bufferProblem(bs, "fifth"); !why.empty()) {
+    } else if (as->type != ScalarType::Invalid && bs->type != ScalarType::Invalid && as->type != bs->type)
+      why = fmt::format("'{}' holds {}, '{}' {}", as->name, scalarName(as->type), bs->name, scalarName(bs->type));
+    if (!why.empty()) {
+      error(DiagId::sema_dot_args, c.range, why);
+      return ScalarType::Invalid;
+    }
+    for (size_t i : {size_t(2), size_t(3), size_t(5), size_t(6)}) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
+    auto d = evaluateConst(*c.args[7], constsOnly());
+    if (!d && constsOnlyExpr(*c.args[7])) return ScalarType::Invalid;
+    if (!d || d->isFloat || d->i <= 0 || d->i % 16 != 0)
+      error(DiagId::sema_dot_args, c.args[7]->range,
+            d && !d->isFloat ? fmt::format("the depth is {}", d->i) : std::string("the depth is not a constant"));
     return ScalarType::Invalid;
   }
 

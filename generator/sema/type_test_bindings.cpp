@@ -1,3 +1,4 @@
+#include <functional>
 #include "sema/type_test_bindings.h"
 
 #include <algorithm>
@@ -22,17 +23,36 @@ void collectTypeTests(const Block& body, std::vector<const TypeTestExpr*>& out) 
   }
 }
 
+// The shared buffers that dot(acc, As, r, k, Bs, ...) multiplies.
+void collectDotBuffers(const Block& body, std::set<std::string>& out) {
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (const auto* c = e.as<CallExpr>(); c && c->callee == "dot" && c->args.size() == 8)
+      for (size_t i : {size_t(1), size_t(4)})
+        if (const auto* n = c->args[i]->as<NameExpr>()) out.insert(n->name);
+    forEachChild(e, onExpr);
+  };
+  for (const StmtPtr& s : body) {
+    forEachChild(*s, onExpr, [&](const Block& b) { collectDotBuffers(b, out); });
+    if (const auto* def = s->as<FuncDefStmt>()) collectDotBuffers(def->func->body, out);
+  }
+}
+
 // Type parameters that type matrix operand tiles (mma_a(T, ..), mma_b(T,
-// ..)), which only f16 and bf16 can: checked as f16 rather than f32.
-void collectOperandTypeParams(const Block& body, std::set<std::string>& out) {
+// ..)) or dot's shared buffers (As = shared(T, ..)), which only f16 and
+// bf16 can: checked as f16 rather than f32.
+void collectOperandTypeParams(const Block& body, const std::set<std::string>& dotBuffers,
+                              std::set<std::string>& out) {
   for (const StmtPtr& s : body) {
     if (const auto* a = s->as<AssignStmt>())
-      if (const auto* c = a->value->as<CallExpr>();
-          c && (c->callee == "mma_a" || c->callee == "mma_b") && !c->args.empty())
-        if (const auto* t = c->args[0]->as<NameExpr>()) out.insert(t->name);
+      if (const auto* c = a->value->as<CallExpr>(); c && !c->args.empty()) {
+        const auto* target = a->target->as<NameExpr>();
+        const bool operand = c->callee == "mma_a" || c->callee == "mma_b" ||
+                             (c->callee == "shared" && target && dotBuffers.count(target->name));
+        if (const auto* t = c->args[0]->as<NameExpr>(); operand && t) out.insert(t->name);
+      }
     forEachChild(
-        *s, [](const Expr&) {}, [&](const Block& b) { collectOperandTypeParams(b, out); });
-    if (const auto* def = s->as<FuncDefStmt>()) collectOperandTypeParams(def->func->body, out);
+        *s, [](const Expr&) {}, [&](const Block& b) { collectOperandTypeParams(b, dotBuffers, out); });
+    if (const auto* def = s->as<FuncDefStmt>()) collectOperandTypeParams(def->func->body, dotBuffers, out);
   }
 }
 
@@ -55,7 +75,11 @@ std::vector<TypeBinding> bindingsReachingTypeTests(const FunctionScope& kernel) 
   // Per parameter, the types to try, f32 first.
   std::map<std::string, std::vector<ScalarType>> candidates;
   std::set<std::string> operandTypes;
-  if (kernel.kernel) collectOperandTypeParams(kernel.kernel->body, operandTypes);
+  if (kernel.kernel) {
+    std::set<std::string> dotBuffers;
+    collectDotBuffers(kernel.kernel->body, dotBuffers);
+    collectOperandTypeParams(kernel.kernel->body, dotBuffers, operandTypes);
+  }
   for (const auto& [name, sym] : kernel.typeParams)
     candidates[name] = {operandTypes.count(name) ? ScalarType::F16 : ScalarType::F32};
   for (const TypeTestExpr* t : tests) {

@@ -265,7 +265,10 @@ class CudaBackend final : public Backend {
     int major = 0, minor = 0;
     checkCu(drv_.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
     checkCu(drv_.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
-    return fmt::format("sm_{}{}", major, minor);
+    // Hopper (9.0) compiles for sm_90a: its arch-specific instructions
+    // (wgmma, for dot: docs/language.md 8.13) exist only there, and a
+    // binary is built for this device alone anyway.
+    return fmt::format("sm_{}{}{}", major, minor, major == 9 && minor == 0 ? "a" : "");
   }
 
   std::string deviceName(int device) override {

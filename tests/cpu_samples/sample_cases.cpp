@@ -616,6 +616,47 @@ std::vector<Case> gemmCases(Rng& rng) {
   return out;
 }
 
+// ---------------------------------------------------------------- gemm_dot
+
+// The tile-level dot's sample (the cpu target runs its warp-level path, with
+// the swizzled buffers and the pipeline as written): f16 and bf16, shapes
+// that cut the 256 x 128 tile, the slab and the 16 x 16 tiles everywhere
+// (37x53x29), one of whole tiles (256x128x128), one of several blocks and
+// slabs through the stages with rows that are not 16-byte aligned
+// (300x140x333), and f16 output. The bound is gemm's.
+std::vector<Case> gemmDotCases(Rng& rng) {
+  struct V {
+    ST t, out;
+    int64_t M, N, K;
+  };
+  const std::vector<V> vs = {{ST::F16, ST::F32, 37, 53, 29},   {ST::BF16, ST::F32, 256, 128, 128},
+                             {ST::F16, ST::F32, 300, 140, 333}, {ST::BF16, ST::F32, 37, 53, 29},
+                             {ST::F16, ST::F16, 100, 130, 70}};
+  std::vector<Case> out;
+  for (V v : vs) {
+    auto A = std::make_shared<Host>(randomHost(v.t, size_t(v.M * v.K), rng));
+    auto B = std::make_shared<Host>(randomHost(v.t, size_t(v.K * v.N), rng));
+    Case c;
+    c.label = tname(v.t) + " -> " + tname(v.out) + " " + shape({v.M, v.N, v.K});
+    c.mutate = false;  // gemm's mutants cover the same epilogue and copies; CI time
+    c.run = [v, A, B](Device& d) {
+      DeviceBuffer dA = d.upload(A->bytes), dB = d.upload(B->bytes);
+      DeviceBuffer dC = d.filled(size_t(v.M * v.N) * elemBytes(v.out));
+      d.kernel("gemm_dot").launch(nullptr, {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
+                                            tensor(dC.data(), v.out, {v.M, v.N})});
+      return std::vector<Bytes>{d.download(dC)};
+    };
+    c.check = [v, A, B](const std::vector<Bytes>& out, Checker& ch) {
+      const Vec want = bench::refMatmul(A->values, B->values, v.M, v.N, v.K);
+      const Vec got = decode(v.out, out[0], 0, size_t(v.M * v.N));
+      if (v.out == ST::F32) ch.near("C", got, want, 1e-6 * double(v.K), 1e-5);
+      else ch.near("C", got, want, storageTol(v.out).atol + 1e-6 * double(v.K), storageTol(v.out).rtol);
+    };
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- attention
 
 // Flash attention: f16 and bf16, head dims 64 and 128, causal and not,
@@ -1087,6 +1128,7 @@ const std::vector<Sample>& samples() {
       {"fused_add_rmsnorm", fusedAddRmsnormCases},
       {"gemm", gemmCases},
       {"gemm_ex", gemmExCases},
+      {"gemm_dot", gemmDotCases},
       {"histogram", histogramCases},
       {"layernorm", layernormCases},
       {"matmul", matmulCases},

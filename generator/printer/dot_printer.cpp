@@ -1,0 +1,137 @@
+// The tile-level product dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md
+// 8.13): its call, its accumulators' declaration and the settling of those
+// accumulators before any other use.
+//
+// On sm_90a a dot is wgmma, asynchronous until dot_wait, and its first step
+// on a fresh accumulator ignores the registers (scale-d 0) instead of
+// adding to zeros: a zeroing store before a pipelined loop makes ptxas
+// serialize every wgmma (C7515), which cost 10% on an H200. So an
+// accumulator that a dot updates is printed without an initializer, with a
+// `fresh` flag, and every other use of it is preceded by
+// __spn_dot_settle(acc, fresh): its dots have landed, and a fresh
+// accumulator becomes zeros. The warp-level path (every other target)
+// keeps the same flag and zeroes at its first dot.
+
+#include <functional>
+
+#include "frontend/ast_walk.h"
+#include "function_printer.h"
+#include "sema/builtins.h"
+#include "sema/const_eval.h"
+#include "spindle/specialization.h"
+
+namespace spindle {
+
+using namespace cpp_prec;
+
+namespace {
+
+const Symbol* dotAccumulatorOf(const CallExpr& c) {
+  const auto* n = c.args.empty() ? nullptr : c.args[0]->as<NameExpr>();
+  return n ? n->symbol : nullptr;
+}
+
+bool isDot(const CallExpr& c) {
+  if (c.symbol) return false;
+  const BuiltinInfo* b = findBuiltin(c.callee);
+  return b && b->id == BuiltinId::Dot;
+}
+
+// What a statement does with a dot accumulator: updates it by dot, or uses
+// it any other way (a tile read or written, an elements loop).
+struct DotUses {
+  bool dot = false;
+  bool other = false;
+};
+
+DotUses usesIn(const Stmt& s, const Symbol* acc) {
+  DotUses u;
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (const auto* c = e.as<CallExpr>(); c && isDot(*c) && dotAccumulatorOf(*c) == acc) {
+      u.dot = true;
+      for (size_t i = 1; i < c->args.size(); ++i) onExpr(*c->args[i]);
+      return;
+    }
+    if (const auto* n = e.as<NameExpr>(); n && n->symbol == acc) u.other = true;
+    forEachChild(e, onExpr);
+  };
+  std::function<void(const Block&)> onBlock = [&](const Block& b) {
+    for (const auto& st : b) forEachChild(*st, onExpr, onBlock);
+  };
+  forEachChild(s, onExpr, onBlock);
+  return u;
+}
+
+}  // namespace
+
+std::string FunctionPrinter::dotFreshName(const Symbol& acc) const {
+  auto it = dotFresh_.find(&acc);
+  SPINDLE_INTERNAL_CHECK(it != dotFresh_.end(), "dot accumulator '{}' used before its declaration", acc.name);
+  return it->second;
+}
+
+// `acc = mma_zero(f32, [TI, TJ])` of an accumulator some dot updates: no
+// initializer, and its flag.
+void FunctionPrinter::printDotAccumulatorDecl(const Symbol& acc, const std::string& dims) {
+  const std::string flag = names_.fresh(name(&acc) + "_fresh");
+  dotFresh_[&acc] = flag;
+  out_.linef("{} {}{};  // zeros: its first dot ignores the registers, any other use zeroes them ({})",
+             fragmentType(acc), name(&acc), dims, flag);
+  out_.linef("bool {} = true;", flag);
+}
+
+// Before a statement that uses a dot accumulator other than by dot and
+// holds no dot of it: settle it (once, around the whole statement; the
+// caller unsettles what this returns when the statement is printed). A
+// statement that holds both (a loop that multiplies, then reads the tiles)
+// is settled inside, statement by statement.
+std::vector<const Symbol*> FunctionPrinter::settleDotAccumulators(const Stmt& s) {
+  std::vector<const Symbol*> settled;
+  if (s.kind == StmtKind::FuncDef || s.kind == StmtKind::Nonlocal) return settled;
+  for (const auto& [acc, flag] : dotFresh_) {
+    if (dotSettled_.count(acc)) continue;
+    const DotUses u = usesIn(s, acc);
+    if (!u.other || u.dot) continue;
+    out_.linef("__spn_dot_settle({}, {});", name(acc), flag);
+    dotSettled_.insert(acc);
+    settled.push_back(acc);
+  }
+  return settled;
+}
+
+// dot(acc, As, r, k, Bs, k2, c, D) -> __spn_dot<TI, TJ, D, SA, SB, W>(acc,
+// fresh, As, rows, cols, Bs, rows, cols, r, k, k2, c): SA and SB the
+// buffers' swizzles (0 row-major), W the wgmma of N = 16 TJ columns where
+// there is one (__spn_wgmma_n32 .. _n256), else __spn_wgmma_none.
+CppExpr FunctionPrinter::dotCall(const CallExpr& c) const {
+  const Symbol& acc = *dotAccumulatorOf(c);
+  const Symbol& as = *c.args[1]->as<NameExpr>()->symbol;
+  const Symbol& bs = *c.args[4]->as<NameExpr>()->symbol;
+  std::string wgmma = "__spn_wgmma_none";
+  if (ctx_.spec) {
+    const PerWarpWidth tj = evaluateForWarpWidths(*acc.shape[1], ctx_.spec->staticDims, &ctx_.spec->typeArgs);
+    if (tj.wave32 && !tj.wave32->isFloat) {
+      const int64_t n = 16 * tj.wave32->i;
+      if (n == 32 || n == 64 || n == 128 || n == 256) wgmma = "__spn_wgmma_n" + std::to_string(n);
+    }
+  }
+  // A checked build reads both operands element by element through the
+  // checked accessors (the warp-level path), naming the dot and the buffer.
+  std::string where;
+  if (ctx_.checked) {
+    auto at = [&](const Symbol& buf) {
+      return fmt::format("__spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                         c.range.begin.col, buf.name);
+    };
+    where = fmt::format(", __spn_dot_where{{{}, {}}}", at(as), at(bs));
+  }
+  auto swizzle = [&](const Symbol& buf) { return (void)buf, std::string("0"); };  // SWIZZLE-MERGE
+  return {fmt::format("__spn_dot<{}, {}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})",
+                      expr(*acc.shape[0]).text, expr(*acc.shape[1]).text, value(*c.args[7]), swizzle(as),
+                      swizzle(bs), wgmma, name(&acc), dotFreshName(acc), name(&as), dimExpr(as, 0).text,
+                      dimExpr(as, 1).text, name(&bs), dimExpr(bs, 0).text, dimExpr(bs, 1).text, value(*c.args[2]),
+                      value(*c.args[3]), value(*c.args[5]), value(*c.args[6]), where),
+          kPostfix};
+}
+
+}  // namespace spindle
