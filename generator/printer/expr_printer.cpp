@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "frontend/ast_walk.h"
 #include "function_printer.h"
-#include "loop_variance.h"
 #include "sema/builtins.h"
 #include "sema/tensor_arguments.h"
 
@@ -764,9 +762,6 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
     if (!narrow || !isInteger(e.type) || scalarBits(computeType(e.type)) <= 32) return value(e, prec);
     return "int32_t(" + withoutOuterParens(value(e)) + ")";
   };
-  if (narrow) {
-    if (auto split = steppingRunIndex(base, indices, indexValue)) return *split;
-  }
   if (base.strided) {
     std::string text;
     for (size_t axis = 0; axis < indices.size(); ++axis) {
@@ -795,68 +790,6 @@ std::string FunctionPrinter::flatIndex(const Symbol& base, const std::vector<Exp
     acc = {product + " + " + indexValue(*indices[axis], kAdditive), kAdditive};
   }
   return acc.text;
-}
-
-// A run's address in a range loop, with 32-bit indices, where an index
-// that steps with the loop (loop_variance.h: `k0 + r`, k0 the loop's
-// variable) is scaled by a run-time stride (a dynamic dim after its axis,
-// or a stride parameter): the terms that step are summed and widened on
-// their own, and the rest stays one 32-bit sum, widened once:
-//   &B[int64_t(int32_t(int64_t(k0) + br) * N) + int32_t(col0 + bc)]
-// rather than &B[int32_t(int64_t(k0) + br) * N + int32_t(col0 + bc)].
-// Why: the address is B + sext(32-bit sum). LLVM steps that sum by N * BK
-// a trip but cannot move the sign extension into a sum whose step is a
-// run-time value, so each trip widened the whole sum and added it to B,
-// reloaded from the parameter; ptxas then gave matmul 127 registers and
-// batched its shared loads (four LDS.128 before 46-82 FFMAs) where the
-// hand-written kernel, 119 registers, spreads them (parity 1.05). Split,
-// the invariant part is widened once before the loop: 119 registers and
-// interleaved loads, as with a pointer hoisted by hand (docs/performance.md,
-// "Run addresses in loops"). A term with a compile-time stride stays in
-// the 32-bit sum, whose constant step LLVM widens itself into a pointer
-// increment (split as well, matmul's A run lost it: 4 more instructions a
-// slab). The value is the same: each term, as each partial sum, is below
-// the tensor's extent, so no 32-bit part wraps. None when no range loop
-// encloses the run, or nothing (or everything) steps.
-std::optional<std::string> FunctionPrinter::steppingRunIndex(
-    const Symbol& base, const std::vector<ExprPtr>& indices,
-    const std::function<std::string(const Expr&, int)>& indexValue) const {
-  const ForStmt* loop = nullptr;
-  for (auto it = activeLoops_.rbegin(); it != activeLoops_.rend() && !loop; ++it)
-    if (!(*it)->isStatic) loop = *it;
-  if (!loop || isStorageOnly(indices[0]->type)) return std::nullopt;
-  const std::set<const Symbol*> steps = stepsWithLoop(*loop);
-  // A dim a run-time value: a dynamic dim of this specialization.
-  std::function<bool(const Expr&)> runtime = [&](const Expr& e) {
-    if (const auto* n = e.as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol)
-      return !ctx_.isStaticDim(n->symbol);
-    bool found = false;
-    forEachChild(e, [&](const Expr& child) { found = found || runtime(child); });
-    return found;
-  };
-  std::string stepping, fixed;
-  for (size_t axis = 0; axis < indices.size(); ++axis) {
-    const bool last = axis + 1 == indices.size();
-    std::string stride;
-    bool runtimeStride = false;
-    if (base.strided) {
-      if (!(base.unitInnerStride && last)) stride = strideName(&base, static_cast<int>(axis)), runtimeStride = true;
-    } else {
-      for (size_t k = axis + 1; k < indices.size(); ++k) {
-        CppExpr dim = dimExpr(base, k);
-        if (dim.prec != kPrimary) dim = {"int32_t(" + dim.text + ")", kPostfix};  // as flatIndex
-        stride += (stride.empty() ? "" : " * ") + paren(dim, kMultiplicative + 1);
-        runtimeStride = runtimeStride || runtime(*base.shape[k]);
-      }
-    }
-    const Expr& index = *indices[axis];
-    std::string term =
-        stride.empty() ? indexValue(index, kAdditive) : indexValue(index, kMultiplicative) + " * " + stride;
-    std::string& group = runtimeStride && stepsWith(index, steps) ? stepping : fixed;
-    group += (group.empty() ? "" : " + ") + term;
-  }
-  if (stepping.empty() || fixed.empty()) return std::nullopt;
-  return "int64_t(" + stepping + ") + " + fixed;
 }
 
 // A checked build's element (docs/language.md 5.12). The prelude's

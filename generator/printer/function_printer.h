@@ -4,7 +4,6 @@
 // kernel_source.cpp.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -185,8 +184,6 @@ class FunctionPrinter {
   // expr(), except that an element is printed for `access`.
   CppExpr target(const Expr& e, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices, bool narrow = false) const;
-  std::optional<std::string> steppingRunIndex(const Symbol& base, const std::vector<ExprPtr>& indices,
-                                              const std::function<std::string(const Expr&, int)>& indexValue) const;
   std::string copyIndex(const Expr& e) const;
   std::string unsigned32(const Expr& e) const;
   std::optional<std::string> signed32(const Expr& e) const;

@@ -94,51 +94,6 @@ TEST_F(VectorRuns, HalvesAtPromisedOffsets) {
   });
 }
 
-// run_steps.spn: runs read in a range loop whose row steps with the loop
-// by a run-time stride, printed as the stepping product widened on its own
-// plus the 32-bit rest (generator/printer/expr_printer.cpp,
-// steppingRunIndex). The sums must be those of the source: six runs a row
-// added in order in f32, from x (rows r and r + 1 mod R), a strided view s
-// (rows P floats apart), y[r, h], w (a compile-time row stride: not split)
-// and x's row rows[r] (loaded: not split).
-TEST_F(VectorRuns, RunsSteppingWithARangeLoop) {
-  atBothWidths([&] {
-    Kernel k = kernel("run_steps.spn", "col_sums", {}, /*checked=*/false);
-    const int64_t R = 5, N = 272, H = 3, h = 2, P = N + 8;  // N: 68 runs, the second block's first 4 threads
-    std::vector<float> x = random<float>(size_t(R * N), -4, 4), sb = random<float>(size_t(R * P), -4, 4);
-    std::vector<float> y = random<float>(size_t(R * H * N), -4, 4), w = random<float>(size_t(R * 256), -4, 4);
-    std::vector<int32_t> rows = random<int32_t>(size_t(R), 0, R - 1);
-    auto dx = upload(x, false), ds = upload(sb, false), dy = upload(y, false), dw = upload(w, false);
-    auto drows = upload(rows, false);
-    auto out = poisoned<float>(size_t(N), false);
-    std::vector<Arg> args{dx.arg({R, N}),   drows.arg({R}), ds.view({R, N}, {P, 1}),     dy.arg({R, H, N}),
-                          dw.arg({R, 256}), out.arg({N}),   scalarOf<int32_t>(double(h))};
-    const std::string source = k.compileFor(args.data(), args.size()).source;
-    for (const char* split :
-         {"&x[int64_t(int32_t(int64_t(r0)) * N) + ", "&x[int64_t(int32_t(kr) * N) + ",
-          "&s[int64_t(int32_t(int64_t(r0)) * s_stride0) + ", "&y[int64_t(int32_t(int64_t(r0)) * H * N) + ",
-          "&w[int32_t(int64_t(r0)) * 256 + ", "&x[rows[int64_t(r0)] * N + "})
-      EXPECT_NE(source.find(split), std::string::npos) << split << "\n" << source;
-    k.launch(nullptr, args.data(), args.size());
-    auto got = out.read();
-    Check check("out");
-    for (int64_t c = 0; c < N; ++c) {
-      const int64_t thread = (c / 4) % 64;  // w's column: thread_id() * VEC + k
-      float acc = 0;
-      for (int64_t r = 0; r < R; ++r) {
-        const int64_t kr = (r + 1) % R;
-        acc += x[size_t(r * N + c)];
-        acc += x[size_t(kr * N + c)];
-        acc += sb[size_t(r * P + c)];
-        acc += y[size_t((r * H + h) * N + c)];
-        acc += w[size_t(r * 256 + thread * 4 + c % 4)];
-        acc += x[size_t(rows[size_t(r)] * N + c)];
-      }
-      check.exact(at(c), got[size_t(c)], acc);
-    }
-  });
-}
-
 }  // namespace
 }  // namespace spindle::cpu_golden
 #endif  // SPINDLE_HAVE_CPU_TARGET

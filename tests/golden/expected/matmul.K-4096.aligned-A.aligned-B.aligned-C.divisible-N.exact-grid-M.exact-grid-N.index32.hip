@@ -206,7 +206,7 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       {
 #line 124 "samples/matmul.spn"
         // vector load of 16 bytes (4 f32 of B, 1 word of 16 bytes)
-        __spn_load_run_readonly<4, 16>(run, &B[int64_t(int32_t(int64_t(k0) + br) * N) + int32_t(col0 + bc)]);
+        __spn_load_run_readonly<4, 16>(run, &B[int32_t(int64_t(k0) + br) * N + int32_t(col0 + bc)]);
       }
       #pragma unroll
 #line 131 "samples/matmul.spn"
