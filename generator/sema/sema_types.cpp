@@ -1103,6 +1103,12 @@ class TypeChecker {
       error(DiagId::sema_tensor_arg_strided, arg.range, tensor->name, param.name, c.callee);
       return;
     }
+    // A def addresses its tensor parameters row-major (or by strides): a
+    // swizzled buffer's layout is its own.
+    if (tensor->swizzle) {
+      error(DiagId::sema_swizzle_argument, arg.range, tensor->name, param.name, c.callee);
+      return;
+    }
     for (size_t axis = 0; axis < param.shape.size(); ++axis) {
       const auto* dim = param.shape[axis]->as<NameExpr>();
       if (!dim || !dim->symbol) continue;
