@@ -576,6 +576,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   analyzeModuleDefs(sema, spec.checked);
   analyzeCaptures(sema, kernel, staticDims, spec.checked);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);
+  checkSwizzledBuffers(sema, kernel, spec.staticDims, spec.typeArgs);
   // Per function: where locals are declared (after capture analysis: a
   // closure's captures are uses at its calls), where comments go.
   auto planFunction = [&](const FunctionScope* f, const Block& body, SourceRange range) {

@@ -607,7 +607,10 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   // From a shared buffer, an unchecked build's tile loads try ldmatrix
   // first (__spn_mma_load_a_shared, _b_shared, _a_t_shared, _b_t_shared).
   const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked;
-  const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "");
+  // A swizzled buffer's loads take its swizzle (and read its rows' count
+  // where a row-major one's stride is read).
+  const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "") +
+                             (src.swizzle ? "<" + value(*src.swizzle) + ">" : std::string());
   std::vector<std::string> strides;
   for (size_t axis = 0; axis < 2; ++axis) {
     if (src.strided) {
@@ -672,11 +675,15 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   if (ctx_.checked)
     checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}, {}, {}", ctx_.sourcePath, c.range.begin.line,
                           c.range.begin.col, dst.name, dimExpr(dst, 0).text, dimExpr(dst, 1).text);
-  return {fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32,
-                      ctx_.checked ? "_checked" : "", value(*c.args[at + 2]), name(&dst), dimExpr(dst, 1).text,
-                      value(*c.args[1]), value(*c.args[2]), base, rows, dimExpr(src, size_t(ax) + 1).text, s0, s1,
-                      copyIndex(*c.args[at]), copyIndex(*c.args[at + 1]), checked),
-          kPostfix};
+  // A swizzled destination: its swizzle, and its rows' count where a
+  // row-major one's row stride goes.
+  const std::string swizzle = dst.swizzle ? ", " + value(*dst.swizzle) : std::string();
+  return {
+      fmt::format("{}{}<{}{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, ctx_.checked ? "_checked" : "",
+                  value(*c.args[at + 2]), swizzle, name(&dst), dimExpr(dst, dst.swizzle ? 0 : 1).text,
+                  value(*c.args[1]), value(*c.args[2]), base, rows, dimExpr(src, size_t(ax) + 1).text, s0, s1,
+                  copyIndex(*c.args[at]), copyIndex(*c.args[at + 1]), checked),
+      kPostfix};
 }
 
 // copy_async's source row or column: with 32-bit indices, an i64 value the
@@ -809,6 +816,7 @@ CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
     for (const auto& i : idx.indices) text += "[" + value(*i) + "]";
     return {text, kPostfix};
   }
+  if (base.swizzle) return swizzledElement(base, idx, access);
   if (!ctx_.checked) return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
   const bool mayBeShared =
       base.kind == SymbolKind::SharedBuffer ||
@@ -819,6 +827,23 @@ CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
                        : access == Access::Update ? "__spn_checked_update"
                                                   : "__spn_checked_atomic";
   return {fmt::format("{}({}, {})", helper, name(&base), checkedArgs(base, idx)), kPostfix};
+}
+
+// An element of a swizzled shared buffer (docs/language.md 5.4): the
+// prelude's __spn_swizzled<S>(buffer, rows, r, c), or in a checked build
+// __spn_checked_swizzled<access, S>(buffer, location, r, rows, c, cols),
+// which tests the bounds and keeps the cpu target's record of the block's
+// shared accesses as __spn_checked_read and the others do.
+CppExpr FunctionPrinter::swizzledElement(const Symbol& base, const IndexExpr& idx, Access access) const {
+  const std::string s = value(*base.swizzle);
+  const std::string r = value(*idx.indices[0]), c = value(*idx.indices[1]);
+  if (!ctx_.checked)
+    return {fmt::format("__spn_swizzled<{}>({}, {}, {}, {})", s, name(&base), dimExpr(base, 0).text, r, c), kPostfix};
+  const int kind = access == Access::Read ? 0 : access == Access::Write ? 1 : access == Access::Update ? 2 : 3;
+  return {fmt::format("__spn_checked_swizzled<{}, {}>({}, \"{}\", {}, {}, \"{}\", {}, {}, {}, {})", kind, s,
+                      name(&base), ctx_.sourcePath, idx.range.begin.line, idx.range.begin.col, base.name, r,
+                      dimExpr(base, 0).text, c, dimExpr(base, 1).text),
+          kPostfix};
 }
 
 CppExpr FunctionPrinter::target(const Expr& e, Access access) const {

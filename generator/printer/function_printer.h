@@ -183,6 +183,7 @@ class FunctionPrinter {
   CppExpr element(const IndexExpr& idx, Access access) const;
   // expr(), except that an element is printed for `access`.
   CppExpr target(const Expr& e, Access access) const;
+  CppExpr swizzledElement(const Symbol& base, const IndexExpr& idx, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices, bool narrow = false) const;
   std::string copyIndex(const Expr& e) const;
   std::string unsigned32(const Expr& e) const;

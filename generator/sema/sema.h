@@ -86,6 +86,11 @@ struct Symbol {
   bool unrolledLoopVar = false;  // LoopVar of a static_range loop
   bool writableElement = false;  // LoopVar v of `for r, c, v in elements(..)`: assigning it writes the tile's element
   bool matrixSource = false;     // a tensor or shared buffer some mma_load_* reads (all its dims bound the tile)
+  // SharedBuffer declared `shared(T, [R, C], swizzle=S)`: S's expression (a
+  // compile-time value, 32, 64 or 128 bytes); null for a row-major buffer.
+  // Every access of the buffer goes through the swizzled layout
+  // (docs/language.md 5.4, templates/prelude.in __spn_swizzle_offset).
+  const Expr* swizzle = nullptr;
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
   bool optional = false;

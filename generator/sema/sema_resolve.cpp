@@ -1349,13 +1349,32 @@ class Resolver {
       error(DiagId::sema_shared_not_top_level, call.range);
     }
     size_t expected = isShared ? 2 : 3;
-    if (call.args.size() != expected || !call.kwargs.empty()) {
+    // shared(T, [R, C], swizzle=S): the only keyword of a scratch call (the
+    // parser refuses one given twice).
+    const KeywordArg* swizzle = nullptr;
+    for (const auto& kw : call.kwargs) {
+      if (!isShared) error(DiagId::sema_kwargs_not_allowed, kw.nameRange, call.callee);
+      else if (kw.name != "swizzle") error(DiagId::sema_shared_keyword, kw.nameRange, kw.name);
+      else swizzle = &kw;
+    }
+    if (call.args.size() != expected) {
       error(DiagId::sema_call_arity, call.range, call.callee, expected, call.args.size());
       return;
     }
     auto* typeName = call.args[0]->as<NameExpr>();
     auto* dims = call.args[1]->as<ListExpr>();
     Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
+    if (swizzle) {
+      resolveExpr(*swizzle->value);
+      if (sym && sym->init == a.value.get()) sym->swizzle = swizzle->value.get();
+      if (const Expr* bad = firstRunTimePart(*swizzle->value)) {
+        std::string why = "this is not a compile-time value";
+        if (const auto* n = bad->as<NameExpr>())
+          why = fmt::format("'{}' is a {}{}", n->name, symbolKindName(n->symbol->kind),
+                            n->symbol->kind == SymbolKind::Local ? " variable" : "");
+        error(DiagId::sema_swizzle_not_constant, bad->range, name->name, why);
+      }
+    }
     resolveDeclaredElemType(a, call, typeName, sym);
     if (!dims || dims->elements.empty() || dims->elements.size() > 8) {
       error(DiagId::sema_scratch_shape, call.args[1]->range, call.callee);

@@ -433,10 +433,42 @@ class TypeChecker {
         if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_scratch_shape, d->range, call.callee);
       }
     }
+    if (buf.swizzle) checkSwizzle(buf);
     if (buf.kind == SymbolKind::LocalBuffer && call.args.size() == 3) {
       ScalarType init = typeOf(*call.args[2]);
       if (init != ScalarType::Invalid) checkConvertible(*call.args[2], init, buf.type);
     }
+  }
+
+  // shared(T, [R, C], swizzle=S): what the layout needs of S, R and C
+  // (docs/language.md 5.4), checked here where their values are known
+  // without a specialization; the rest when a specialization is generated
+  // (passes/specialization_checks, checkSwizzledBuffers).
+  void checkSwizzle(const Symbol& buf) {
+    if (buf.shape.size() != 2) {
+      error(DiagId::sema_swizzle_rank, buf.swizzle->range, buf.name, buf.shape.size());
+      return;
+    }
+    ScalarType t = typeOf(const_cast<Expr&>(*buf.swizzle));
+    auto s = evaluateConst(*buf.swizzle, constsOnly());
+    if ((t != ScalarType::Invalid && !isInteger(t)) || (s && s->isFloat)) {
+      error(DiagId::sema_swizzle_value, buf.swizzle->range, buf.name,
+            s ? fmt::format("{}", s->asDouble()) : fmt::format("a {}", scalarName(t)));
+      return;
+    }
+    if (!s) return;
+    if (s->i != 32 && s->i != 64 && s->i != 128) {
+      error(DiagId::sema_swizzle_value, buf.swizzle->range, buf.name, s->i);
+      return;
+    }
+    if (auto cols = evaluateConst(*buf.shape[1], constsOnly());
+        cols && !cols->isFloat && buf.type != ScalarType::Invalid) {
+      const int64_t bytes = cols->i * int64_t(scalarBytes(buf.type));
+      if (bytes % s->i != 0)
+        error(DiagId::sema_swizzle_columns, buf.shape[1]->range, buf.name, bytes, cols->i, scalarName(buf.type), s->i);
+    }
+    if (auto rows = evaluateConst(*buf.shape[0], constsOnly()); rows && !rows->isFloat && rows->i % 8 != 0)
+      error(DiagId::sema_swizzle_rows, buf.shape[0]->range, buf.name, rows->i, 8 * s->i);
   }
 
   // The fragment array an element expression `x[i, j]` names, else null.
@@ -1069,6 +1101,12 @@ class TypeChecker {
     }
     if (tensor->strided && !param.strided) {
       error(DiagId::sema_tensor_arg_strided, arg.range, tensor->name, param.name, c.callee);
+      return;
+    }
+    // A def addresses its tensor parameters row-major (or by strides): a
+    // swizzled buffer's layout is its own.
+    if (tensor->swizzle) {
+      error(DiagId::sema_swizzle_argument, arg.range, tensor->name, param.name, c.callee);
       return;
     }
     for (size_t axis = 0; axis < param.shape.size(); ++axis) {

@@ -333,6 +333,88 @@ TEST(MmaLayout, LdmatrixOffsetsLoadTheDocumentedElements) {
   checkLdmatrixOffsets<true>(true, nvidiaA, true, "mma_load_a_t (A stored K x M, .trans)");
 }
 
+// The same emulation on a swizzled buffer (shared(T, [R, C], swizzle=S),
+// docs/language.md 5.4): each lane gives the swizzled address of its row's
+// 16-byte chunk (the prelude's __spn_mma_ldsm for Swz != 0: the swizzled
+// offset of the lane's row and column, __spn_mma_ldsm_row/_col), the
+// hardware reads 8 contiguous elements there, and every register must hold
+// the element the documented layout wants, read from where the swizzle put
+// it. The buffer's memory holds, at each element's swizzled place, a code
+// of its coordinates.
+template <int S, bool NK>
+void checkSwizzledLdmatrix(bool trans, Cell (*doc)(int, int), bool storedTransposed, const char* what) {
+  const int R = 48, C = 128;  // 256-byte rows: 2 to 8 panels
+  std::vector<int> memory(size_t(R * C), -1);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) memory[size_t(w32::__spn_swizzle_offset<S, uint16_t>(R, r, c))] = r * C + c;
+  for (int r0 : {0, 8, 16, 24, 32})
+    for (int c0 : {0, 8, 16, 40, 64, 112}) {
+      int address[32];
+      for (int lane = 0; lane < 32; ++lane)
+        address[lane] = w32::__spn_swizzle_offset<S, uint16_t>(R, r0 + w32::__spn_mma_ldsm_row<NK>(lane),
+                                                               c0 + w32::__spn_mma_ldsm_col<NK>(lane));
+      for (int lane = 0; lane < 32; ++lane)
+        for (int j = 0; j < 4; ++j)
+          for (int e = 0; e < 2; ++e) {
+            const int at = !trans ? address[8 * j + lane / 4] + 2 * (lane % 4) + e
+                                  : address[8 * j + 2 * (lane % 4) + e] + lane / 4;
+            const int code = memory[size_t(at)];
+            const int row = code / C - r0, col = code % C - c0;
+            const Cell want = doc(lane, 2 * j + e);
+            const Cell got = storedTransposed ? Cell{col, row} : Cell{row, col};
+            EXPECT_TRUE(got.row == want.row && got.col == want.col)
+                << what << " swizzle " << S << " block at (" << r0 << ", " << c0 << ") lane " << lane << ", register "
+                << 2 * j + e << ": (" << got.row << ", " << got.col << ") for (" << want.row << ", " << want.col << ")";
+          }
+    }
+}
+
+template <int S>
+void checkSwizzledLdmatrixLoads() {
+  checkSwizzledLdmatrix<S, false>(false, nvidiaA, false, "mma_load_a (A stored M x K)");
+  checkSwizzledLdmatrix<S, false>(true, nvidiaB, false, "mma_load_b (B stored K x N, .trans)");
+  checkSwizzledLdmatrix<S, true>(false, nvidiaB, true, "mma_load_b_t (B stored N x K)");
+  checkSwizzledLdmatrix<S, true>(true, nvidiaA, true, "mma_load_a_t (A stored K x M, .trans)");
+}
+
+TEST(MmaLayout, SwizzledLdmatrixAddressesLoadTheDocumentedElements) {
+  checkSwizzledLdmatrixLoads<32>();
+  checkSwizzledLdmatrixLoads<64>();
+  checkSwizzledLdmatrixLoads<128>();
+}
+
+// The element-by-element loads (AMD, the CPU target, ldmatrix's fallback)
+// from a swizzled buffer: every register holds the documented element.
+template <int S>
+void checkSwizzledElementLoads() {
+  const int R = 32, C = 64;
+  std::vector<uint16_t> memory(size_t(R * C));
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) memory[size_t(w32::__spn_swizzle_offset<S, uint16_t>(R, r, c))] = uint16_t(r * C + c);
+  for (int lane = 0; lane < 32; ++lane) {
+    w32::lane = lane;
+    w32::__spn_mma_a<uint16_t> a{}, at{};
+    w32::__spn_mma_b<uint16_t> b{}, bt{};
+    w32::__spn_mma_load_a<S>(a, memory.data(), R, C, C, 1, 16, 24);
+    w32::__spn_mma_load_a_t<S>(at, memory.data(), R, C, C, 1, 8, 32);
+    w32::__spn_mma_load_b<S>(b, memory.data(), R, C, C, 1, 16, 40);
+    w32::__spn_mma_load_b_t<S>(bt, memory.data(), R, C, C, 1, 8, 16);
+    for (int i = 0; i < w32::kN; ++i) {
+      const Cell da = nvidiaA(lane, i), db = nvidiaB(lane, i);
+      EXPECT_EQ(a.h[i], (16 + da.row) * C + 24 + da.col) << "a, swizzle " << S << " lane " << lane << " reg " << i;
+      EXPECT_EQ(at.h[i], (8 + da.col) * C + 32 + da.row) << "a_t, swizzle " << S << " lane " << lane << " reg " << i;
+      EXPECT_EQ(b.h[i], (16 + db.row) * C + 40 + db.col) << "b, swizzle " << S << " lane " << lane << " reg " << i;
+      EXPECT_EQ(bt.h[i], (8 + db.col) * C + 16 + db.row) << "b_t, swizzle " << S << " lane " << lane << " reg " << i;
+    }
+  }
+}
+
+TEST(MmaLayout, SwizzledElementLoadsHoldTheDocumentedElements) {
+  checkSwizzledElementLoads<32>();
+  checkSwizzledElementLoads<64>();
+  checkSwizzledElementLoads<128>();
+}
+
 // ---- Flash attention's steps (docs/language.md 8.11): row values, row
 // reductions, accumulator to A operand.
 

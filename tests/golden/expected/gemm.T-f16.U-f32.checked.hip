@@ -185,6 +185,44 @@ __device__ __forceinline__ T& __spn_checked_write(T* base, const char* file, int
                                                   A... axes) {
   return __spn_checked_access<1>(base, file, line, col, name, axes...);
 }
+// A swizzled shared buffer (`shared(T, [R, C], swizzle=S)`, docs/language.md
+// 5.4): the element offset of [r, c]. Its byte offset is NVIDIA's wgmma
+// canonical layout (CUTLASS Swizzle<B, 4, 3>, S = 16 << B): the columns split
+// into panels of W = S / sizeof(T), panel p = c / W stored after panel p - 1
+// as R rows of S bytes, lin = (p * R + r) * S + (c % W) * sizeof(T), and the
+// 16-byte chunk index (bits 4..) XORed with bits 7.. of lin:
+//   lin ^ (((lin >> 7) & (S / 16 - 1)) << 4).
+// With R a multiple of 8 (required), bits 7.. of lin below S / 16 are those
+// of r * S, so the XOR term depends on r % 8 alone (all of it for S = 128)
+// and stays inside the row's S bytes: the form below, a few 32-bit
+// operations. It is written on r % 8 so that the compiler, which often
+// knows a row's start is a multiple of 8 (a stage, a tile), computes the
+// XOR term once from the lane's or thread's part of the row.
+// tests/prelude_host/swizzle_test.cpp checks it against both statements.
+template <int S, typename T>
+__host__ __device__ __forceinline__ int32_t __spn_swizzle_offset(int64_t rows, int64_t r, int64_t c) {
+  static_assert(S == 32 || S == 64 || S == 128, "swizzle: 32, 64 or 128 bytes");
+  constexpr uint32_t W = uint32_t(S / sizeof(T));      // elements of a panel row
+  constexpr uint32_t chunk = uint32_t(16 / sizeof(T));  // elements of a 16-byte chunk
+  const uint32_t ur = uint32_t(r), uc = uint32_t(c);
+  const uint32_t x = (((ur % 8) * uint32_t(S)) >> 7) & uint32_t(S / 16 - 1);
+  return int32_t((uc / W) * (uint32_t(rows) * W) + ur * W + ((uc % W) ^ (x * chunk)));
+}
+// A checked build's element [r, c] of a swizzled shared buffer (rows x
+// cols): the bounds as __spn_checked_offset's (which reports r and c
+// against the shape), the address through the swizzle, then the cpu
+// target's record of the block's shared accesses as __spn_checked_access.
+template <int Access, int S, typename T>
+__device__ __forceinline__ T& __spn_checked_swizzled(T* base, const char* file, int line, int col, const char* name,
+                                                     int64_t r, int64_t rows, int64_t c, int64_t cols) {
+  (void)__spn_checked_offset(file, line, col, name, r, rows, int64_t(0), c, cols, int64_t(0));
+  T& element = base[__spn_swizzle_offset<S, T>(rows, r, c)];
+#if defined(__SPN_CPU)
+  __spn_cpu_shared_access(Access, &element, sizeof(T), file, line, col, name, r, rows, int64_t(0), c, cols,
+                          int64_t(0));
+#endif
+  return element;
+}
 // Matrix API (docs/language.md, "Matrix cores"): which element of a 16x16
 // tile each lane holds in register i. NVIDIA (warp 32) runs a 16x16x16
 // step as two mma.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16
@@ -236,17 +274,19 @@ struct __spn_mma_b {
 };
 // One element of a tile's source (a checked build reads a shared source
 // through the overload that takes its location, below).
-template <typename T>
+// Swz: the source's swizzle (a swizzled shared buffer), 0 for row-major.
+template <int Swz, typename T>
 __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
                                             int64_t s1) {
-  return (void)rows, (void)cols, src[r * s0 + c * s1];
+  if constexpr (Swz != 0) return (void)s0, (void)s1, (void)cols, src[__spn_swizzle_offset<Swz, T>(rows, r, c)];
+  else return (void)rows, (void)cols, src[r * s0 + c * s1];
 }
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
 // source's strides in elements. A checked build's shared source (where)
 // reads every element: a tile that leaves the buffer is reported there.
-template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
+template <int Swz, typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
                                                const Where&... where) {
@@ -257,7 +297,7 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
     f.h[i] = (sizeof...(where) || (r < rows && c < cols))
-                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read<Swz>(src, r, rows, s0, c, cols, s1, where...))
                  : uint16_t(0);
   }
 }
@@ -270,22 +310,25 @@ struct __spn_mma_where {
   int line, col;
   const char* name;
 };
-template <typename T>
+template <int Swz, typename T>
 __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
                                             int64_t s1, const __spn_mma_where& w) {
-  return __spn_checked_read(const_cast<T*>(src), w.file, w.line, w.col, w.name, r, rows, s0, c, cols, s1);
+  if constexpr (Swz != 0)
+    return (void)s0, (void)s1, __spn_checked_swizzled<0, Swz>(const_cast<T*>(src), w.file, w.line, w.col, w.name, r,
+                                                              rows, c, cols);
+  else return __spn_checked_read(const_cast<T*>(src), w.file, w.line, w.col, w.name, r, rows, s0, c, cols, s1);
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
-  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
+  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // mma_load_b(b, src, k, c): B[kk][n] = src[k + kk, c + n].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
+  __spn_mma_fill<Swz>(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // A T whose bits are all zero (0 of every float and integer type).
 template <int Bytes> struct __spn_uint_of;
@@ -299,15 +342,18 @@ __device__ __forceinline__ T __spn_zero_of() { return __builtin_bit_cast(T, type
 // write of dst through __spn_checked_write (its bounds, and the cpu
 // target's record of the block's shared writes, so that a read before the
 // copy, or a race with it, is reported); drows, dcols: dst's extents.
-template <int N, typename T>
+template <int N, int Swz = 0, typename T>
 __device__ __forceinline__ void __spn_copy_async_checked(T* dst, int64_t ds0, int64_t r, int64_t c, const T* src,
                                                          int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                          int64_t sr, int64_t sc, const __spn_mma_where& w,
                                                          int64_t drows, int64_t dcols) {
   for (int v = 0; v < N; ++v) {
     const bool inside = sr >= 0 && sr < rows && sc + v >= 0 && sc + v < cols;
-    __spn_checked_write(dst, w.file, w.line, w.col, w.name, r, drows, ds0, c + v, dcols, int64_t(1)) =
-        inside ? src[sr * s0 + (sc + v) * s1] : __spn_zero_of<T>();
+    const T value = inside ? src[sr * s0 + (sc + v) * s1] : __spn_zero_of<T>();
+    if constexpr (Swz != 0)
+      __spn_checked_swizzled<1, Swz>(dst, w.file, w.line, w.col, w.name, r, drows, c + v, dcols) = value;
+    else
+      __spn_checked_write(dst, w.file, w.line, w.col, w.name, r, drows, ds0, c + v, dcols, int64_t(1)) = value;
   }
 }
 // copy_commit(): the copies this thread started since the last commit form
@@ -411,24 +457,24 @@ inline hipError_t launch_gemm(hipStream_t stream, const __half* __restrict__ A, 
 }
 #endif
 
-#line 81 "samples/gemm.spn"
+#line 89 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 80 "samples/gemm.spn"
+#line 88 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K,
     int64_t N) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
-#line 85 "samples/gemm.spn"
+#line 93 "samples/gemm.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__half)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__half> a[4] = {};
   __spn_mma_b<__half> b[4] = {};
-#line 91 "samples/gemm.spn"
+#line 99 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -444,22 +490,22 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   for (int32_t pt = 0; pt < STAGES - 1; ++pt) {
     int64_t pk0 = int64_t(pt) * 32;
     #pragma unroll
-#line 105 "samples/gemm.spn"
+#line 113 "samples/gemm.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t pea = tid + la * NT;
       int32_t par = pea / (32 / 8);
       int32_t pac = pea % (32 / 8) * 8;
-      __spn_copy_async_checked<8>(As, 32 + 8, pt * 128 + par, pac, A, int64_t(M), K, K, 1, row0 + par, pk0 + pac, __spn_mma_where{"samples/gemm.spn", 109, 13, "As"}, STAGES * 128, 32 + 8);
+      __spn_copy_async_checked<8>(As, 32 + 8, pt * 128 + par, pac, A, int64_t(M), K, K, 1, row0 + par, pk0 + pac, __spn_mma_where{"samples/gemm.spn", 117, 13, "As"}, STAGES * 128, 32 + 8);
     }
     #pragma unroll
-#line 110 "samples/gemm.spn"
+#line 118 "samples/gemm.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t peb = tid + lb * NT;
       int32_t pbr = peb / (256 / 8);
       int32_t pbc = peb % (256 / 8) * 8;
-      __spn_copy_async_checked<8>(Bs, 256 + 8, pt * 32 + pbr, pbc, B, int64_t(K), N, N, 1, pk0 + pbr, col0 + pbc, __spn_mma_where{"samples/gemm.spn", 114, 13, "Bs"}, STAGES * 32, 256 + 8);
+      __spn_copy_async_checked<8>(Bs, 256 + 8, pt * 32 + pbr, pbc, B, int64_t(K), N, N, 1, pk0 + pbr, col0 + pbc, __spn_mma_where{"samples/gemm.spn", 122, 13, "Bs"}, STAGES * 32, 256 + 8);
     }
-#line 115 "samples/gemm.spn"
+#line 123 "samples/gemm.spn"
     __spn_copy_commit();
   }
 
@@ -468,7 +514,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   // iteration t multiplies slab t - (STAGES - 1) and copies slab t. The
   // last STAGES - 1 iterations copy slabs past K, which are zeros and
   // read no memory.
-#line 122 "samples/gemm.spn"
+#line 130 "samples/gemm.spn"
   for (int32_t t = STAGES - 1; t < slabs + STAGES - 1; ++t) {
     // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
     // groups in flight) for every thread, and every warp is done with
@@ -479,24 +525,24 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 131 "samples/gemm.spn"
+#line 139 "samples/gemm.spn"
     for (int32_t q = 0; q < 2; ++q) {
       int32_t kk = q * 16;
       #pragma unroll
-#line 133 "samples/gemm.spn"
+#line 141 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
-        __spn_mma_load_a(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk, __spn_mma_where{"samples/gemm.spn", 134, 17, "As"});
+        __spn_mma_load_a(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk, __spn_mma_where{"samples/gemm.spn", 142, 17, "As"});
       }
       #pragma unroll
-#line 135 "samples/gemm.spn"
+#line 143 "samples/gemm.spn"
       for (int32_t j = 0; j < 4; ++j) {
-        __spn_mma_load_b(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16, __spn_mma_where{"samples/gemm.spn", 136, 17, "Bs"});
+        __spn_mma_load_b(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16, __spn_mma_where{"samples/gemm.spn", 144, 17, "Bs"});
       }
       #pragma unroll
-#line 137 "samples/gemm.spn"
+#line 145 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 138 "samples/gemm.spn"
+#line 146 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
         }
@@ -510,46 +556,46 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
       // column fit 32 bits and the copy tests them in 32-bit
       // arithmetic (docs/language.md 8.12).
       #pragma unroll
-#line 148 "samples/gemm.spn"
+#line 156 "samples/gemm.spn"
       for (int32_t la = 0; la < LA; ++la) {
         if (la * 2 / LA == q) {
           int32_t ea = tid + la * NT;
           int32_t ar = ea / (32 / 8);
           int32_t ac = ea % (32 / 8) * 8;
-          __spn_copy_async_checked<8>(As, 32 + 8, st * 128 + ar, ac, A, int64_t(M), K, K, 1, row0 + ar, k0 + ac, __spn_mma_where{"samples/gemm.spn", 153, 21, "As"}, STAGES * 128, 32 + 8);
+          __spn_copy_async_checked<8>(As, 32 + 8, st * 128 + ar, ac, A, int64_t(M), K, K, 1, row0 + ar, k0 + ac, __spn_mma_where{"samples/gemm.spn", 161, 21, "As"}, STAGES * 128, 32 + 8);
         }
       }
       #pragma unroll
-#line 154 "samples/gemm.spn"
+#line 162 "samples/gemm.spn"
       for (int32_t lb = 0; lb < LB; ++lb) {
         if (lb * 2 / LB == q) {
           int32_t eb = tid + lb * NT;
           int32_t br = eb / (256 / 8);
           int32_t bc = eb % (256 / 8) * 8;
-          __spn_copy_async_checked<8>(Bs, 256 + 8, st * 32 + br, bc, B, int64_t(K), N, N, 1, k0 + br, col0 + bc, __spn_mma_where{"samples/gemm.spn", 159, 21, "Bs"}, STAGES * 32, 256 + 8);
+          __spn_copy_async_checked<8>(Bs, 256 + 8, st * 32 + br, bc, B, int64_t(K), N, N, 1, k0 + br, col0 + bc, __spn_mma_where{"samples/gemm.spn", 167, 21, "Bs"}, STAGES * 32, 256 + 8);
         }
       }
     }
-#line 160 "samples/gemm.spn"
+#line 168 "samples/gemm.spn"
     __spn_copy_commit();
   }
   #pragma unroll
-#line 162 "samples/gemm.spn"
+#line 170 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 163 "samples/gemm.spn"
+#line 171 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 164 "samples/gemm.spn"
+#line 172 "samples/gemm.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         const int32_t r = __spn_mma_row(e);
         const int32_t c = __spn_mma_col(e);
         const float v = acc[i][j].x[e];
-#line 165 "samples/gemm.spn"
+#line 173 "samples/gemm.spn"
         int64_t row = row0 + wm + i * 16 + r;
         int64_t col = col0 + wn + j * 16 + c;
         if (row < M && col < N) {
-          C[__spn_checked_offset("samples/gemm.spn", 168, 21, "C", row, M, N, col, N, 1)] = v;
+          C[__spn_checked_offset("samples/gemm.spn", 176, 21, "C", row, M, N, col, N, 1)] = v;
         }
       }
     }
