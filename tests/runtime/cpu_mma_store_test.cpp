@@ -65,16 +65,16 @@ TEST_P(CpuMmaStore, StoresTheTileInsideCAndNothingElse) {
     int64_t M, N, r0, c0, b;
   };
   const Case cases[] = {
-      {40, 64, 8, 16, 1},    // inside, aligned rows
-      {37, 53, 5, 7, 0},     // inside, odd N: rows not 16-byte aligned
-      {30, 42, 3, 2, 1},     // N = 2 mod 4: 8-byte aligned runs at most (f32)
-      {37, 53, 30, 40, 1},   // across the bottom and right edges
-      {20, 40, -5, -3, 0},   // across the top and left edges
-      {20, 40, 24, 0, 1},    // wholly past the bottom
-      {20, 40, 0, 48, 0},    // wholly past the right
-      {20, 40, -16, 0, 1},   // wholly above
-      {20, 40, 2, 8, 2},     // a matrix outside the batch (C3 untouched)
-      {20, 40, 2, 8, -1},    // and below it
+      {40, 64, 8, 16, 1},   // inside, aligned rows
+      {37, 53, 5, 7, 0},    // inside, odd N: rows not 16-byte aligned
+      {30, 42, 3, 2, 1},    // N = 2 mod 4: 8-byte aligned runs at most (f32)
+      {37, 53, 30, 40, 1},  // across the bottom and right edges
+      {20, 40, -5, -3, 0},  // across the top and left edges
+      {20, 40, 24, 0, 1},   // wholly past the bottom
+      {20, 40, 0, 48, 0},   // wholly past the right
+      {20, 40, -16, 0, 1},  // wholly above
+      {20, 40, 2, 8, 2},    // a matrix outside the batch (C3 untouched)
+      {20, 40, 2, 8, -1},   // and below it
   };
   for (ScalarType t : {ScalarType::F32, ScalarType::F16, ScalarType::BF16}) {
     const size_t bytes = t == ScalarType::F32 ? 4 : 2;
@@ -108,13 +108,16 @@ TEST_P(CpuMmaStore, StoresTheTileInsideCAndNothingElse) {
             const std::vector<uint8_t> code = codeOf(t, X[size_t(m * 32 + n)]);
             std::memcpy(&wantC[size_t(r * cs.N + c) * bytes], code.data(), bytes);
             std::memcpy(&wantCs[size_t(r * pitch + c * inner) * bytes], code.data(), bytes);
-            if (cs.b >= 0 && cs.b < NB) std::memcpy(&wantC3[size_t((cs.b * cs.M + r) * cs.N + c) * bytes], code.data(), bytes);
+            if (cs.b >= 0 && cs.b < NB)
+              std::memcpy(&wantC3[size_t((cs.b * cs.M + r) * cs.N + c) * bytes], code.data(), bytes);
           }
         const std::string what = std::string(target) + (checked ? " checked " : " ") +
-                                 (t == ScalarType::F32 ? "f32" : t == ScalarType::F16 ? "f16" : "bf16") + " C " +
-                                 std::to_string(cs.M) + "x" + std::to_string(cs.N) + " at (" + std::to_string(cs.r0) +
-                                 ", " + std::to_string(cs.c0) + "), matrix " + std::to_string(cs.b) + ", inner stride " +
-                                 std::to_string(inner);
+                                 (t == ScalarType::F32   ? "f32"
+                                  : t == ScalarType::F16 ? "f16"
+                                                         : "bf16") +
+                                 " C " + std::to_string(cs.M) + "x" + std::to_string(cs.N) + " at (" +
+                                 std::to_string(cs.r0) + ", " + std::to_string(cs.c0) + "), matrix " +
+                                 std::to_string(cs.b) + ", inner stride " + std::to_string(inner);
         auto compare = [&](const char* name, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
                            int64_t rowBytes) {
           for (size_t i = 0; i < got.size(); ++i)

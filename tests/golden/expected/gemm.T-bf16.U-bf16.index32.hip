@@ -99,6 +99,16 @@ __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WAR
   return __shfl_xor(v, mask);
 #endif
 }
+// shfl(v, lane): lane `lane` modulo the warp width (CUDA's width-32
+// __shfl_sync and AMD's __shfl agree on that).
+template <typename T>
+__device__ __forceinline__ T __spn_shfl(T v, int lane) {
+#if defined(__SPN_CUDA)
+  return __shfl_sync(0xffffffffu, v, lane);
+#else
+  return __shfl(v, lane);
+#endif
+}
 // A checked build's out-of-bounds access (docs/language.md 5.12): says
 // where (the .spn location), what (the tensor, every index, the shape and
 // the first axis out of range) and in which thread, then stops the kernel
@@ -542,17 +552,27 @@ struct __spn_mma_pack_bf16 {
 };
 // A 4 x 4 transpose across the 4 lanes of a group (lanes that differ in
 // their two low bits; u = lane % 4): afterwards y[v] is the x[u] that lane
-// v of the group held. Three rounds of one 32-bit xor shuffle: in round k
-// lane u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u]
-// of the lane itself is its own x[u]. Registers are chosen by selects, not
-// by indexing with u (an array indexed by lane goes to scratch on AMD).
-__device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uint32_t (&x)[4], int u) {
+// v of the group held. Three rounds of one 32-bit shuffle: in round k lane
+// u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u] of the
+// lane itself is its own x[u]. Registers are chosen by selects, not by
+// indexing with u (an array indexed by lane goes to scratch on AMD), and
+// x[u ^ k] by the two bits of u ^ k (hipcc turns a chain of `q == 0 ? ..
+// : q == 1 ? ..` into a switch, whose branches cost 9 instructions a
+// round on gfx90a). On AMD the shuffle is __shfl to lane ^ k, one
+// ds_bpermute (HIP's __shfl_xor adds a bounds select).
+__device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uint32_t (&x)[4], int lane) {
+  const int u = lane & 3;
   uint32_t y0 = x[0], y1 = x[1], y2 = x[2], y3 = x[3];
 #pragma unroll
   for (int k = 1; k < 4; ++k) {
     const int q = u ^ k;
-    const uint32_t give = q == 0 ? x[0] : q == 1 ? x[1] : q == 2 ? x[2] : x[3];
+    const uint32_t lo = (q & 1) ? x[1] : x[0], hi = (q & 1) ? x[3] : x[2];
+    const uint32_t give = (q & 2) ? hi : lo;
+#if defined(__SPN_CUDA)
     const uint32_t got = __spn_shfl_xor(give, k);
+#else
+    const uint32_t got = __spn_shfl(give, lane ^ k);
+#endif
     y0 = q == 0 ? got : y0;
     y1 = q == 1 ? got : y1;
     y2 = q == 2 ? got : y2;
@@ -606,7 +626,7 @@ __device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out,
   const uint32_t x[4] = {__builtin_bit_cast(uint32_t, d.x[0]), __builtin_bit_cast(uint32_t, d.x[1]),
                          __builtin_bit_cast(uint32_t, d.x[2]), __builtin_bit_cast(uint32_t, d.x[3])};
   uint32_t y[4];
-  __spn_mma_transpose4(y, x, lane & 3);
+  __spn_mma_transpose4(y, x, lane);
   if constexpr (Bytes == 4) {
     (void)pack;
 #pragma unroll
@@ -642,7 +662,7 @@ __device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out,
     // quad's 4 lanes (a 4 x 4 transpose of words, 3 shuffles), which is
     // row g + 8 (t % 2), columns 8 (t / 2) .. + 7 in order.
     const uint32_t p[4] = {pack(d.x[0], d.x[1]), pack(d.x[2], d.x[3]), pack(d.x[4], d.x[5]), pack(d.x[6], d.x[7])};
-    __spn_mma_transpose4(out.w[0], p, lane & 3);
+    __spn_mma_transpose4(out.w[0], p, lane);
   }
 #endif
 }
