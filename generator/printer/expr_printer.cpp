@@ -597,6 +597,7 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
     return {fmt::format("{}_{}({}, {})", b.hipF32, scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text),
             kPostfix};
   }
+  if (b.id == BuiltinId::MmaStore) return mmaStoreCall(c);
   if (b.id == BuiltinId::Mma) {
     const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
     return {fmt::format("__spn_mma_{}({}, {}, {})", scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text,
@@ -629,6 +630,75 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
                       dimExpr(src, 0).text, dimExpr(src, 1).text, strides[0], strides[1], value(*c.args[2]),
                       value(*c.args[3]), where),
           kPostfix};
+}
+
+// mma_store(C, r, c, acc[i, j]) -> __spn_mma_store_f32(C, rows, cols,
+// stride0, stride1, r, c, acc[i][j]) (_f16, _bf16 by C's type; a checked
+// build adds __spn_mma_store_checked{.spn location, C's name}). A 3-D C's
+// batch index b (mma_store(C, b, r, c, acc[i, j])) moves the base to
+// matrix b, with no rows for a b outside [0, dim 0) (nothing is stored),
+// as copy_async's does. The
+// extents and strides are the specialization's index type, so that with
+// 32-bit indices the address is 32-bit arithmetic, and r and c are passed
+// as copy_async's coordinates are (32 bits where the bounds allow).
+CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
+  const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
+  const bool batched = c.args.size() == 5;
+  const int ax = batched ? 1 : 0;     // C's first matrix axis
+  const size_t at = batched ? 2 : 1;  // r's argument
+  const std::string index = ctx_.indexType();
+  std::string s0 = dst.strided ? strideName(&dst, ax) : dimExpr(dst, size_t(ax) + 1).text;
+  std::string s1 = dst.strided && !dst.unitInnerStride ? strideName(&dst, ax + 1) : "1";
+  std::string rows = fmt::format("{}({})", index, dimExpr(dst, size_t(ax)).text);
+  std::string base = name(&dst);
+  if (batched) {
+    const std::string sb = value(*c.args[1]);
+    const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(dst, 0).text);
+    const std::string matrix =
+        dst.strided ? fmt::format("{}({})", index, strideName(&dst, 0))
+                    : fmt::format("{}({}) * {}({})", index, dimExpr(dst, 1).text, index, dimExpr(dst, 2).text);
+    // The batch chosen before the multiply, as copy_async's: the offset
+    // stays a visible multiple of the matrix size (the alignment test folds).
+    base = fmt::format("({} + {}({} ? {} : 0) * {})", base, index, inBatch, sb, matrix);
+    rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
+  }
+  std::string checked;
+  if (ctx_.checked)
+    checked = fmt::format(", __spn_mma_store_checked{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                          c.range.begin.col, dst.name);
+  // A 2-D C that the tile provably lies inside (an exact grid's whole
+  // tiles: tile_bounds.h) is stored with no bounds test, as an `if` the
+  // tile proves is printed without it; the comment says why.
+  std::string inside;
+  if (!batched && !ctx_.checked) {
+    const auto* rd = dst.shape[0]->as<NameExpr>();
+    const auto* cd = dst.shape[1]->as<NameExpr>();
+    const auto loops = loopsWithStableStop();
+    const Expr& r = *c.args[at];
+    const Expr& col = *c.args[at + 1];
+    std::optional<std::string> rowWhy, colWhy;
+    if (rd && rd->symbol && cd && cd->symbol && tiles_.nonNegative(r) && tiles_.nonNegative(col))
+      if ((rowWhy = tiles_.fits(r, *rd->symbol, 16, loops))) colWhy = tiles_.fits(col, *cd->symbol, 16, loops);
+    if (rowWhy && colWhy) {
+      out_.line(fmt::format("// the tile is inside {} always: {}; {}", dst.name, *rowWhy, *colWhy));
+      inside = "<true>";
+    }
+  }
+  return {fmt::format("__spn_mma_store_{}{}({}, {}, {}({}), {}({}), {}({}), {}, {}, {}{})", scalarName(dst.type),
+                      inside, base, rows, index, dimExpr(dst, size_t(ax) + 1).text, index, s0, index, s1,
+                      storeIndex(*c.args[at]), storeIndex(*c.args[at + 1]), expr(*c.args.back()).text, checked),
+          kPostfix};
+}
+
+// mma_store's row or column: a 32-bit form where copy_async's would be one
+// (copyIndex), but unsigned only where 15 more still fits 32 bits (the
+// helper adds the tile's row and column in the type it is given).
+std::string FunctionPrinter::storeIndex(const Expr& e) const {
+  if (!ctx_.index32 || ctx_.checked || !isInteger(e.type) || scalarBits(e.type) != 64) return value(e);
+  if (auto s = signed32(e)) return *s;
+  if (auto r = bounds_.of(e); r && r->lo >= 0 && r->hi <= int64_t(UINT32_MAX) - 15)
+    return withoutOuterParens(unsigned32(e));
+  return value(e);
 }
 
 // copy_async(dst, r, c, src, sr, sc, n) -> __spn_copy_async<n>(dst, dst's

@@ -174,6 +174,7 @@ class FunctionPrinter {
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr matrixCall(const CallExpr& c) const;
   CppExpr asyncCopyCall(const CallExpr& c) const;
+  CppExpr mmaStoreCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
@@ -186,6 +187,7 @@ class FunctionPrinter {
   CppExpr swizzledElement(const Symbol& base, const IndexExpr& idx, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices, bool narrow = false) const;
   std::string copyIndex(const Expr& e) const;
+  std::string storeIndex(const Expr& e) const;
   std::string unsigned32(const Expr& e) const;
   std::optional<std::string> signed32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;

@@ -1843,6 +1843,24 @@ class Resolver {
               c.callee == "mma_zero" ? "acc = mma_zero(f32, [2, 2])" : c.callee + "(f16, [2])");
         return;
       case BuiltinCategory::Matrix: {
+        if (c.callee == "mma_store") {
+          // mma_store(C, [b,] r, c, acc[i, j]): C is written, every dim of
+          // it bounds the tile (as a load's source), and it is written in
+          // runs: its alignment and row granularity are specialized on
+          // (9.4), which folds the choice of the 16-byte store.
+          for (auto& a : c.args) {
+            if (auto* idx = a->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/false);
+            else resolveExpr(*a);
+          }
+          if (auto* dst = c.args[0]->as<NameExpr>(); dst && dst->symbol) {
+            dst->symbol->matrixSource = true;
+            if (dst->symbol->kind == SymbolKind::TensorParam) {
+              dst->symbol->written = true;
+              dst->symbol->accessedInRuns = true;
+            }
+          }
+          return;
+        }
         // The tiles (fragment array elements) are named, then the rest.
         const bool rowFold = c.callee == "row_max" || c.callee == "row_sum";
         for (auto& a : c.args) {

@@ -525,6 +525,10 @@ class TypeChecker {
       matrixTile(c, 1, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_to_a(a[k], acc[i, j])");
       return ScalarType::Invalid;
     }
+    if (c.callee == "mma_store") {
+      checkMmaStore(c);
+      return ScalarType::Invalid;
+    }
     if (c.callee == "row_max" || c.callee == "row_sum") {  // row_max(m[i], acc[i, j])
       const std::string example = c.callee + "(m[i], acc[i, j])";
       matrixTile(c, 0, Symbol::FragmentRole::Rows, "an mma_rows(...)", example.c_str());
@@ -564,6 +568,36 @@ class TypeChecker {
       if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
     }
     return ScalarType::Invalid;
+  }
+
+  // mma_store(C, r, c, acc[i, j]): C a kernel's 2-D tensor of f32, f16 or
+  // bf16 (the types a 16-byte run of converted accumulators fills), the
+  // coordinates integers, the last argument one accumulator tile. With 5
+  // arguments, mma_store(C, b, r, c, acc[i, j]): C is 3-D and b picks its
+  // matrix (copy_async's batch).
+  void checkMmaStore(CallExpr& c) {
+    const size_t last = c.args.size() - 1;
+    matrixTile(c, last, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_store(C, row, col, acc[i, j])");
+    const auto* dstName = c.args[0]->as<NameExpr>();
+    const Symbol* dst = dstName ? dstName->symbol : nullptr;
+    const size_t rank = c.args.size() - 2;  // 2, or 3 with a batch index
+    std::string why;
+    if (!dst || dst->kind != SymbolKind::TensorParam || !dst->owner || dst->owner->kind != FunctionScope::Kind::Kernel)
+      why =
+          dst ? fmt::format("'{}' is a {}", dst->name,
+                            dst->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(dst->kind))
+              : std::string("the first argument is an expression");
+    else if (dst->shape.size() != rank)
+      why = fmt::format("'{}' has {} dims; {} arguments store to a {}-D tensor", dst->name, dst->shape.size(),
+                        c.args.size(), rank);
+    else if (dst->type != ScalarType::Invalid && dst->type != ScalarType::F32 && dst->type != ScalarType::F16 &&
+             dst->type != ScalarType::BF16)
+      why = fmt::format("'{}' holds {}", dst->name, scalarName(dst->type));
+    if (!why.empty()) error(DiagId::sema_mma_store_target, c.args[0]->range, why);
+    for (size_t i = 1; i < last; ++i) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
   }
 
   // copy_async(dst, r, c, src, sr, sc, n): dst a 2-D shared buffer, src a

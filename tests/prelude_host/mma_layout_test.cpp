@@ -556,4 +556,84 @@ TEST(MmaRows, AccumulatorBecomesTheAOperandOfTheSameTile) {
       "AMD");
 }
 
+// mma_store's exchange: D[r][c] = r * 16 + c + 1 in the documented
+// accumulator layout; afterwards every lane's run j holds, in order, the
+// Len elements of row __spn_mma_run_row(lane) from column
+// __spn_mma_run_col(lane, j) (f32: the floats' bits; 2-byte types: the
+// codes two a word, the lower column in the low half), and the runs of the
+// warp cover the tile exactly once.
+template <int Bytes, typename Runs, typename Acc, typename W, typename DocD, typename Exchange, typename Row,
+          typename Col>
+void checkStoreRuns(W& ns_lane, HostWarp& warp, int lanes, int n, DocD docD, Exchange exchange, Row rowOf, Col colOf,
+                    const char* what) {
+  std::vector<Runs> out(static_cast<size_t>(lanes));
+  warp.lockstep(lanes, [&](int l) {
+    ns_lane = l;
+    Acc acc{};
+    for (int i = 0; i < n; ++i) acc.x[i] = float(docD(l, i).row * 16 + docD(l, i).col + 1);
+    Runs runs{};
+    exchange(runs, acc);
+    out[size_t(l)] = runs;
+  });
+  std::vector<int> seen(256, 0);
+  for (int l = 0; l < lanes; ++l)
+    for (int j = 0; j < Runs::Count; ++j)
+      for (int k = 0; k < Runs::Len; ++k) {
+        const int row = rowOf(l), col = colOf(l, j) + k;
+        ASSERT_TRUE(row >= 0 && row < 16 && col >= 0 && col < 16) << what << " lane " << l << " run " << j;
+        ++seen[size_t(row * 16 + col)];
+        const uint32_t word = out[size_t(l)].w[j][Bytes == 4 ? k : k / 2];
+        float got = 0;
+        if (Bytes == 4) std::memcpy(&got, &word, 4);
+        else got = float(uint16_t(word >> (16 * (k % 2))));
+        EXPECT_EQ(got, float(row * 16 + col + 1)) << what << " lane " << l << " run " << j << " element " << k;
+      }
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(seen[size_t(e)], 1) << what << ": element " << e / 16 << ", " << e % 16;
+}
+
+// A 2-byte "conversion" that keeps the integer values (the rounding is
+// the type's own; the movement of elements is what is checked here).
+constexpr auto kIntPack = [](float lo, float hi) { return uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16; };
+
+TEST(MmaStore, ExchangeGivesEachLaneWholeRunsOfOneRow) {
+  checkStoreRuns<4, w32::__spn_mma_runs<4>, w32::__spn_mma_acc>(
+      w32::lane, w32::warp, 32, w32::kN, nvidiaD,
+      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row,
+      w32::__spn_mma_run_col<4>, "NVIDIA f32");
+  checkStoreRuns<2, w32::__spn_mma_runs<2>, w32::__spn_mma_acc>(
+      w32::lane, w32::warp, 32, w32::kN, nvidiaD,
+      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row,
+      w32::__spn_mma_run_col<2>, "NVIDIA 2-byte");
+  checkStoreRuns<4, w64::__spn_mma_runs<4>, w64::__spn_mma_acc>(
+      w64::lane, w64::warp, 64, w64::kN, amdD,
+      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row,
+      w64::__spn_mma_run_col<4>, "AMD f32");
+  checkStoreRuns<2, w64::__spn_mma_runs<2>, w64::__spn_mma_acc>(
+      w64::lane, w64::warp, 64, w64::kN, amdD,
+      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row,
+      w64::__spn_mma_run_col<2>, "AMD 2-byte");
+}
+
+// The runs as the documents place them: NVIDIA lane 4 g + t holds row
+// g + 8 (t % 2) from column 4 (t / 2) + 8 j (f32, two runs of 4) or 8 (t / 2)
+// (2-byte, one run of 8); AMD lane c + 16 G holds row 4 G + c % 4 from
+// column c - c % 4 (one run of 4). Each run is 16 bytes (AMD 2-byte: 8).
+TEST(MmaStore, RunsAreSixteenBytesOfOneRow) {
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    EXPECT_EQ(w32::__spn_mma_run_row(lane), g + 8 * (t % 2));
+    for (int j = 0; j < 2; ++j) EXPECT_EQ(w32::__spn_mma_run_col<4>(lane, j), 4 * (t / 2) + 8 * j);
+    EXPECT_EQ(w32::__spn_mma_run_col<2>(lane, 0), 8 * (t / 2));
+  }
+  for (int lane = 0; lane < 64; ++lane) {
+    const int c = lane % 16, G = lane / 16;
+    EXPECT_EQ(w64::__spn_mma_run_row(lane), 4 * G + c % 4);
+    EXPECT_EQ(w64::__spn_mma_run_col<4>(lane, 0), c - c % 4);
+  }
+  EXPECT_EQ(w32::__spn_mma_runs<4>::Len * 4, 16);
+  EXPECT_EQ(w32::__spn_mma_runs<2>::Len * 2, 16);
+  EXPECT_EQ(w64::__spn_mma_runs<4>::Len * 4, 16);
+  EXPECT_EQ(w64::__spn_mma_runs<2>::Len * 2, 8);
+}
+
 }  // namespace

@@ -594,15 +594,16 @@ template <int N>
 __device__ __forceinline__ void __spn_mma_row_sum(__spn_mma_rows& m, const __spn_mma_acc (&a)[N]) {
   __spn_mma_row_reduce<N>(m, a, __spn_mma_sum_op());
 }
-// mma_to_a(a, acc): A[m][k] = T(acc[m][k]), rounded to nearest even: an
-// accumulator tile becomes the A operand of the next mma without leaving
-// registers (flash attention's P = softmax(S) feeding P @ V).
+// The 16-bit code of T(x) (T __half or __spn_bf16), rounded to nearest even.
 template <typename T>
 __device__ __forceinline__ uint16_t __spn_mma_code(float x) {
   return __builtin_bit_cast(uint16_t, T(x));
 }
+// mma_to_a(a, acc): A[m][k] = T(acc[m][k]), rounded to nearest even: an
+// accumulator tile becomes the A operand of the next mma without leaving
+// registers (flash attention's P = softmax(S) feeding P @ V).
 // Pack (NVIDIA): two floats to one register of two codes, the first in the
-// low half (the type's own paired conversion, __spn_mma_to_a_f16 / _bf16).
+// low half (the type's own paired conversion, __spn_mma_pack_f16 / _bf16).
 template <typename T, typename Pack>
 __device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mma_acc& d, Pack pack) {
 #if __SPN_WARP_SIZE == 64
@@ -652,6 +653,20 @@ __device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mm
   (void)pack;
 #endif
 }
+// Two floats to two f16 codes in one word, the first in the low half (one
+// cvt.rn.f16x2.f32 on NVIDIA): mma_to_a's and mma_store's conversion.
+struct __spn_mma_pack_f16 {
+  __device__ __forceinline__ uint32_t operator()(float lo, float hi) const {
+#if defined(__SPN_CUDA)
+    uint32_t r;  // the first source in the upper half (PTX ISA, cvt)
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return uint32_t(__spn_mma_code<__half>(lo)) | uint32_t(__spn_mma_code<__half>(hi)) << 16;
+#endif
+  }
+};
+// As __spn_mma_pack_f16, to bf16 codes (cvt.rn.bf16x2.f32).
 struct __spn_mma_pack_bf16 {
   __device__ __forceinline__ uint32_t operator()(float lo, float hi) const {
 #if defined(__SPN_CUDA)
