@@ -278,9 +278,9 @@ void recomputeOuterRefs(SemaModule& sema, const std::set<const FunctionDecl*>& r
 // Which tensors and buffers are stored into, from the code that is left
 // (the resolver saw dead branches and unchecked asserts too): a tensor
 // written only there is a const pointer in this specialization. Stores are
-// element targets of assignments (augmented and unpacking too) and the
-// first argument of atomics; then the facts flow from callees' tensor
-// parameters to the tensors passed to them.
+// element targets of assignments (augmented and unpacking too), the
+// first argument of atomics and mma_store's tensor; then the facts flow
+// from callees' tensor parameters to the tensors passed to them.
 void recomputeWrites(SemaModule& sema, const std::set<const FunctionDecl*>& removed) {
   for (const auto& scope : sema.scopes)
     for (Symbol* p : scope->params) p->written = false;
@@ -293,6 +293,8 @@ void recomputeWrites(SemaModule& sema, const std::set<const FunctionDecl*>& remo
       if (const BuiltinInfo* b = findBuiltin(c->callee);
           b && (b->category == BuiltinCategory::Atomic || b->category == BuiltinCategory::CachedStore))
         markStore(*c->args[0]);
+      else if (b && b->id == BuiltinId::MmaStore)  // mma_store(C, ..): C itself, not an element
+        if (const auto* dst = c->args[0]->as<NameExpr>(); dst && dst->symbol) dst->symbol->written = true;
     forEachChild(e, onExpr);
   };
   std::function<void(const Block&)> onBlock = [&](const Block& b) {
@@ -576,6 +578,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   analyzeModuleDefs(sema, spec.checked);
   analyzeCaptures(sema, kernel, staticDims, spec.checked);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);
+  checkSwizzledBuffers(sema, kernel, spec.staticDims, spec.typeArgs);
   // Per function: where locals are declared (after capture analysis: a
   // closure's captures are uses at its calls), where comments go.
   auto planFunction = [&](const FunctionScope* f, const Block& body, SourceRange range) {

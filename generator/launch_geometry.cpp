@@ -72,6 +72,7 @@ bool sharedPastStaticLimit(const FunctionScope& kernel, const std::map<std::stri
       if (!v.known() || v.wave32->isFloat || v.wave64->isFloat) return false;  // reported where it is printed
       count *= static_cast<uint64_t>(std::max<int64_t>({v.wave32->i, v.wave64->i, 0}));
     }
+    if (s->swizzle) bytes = (bytes + 1023) / 1024 * 1024;  // alignas(1024), at most that much padding
     bytes += (count * scalarBytes(bufferElementType(*s, typeArgs)) + 15) / 16 * 16;
   }
   return bytes > kStaticLimit;
@@ -178,6 +179,8 @@ LaunchGeometry computeLaunchGeometry(const SemaModule& sema, const std::string& 
       if (!v || v->isFloat || v->i < 0) throwSpecializationError(sema, DiagId::spec_shared_size, e->range, s->name);
       count *= static_cast<uint64_t>(v->i);
     }
+    // A swizzled buffer starts 1024-aligned (FunctionPrinter::dynamicSharedLayout).
+    if (s->swizzle) bytes = (bytes + 1023) / 1024 * 1024;
     bytes += (count * scalarBytes(bufferElementType(*s, spec.typeArgs)) + 15) / 16 * 16;
   }
   g.dynamicSharedBytes = bytes;

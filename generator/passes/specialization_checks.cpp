@@ -83,6 +83,43 @@ void checkSpecializedBodies(const SemaModule& sema, const FunctionScope& kernel,
   checkBlock(sema, kernel.kernel->body, staticValues);
 }
 
+void checkSwizzledBuffers(const SemaModule& sema, const FunctionScope& kernel,
+                          const std::map<std::string, int64_t>& staticValues,
+                          const std::map<std::string, ScalarType>& typeArgs) {
+  for (const Symbol* s : kernel.declared) {
+    if (s->kind != SymbolKind::SharedBuffer || !s->swizzle || s->shape.size() != 2) continue;
+    ScalarType type = s->type;
+    if (!s->typeParam.empty())
+      if (auto it = typeArgs.find(s->typeParam); it != typeArgs.end()) type = it->second;
+    const PerWarpWidth swz = evaluateForWarpWidths(*s->swizzle, staticValues, &typeArgs);
+    const PerWarpWidth rows = evaluateForWarpWidths(*s->shape[0], staticValues, &typeArgs);
+    const PerWarpWidth cols = evaluateForWarpWidths(*s->shape[1], staticValues, &typeArgs);
+    if (!swz.known())
+      throwSpecializationError(sema, DiagId::sema_swizzle_not_constant, s->swizzle->range, s->name,
+                               (swz.wave32 ? swz.failure64 : swz.failure32).reason);
+    for (const PerWarpWidth* d : {&rows, &cols})
+      if (!d->known()) {
+        const ConstEvalFailure& f = d->wave32 ? d->failure64 : d->failure32;
+        throwSpecializationError(sema, DiagId::spec_swizzle_shape, (f.where ? *f.where : *s->shape[0]).range, s->name,
+                                 f.reason.empty() ? std::string("its shape has no compile-time value") : f.reason);
+      }
+    for (int wave64 = 0; wave64 < 2; ++wave64) {
+      const ConstValue& v = wave64 ? *swz.wave64 : *swz.wave32;
+      const ConstValue& r = wave64 ? *rows.wave64 : *rows.wave32;
+      const ConstValue& c = wave64 ? *cols.wave64 : *cols.wave32;
+      if (v.isFloat || (v.i != 32 && v.i != 64 && v.i != 128))
+        throwSpecializationError(sema, DiagId::sema_swizzle_value, s->swizzle->range, s->name,
+                                 v.isFloat ? fmt::format("{}", v.f) : fmt::format("{}", v.i));
+      const int64_t bytes = c.i * int64_t(scalarBytes(type));
+      if (bytes % v.i != 0)
+        throwSpecializationError(sema, DiagId::sema_swizzle_columns, s->shape[1]->range, s->name, bytes, c.i,
+                                 scalarName(type), v.i);
+      if (r.i % 8 != 0)
+        throwSpecializationError(sema, DiagId::sema_swizzle_rows, s->shape[0]->range, s->name, r.i, 8 * v.i);
+    }
+  }
+}
+
 namespace {
 
 // Calls `onName` on every name in the code this specialization prints: the

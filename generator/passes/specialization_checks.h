@@ -39,6 +39,14 @@ void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kerne
 void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const std::vector<FunctionScope*>& functions,
                       const BlockPlan& block);
 
+// Every swizzled shared buffer of the kernel (shared(T, [R, C], swizzle=S))
+// has, at both warp widths, S in {32, 64, 128}, C * sizeof(T) a multiple of
+// S and R a multiple of 8 (sema-swizzle-*), and R and C known here
+// (spec-swizzle-shape): sema checks what it can without a specialization.
+void checkSwizzledBuffers(const SemaModule& sema, const FunctionScope& kernel,
+                          const std::map<std::string, int64_t>& staticValues,
+                          const std::map<std::string, ScalarType>& typeArgs);
+
 // A specialization the source cannot be generated for: a located,
 // clang-style diagnostic carried by a GeneratorError.
 template <typename... Args>

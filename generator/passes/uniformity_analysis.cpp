@@ -169,7 +169,11 @@ class UniformityWalker {
   // tile: the same on every lane of a warp, at both widths.
   void checkTileOrigin(const CallExpr& call, const std::vector<ValueFact>& args) {
     if (!reporting_) return;
-    for (size_t i = 2; i < args.size() && i < call.args.size(); ++i) {
+    // The loads' row and column follow the tile and the source; mma_store's
+    // (and its batch) follow C and come before the tile.
+    const bool store = call.callee == "mma_store";
+    const size_t first = store ? 1 : 2, end = store ? call.args.size() - 1 : call.args.size();
+    for (size_t i = first; i < args.size() && i < end; ++i) {
       const ValueFact& v = args[i];
       if (v.width[0].level != Uniformity::Divergent && v.width[1].level != Uniformity::Divergent) continue;
       Diagnostic d{

@@ -604,6 +604,7 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
     return {fmt::format("{}_{}({}, {})", b.hipF32, scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text),
             kPostfix};
   }
+  if (b.id == BuiltinId::MmaStore) return mmaStoreCall(c);
   if (b.id == BuiltinId::Mma) {
     const Symbol& a = *c.args[0]->as<IndexExpr>()->base->as<NameExpr>()->symbol;
     return {fmt::format("__spn_mma_{}({}, {}, {})", scalarName(a.type), expr(*c.args[0]).text, expr(*c.args[1]).text,
@@ -614,7 +615,10 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   // From a shared buffer, an unchecked build's tile loads try ldmatrix
   // first (__spn_mma_load_a_shared, _b_shared, _a_t_shared, _b_t_shared).
   const bool ldmatrix = src.kind == SymbolKind::SharedBuffer && !ctx_.checked;
-  const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "");
+  // A swizzled buffer's loads take its swizzle (and read its rows' count
+  // where a row-major one's stride is read).
+  const std::string helper = std::string(b.hipF32) + (ldmatrix ? "_shared" : "") +
+                             (src.swizzle ? "<" + value(*src.swizzle) + ">" : std::string());
   std::vector<std::string> strides;
   for (size_t axis = 0; axis < 2; ++axis) {
     if (src.strided) {
@@ -633,6 +637,75 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
                       dimExpr(src, 0).text, dimExpr(src, 1).text, strides[0], strides[1], value(*c.args[2]),
                       value(*c.args[3]), where),
           kPostfix};
+}
+
+// mma_store(C, r, c, acc[i, j]) -> __spn_mma_store_f32(C, rows, cols,
+// stride0, stride1, r, c, acc[i][j]) (_f16, _bf16 by C's type; a checked
+// build adds __spn_mma_store_checked{.spn location, C's name}). A 3-D C's
+// batch index b (mma_store(C, b, r, c, acc[i, j])) moves the base to
+// matrix b, with no rows for a b outside [0, dim 0) (nothing is stored),
+// as copy_async's does. The
+// extents and strides are the specialization's index type, so that with
+// 32-bit indices the address is 32-bit arithmetic, and r and c are passed
+// as copy_async's coordinates are (32 bits where the bounds allow).
+CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
+  const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
+  const bool batched = c.args.size() == 5;
+  const int ax = batched ? 1 : 0;     // C's first matrix axis
+  const size_t at = batched ? 2 : 1;  // r's argument
+  const std::string index = ctx_.indexType();
+  std::string s0 = dst.strided ? strideName(&dst, ax) : dimExpr(dst, size_t(ax) + 1).text;
+  std::string s1 = dst.strided && !dst.unitInnerStride ? strideName(&dst, ax + 1) : "1";
+  std::string rows = fmt::format("{}({})", index, dimExpr(dst, size_t(ax)).text);
+  std::string base = name(&dst);
+  if (batched) {
+    const std::string sb = value(*c.args[1]);
+    const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(dst, 0).text);
+    const std::string matrix =
+        dst.strided ? fmt::format("{}({})", index, strideName(&dst, 0))
+                    : fmt::format("{}({}) * {}({})", index, dimExpr(dst, 1).text, index, dimExpr(dst, 2).text);
+    // The batch chosen before the multiply, as copy_async's: the offset
+    // stays a visible multiple of the matrix size (the alignment test folds).
+    base = fmt::format("({} + {}({} ? {} : 0) * {})", base, index, inBatch, sb, matrix);
+    rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
+  }
+  std::string checked;
+  if (ctx_.checked)
+    checked = fmt::format(", __spn_mma_store_checked{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                          c.range.begin.col, dst.name);
+  // A 2-D C that the tile provably lies inside (an exact grid's whole
+  // tiles: tile_bounds.h) is stored with no bounds test, as an `if` the
+  // tile proves is printed without it; the comment says why.
+  std::string inside;
+  if (!batched && !ctx_.checked) {
+    const auto* rd = dst.shape[0]->as<NameExpr>();
+    const auto* cd = dst.shape[1]->as<NameExpr>();
+    const auto loops = loopsWithStableStop();
+    const Expr& r = *c.args[at];
+    const Expr& col = *c.args[at + 1];
+    std::optional<std::string> rowWhy, colWhy;
+    if (rd && rd->symbol && cd && cd->symbol && tiles_.nonNegative(r) && tiles_.nonNegative(col))
+      if ((rowWhy = tiles_.fits(r, *rd->symbol, 16, loops))) colWhy = tiles_.fits(col, *cd->symbol, 16, loops);
+    if (rowWhy && colWhy) {
+      out_.line(fmt::format("// the tile is inside {} always: {}; {}", dst.name, *rowWhy, *colWhy));
+      inside = "<true>";
+    }
+  }
+  return {fmt::format("__spn_mma_store_{}{}({}, {}, {}({}), {}({}), {}({}), {}, {}, {}{})", scalarName(dst.type),
+                      inside, base, rows, index, dimExpr(dst, size_t(ax) + 1).text, index, s0, index, s1,
+                      storeIndex(*c.args[at]), storeIndex(*c.args[at + 1]), expr(*c.args.back()).text, checked),
+          kPostfix};
+}
+
+// mma_store's row or column: a 32-bit form where copy_async's would be one
+// (copyIndex), but unsigned only where 15 more still fits 32 bits (the
+// helper adds the tile's row and column in the type it is given).
+std::string FunctionPrinter::storeIndex(const Expr& e) const {
+  if (!ctx_.index32 || ctx_.checked || !isInteger(e.type) || scalarBits(e.type) != 64) return value(e);
+  if (auto s = signed32(e)) return *s;
+  if (auto r = bounds_.of(e); r && r->lo >= 0 && r->hi <= int64_t(UINT32_MAX) - 15)
+    return withoutOuterParens(unsigned32(e));
+  return value(e);
 }
 
 // copy_async(dst, r, c, src, sr, sc, n) -> __spn_copy_async<n>(dst, dst's
@@ -679,11 +752,15 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   if (ctx_.checked)
     checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}, {}, {}", ctx_.sourcePath, c.range.begin.line,
                           c.range.begin.col, dst.name, dimExpr(dst, 0).text, dimExpr(dst, 1).text);
-  return {fmt::format("{}{}<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32,
-                      ctx_.checked ? "_checked" : "", value(*c.args[at + 2]), name(&dst), dimExpr(dst, 1).text,
-                      value(*c.args[1]), value(*c.args[2]), base, rows, dimExpr(src, size_t(ax) + 1).text, s0, s1,
-                      copyIndex(*c.args[at]), copyIndex(*c.args[at + 1]), checked),
-          kPostfix};
+  // A swizzled destination: its swizzle, and its rows' count where a
+  // row-major one's row stride goes.
+  const std::string swizzle = dst.swizzle ? ", " + value(*dst.swizzle) : std::string();
+  return {
+      fmt::format("{}{}<{}{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})", b.hipF32, ctx_.checked ? "_checked" : "",
+                  value(*c.args[at + 2]), swizzle, name(&dst), dimExpr(dst, dst.swizzle ? 0 : 1).text,
+                  value(*c.args[1]), value(*c.args[2]), base, rows, dimExpr(src, size_t(ax) + 1).text, s0, s1,
+                  copyIndex(*c.args[at]), copyIndex(*c.args[at + 1]), checked),
+      kPostfix};
 }
 
 // copy_async's source row or column: with 32-bit indices, an i64 value the
@@ -816,6 +893,7 @@ CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
     for (const auto& i : idx.indices) text += "[" + value(*i) + "]";
     return {text, kPostfix};
   }
+  if (base.swizzle) return swizzledElement(base, idx, access);
   if (!ctx_.checked) return {name(&base) + "[" + flatIndex(base, idx.indices) + "]", kPostfix};
   const bool mayBeShared =
       base.kind == SymbolKind::SharedBuffer ||
@@ -826,6 +904,23 @@ CppExpr FunctionPrinter::element(const IndexExpr& idx, Access access) const {
                        : access == Access::Update ? "__spn_checked_update"
                                                   : "__spn_checked_atomic";
   return {fmt::format("{}({}, {})", helper, name(&base), checkedArgs(base, idx)), kPostfix};
+}
+
+// An element of a swizzled shared buffer (docs/language.md 5.4): the
+// prelude's __spn_swizzled<S>(buffer, rows, r, c), or in a checked build
+// __spn_checked_swizzled<access, S>(buffer, location, r, rows, c, cols),
+// which tests the bounds and keeps the cpu target's record of the block's
+// shared accesses as __spn_checked_read and the others do.
+CppExpr FunctionPrinter::swizzledElement(const Symbol& base, const IndexExpr& idx, Access access) const {
+  const std::string s = value(*base.swizzle);
+  const std::string r = value(*idx.indices[0]), c = value(*idx.indices[1]);
+  if (!ctx_.checked)
+    return {fmt::format("__spn_swizzled<{}>({}, {}, {}, {})", s, name(&base), dimExpr(base, 0).text, r, c), kPostfix};
+  const int kind = access == Access::Read ? 0 : access == Access::Write ? 1 : access == Access::Update ? 2 : 3;
+  return {fmt::format("__spn_checked_swizzled<{}, {}>({}, \"{}\", {}, {}, \"{}\", {}, {}, {}, {})", kind, s,
+                      name(&base), ctx_.sourcePath, idx.range.begin.line, idx.range.begin.col, base.name, r,
+                      dimExpr(base, 0).text, c, dimExpr(base, 1).text),
+          kPostfix};
 }
 
 CppExpr FunctionPrinter::target(const Expr& e, Access access) const {

@@ -380,10 +380,14 @@ std::vector<const Symbol*> FunctionPrinter::dynamicSharedBuffers() const {
 }
 
 // The byte offset of each dynamic shared buffer (filled into `offsets` when
-// given) and the total, as C++ expressions.
+// given) and the total, as C++ expressions. A swizzled buffer starts on a
+// multiple of 1024 bytes (its 8-row atoms are 1024-byte aligned for
+// wgmma), the padding before it counted in the total; the base is then
+// declared 1024-aligned.
 std::string FunctionPrinter::dynamicSharedLayout(std::map<const Symbol*, std::string>* offsets) const {
   std::string offset = "0";
   for (const Symbol* s : dynamicSharedBuffers()) {
+    if (s->swizzle && offset != "0") offset = "__spn_align1024(" + offset + ")";
     if (offsets) (*offsets)[s] = offset;
     std::string count;
     for (size_t i = 0; i < s->shape.size(); ++i)
@@ -396,7 +400,10 @@ std::string FunctionPrinter::dynamicSharedLayout(std::map<const Symbol*, std::st
 
 void FunctionPrinter::printDynamicSharedDecls() {
   if (dynamicSharedBuffers().empty()) return;
-  out_.line("__SPN_DYNAMIC_SHARED(__spn_dynamic_shared);");
+  bool swizzled = false;
+  for (const Symbol* s : dynamicSharedBuffers()) swizzled |= s->swizzle != nullptr;
+  out_.line(swizzled ? "__SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);"
+                     : "__SPN_DYNAMIC_SHARED(__spn_dynamic_shared);");
   dynamicSharedLayout(&dynamicSharedOffsets_);
 }
 
@@ -785,8 +792,9 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
       out_.linef("{}* {} = reinterpret_cast<{}*>({});", cppType(buf.type), name(&buf), cppType(buf.type), at);
     } else {
       // 16-byte aligned, so runs read from it may be single vector accesses
-      // (nvcc assumes only the element's alignment otherwise).
-      out_.linef("alignas(16) __shared__ {} {}[{}];", cppType(buf.type), name(&buf), count);
+      // (nvcc assumes only the element's alignment otherwise); a swizzled
+      // one 1024-byte aligned (its 8-row atoms, for wgmma).
+      out_.linef("alignas({}) __shared__ {} {}[{}];", buf.swizzle ? 1024 : 16, cppType(buf.type), name(&buf), count);
       if (ctx_.checked) out_.linef("__spn_track_shared({}, sizeof {});", name(&buf), name(&buf));
     }
     return;

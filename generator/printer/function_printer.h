@@ -180,6 +180,7 @@ class FunctionPrinter {
   void printDotAccumulatorDecl(const Symbol& acc, const std::string& dims);
   std::vector<const Symbol*> settleDotAccumulators(const Stmt& s);
   std::string dotFreshName(const Symbol& acc) const;
+  CppExpr mmaStoreCall(const CallExpr& c) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
@@ -189,8 +190,10 @@ class FunctionPrinter {
   CppExpr element(const IndexExpr& idx, Access access) const;
   // expr(), except that an element is printed for `access`.
   CppExpr target(const Expr& e, Access access) const;
+  CppExpr swizzledElement(const Symbol& base, const IndexExpr& idx, Access access) const;
   std::string flatIndex(const Symbol& base, const std::vector<ExprPtr>& indices, bool narrow = false) const;
   std::string copyIndex(const Expr& e) const;
+  std::string storeIndex(const Expr& e) const;
   std::string unsigned32(const Expr& e) const;
   std::optional<std::string> signed32(const Expr& e) const;
   std::string checkedArgs(const Symbol& base, const IndexExpr& idx) const;

@@ -115,12 +115,18 @@ std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const std
   if (scalarBits(bound->type) < 64 && !exact(*bound)) return std::nullopt;
   const auto* dn = d->as<NameExpr>();
   if (!dn || !dn->symbol) return std::nullopt;
-  if (!exact(*sum)) return std::nullopt;
+  auto why = fits(*sum, *dn->symbol, c + (strict ? 1 : 0), loops);  // B + R + need <= D
+  if (!why) return std::nullopt;
+  return fmt::format("{} always: {}", text(b), *why);
+}
+
+std::optional<std::string> TileBounds::fits(const Expr& sum, const Symbol& bound, int64_t need,
+                                            const std::vector<const ForStmt*>& loops) const {
+  if (!enabled_ || !isInteger(sum.type) || !exact(sum)) return std::nullopt;
   std::vector<Term> ts;
-  terms(*sum, ts);
-  const int64_t need = c + (strict ? 1 : 0);  // B + R + need <= D
+  terms(sum, ts);
   for (size_t i = 0; i < ts.size(); ++i) {
-    auto found = base(ts[i], *dn->symbol, loops);
+    auto found = base(ts[i], bound, loops);
     if (!found) continue;
     __int128 rest = 0;
     std::string restText;
@@ -133,11 +139,17 @@ std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const std
       restText += (restText.empty() ? "" : " + ") + text(*ts[k].shown);
     }
     if (!bounded || rest + need > found->g) continue;
-    std::string why = fmt::format("{} always: {}", text(b), found->why);
+    std::string why = found->why;
     if (!restText.empty()) why += fmt::format(" and {} <= {}", restText, int64_t(rest));  // at most g - need
     return why;
   }
   return std::nullopt;
+}
+
+bool TileBounds::nonNegative(const Expr& e) const {
+  if (!enabled_) return false;
+  auto r = ranges_.of(e);
+  return r && r->lo >= 0;
 }
 
 // A term that lies below `bound` by a multiple g: block_id(a) * T over an

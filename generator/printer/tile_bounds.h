@@ -50,6 +50,12 @@ class TileBounds {
   // `loops`: the range loops around it whose stop is evaluated to the same
   // value each time (FunctionPrinter::stopIsStable).
   std::optional<std::string> alwaysTrue(const Expr& e, const std::vector<const ForStmt*>& loops) const;
+  // Why `sum + need <= bound` (bound a dim) holds wherever `sum` is
+  // evaluated, or nothing: mma_store's tile inside C (need 16).
+  std::optional<std::string> fits(const Expr& sum, const Symbol& bound, int64_t need,
+                                  const std::vector<const ForStmt*>& loops) const;
+  // Whether `e` is at least 0 wherever it is evaluated (IndexBounds).
+  bool nonNegative(const Expr& e) const;
 
  private:
   struct Term {

@@ -90,6 +90,11 @@ struct Symbol {
   // (no value until its first dot) and settled before any other use
   // (FunctionPrinter::settleDotAccumulators).
   bool dotAccumulator = false;
+  // SharedBuffer declared `shared(T, [R, C], swizzle=S)`: S's expression (a
+  // compile-time value, 32, 64 or 128 bytes); null for a row-major buffer.
+  // Every access of the buffer goes through the swizzled layout
+  // (docs/language.md 5.4, templates/prelude.in __spn_swizzle_offset).
+  const Expr* swizzle = nullptr;
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
   bool optional = false;

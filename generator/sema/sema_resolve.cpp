@@ -1349,13 +1349,32 @@ class Resolver {
       error(DiagId::sema_shared_not_top_level, call.range);
     }
     size_t expected = isShared ? 2 : 3;
-    if (call.args.size() != expected || !call.kwargs.empty()) {
+    // shared(T, [R, C], swizzle=S): the only keyword of a scratch call (the
+    // parser refuses one given twice).
+    const KeywordArg* swizzle = nullptr;
+    for (const auto& kw : call.kwargs) {
+      if (!isShared) error(DiagId::sema_kwargs_not_allowed, kw.nameRange, call.callee);
+      else if (kw.name != "swizzle") error(DiagId::sema_shared_keyword, kw.nameRange, kw.name);
+      else swizzle = &kw;
+    }
+    if (call.args.size() != expected) {
       error(DiagId::sema_call_arity, call.range, call.callee, expected, call.args.size());
       return;
     }
     auto* typeName = call.args[0]->as<NameExpr>();
     auto* dims = call.args[1]->as<ListExpr>();
     Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
+    if (swizzle) {
+      resolveExpr(*swizzle->value);
+      if (sym && sym->init == a.value.get()) sym->swizzle = swizzle->value.get();
+      if (const Expr* bad = firstRunTimePart(*swizzle->value)) {
+        std::string why = "this is not a compile-time value";
+        if (const auto* n = bad->as<NameExpr>())
+          why = fmt::format("'{}' is a {}{}", n->name, symbolKindName(n->symbol->kind),
+                            n->symbol->kind == SymbolKind::Local ? " variable" : "");
+        error(DiagId::sema_swizzle_not_constant, bad->range, name->name, why);
+      }
+    }
     resolveDeclaredElemType(a, call, typeName, sym);
     if (!dims || dims->elements.empty() || dims->elements.size() > 8) {
       error(DiagId::sema_scratch_shape, call.args[1]->range, call.callee);
@@ -1824,6 +1843,24 @@ class Resolver {
               c.callee == "mma_zero" ? "acc = mma_zero(f32, [2, 2])" : c.callee + "(f16, [2])");
         return;
       case BuiltinCategory::Matrix: {
+        if (c.callee == "mma_store") {
+          // mma_store(C, [b,] r, c, acc[i, j]): C is written, every dim of
+          // it bounds the tile (as a load's source), and it is written in
+          // runs: its alignment and row granularity are specialized on
+          // (9.4), which folds the choice of the 16-byte store.
+          for (auto& a : c.args) {
+            if (auto* idx = a->as<IndexExpr>()) resolveIndex(*idx, /*isStore=*/false);
+            else resolveExpr(*a);
+          }
+          if (auto* dst = c.args[0]->as<NameExpr>(); dst && dst->symbol) {
+            dst->symbol->matrixSource = true;
+            if (dst->symbol->kind == SymbolKind::TensorParam) {
+              dst->symbol->written = true;
+              dst->symbol->accessedInRuns = true;
+            }
+          }
+          return;
+        }
         // The tiles (fragment array elements) are named, then the rest.
         const bool rowFold = c.callee == "row_max" || c.callee == "row_sum";
         for (auto& a : c.args) {

@@ -433,10 +433,42 @@ class TypeChecker {
         if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_scratch_shape, d->range, call.callee);
       }
     }
+    if (buf.swizzle) checkSwizzle(buf);
     if (buf.kind == SymbolKind::LocalBuffer && call.args.size() == 3) {
       ScalarType init = typeOf(*call.args[2]);
       if (init != ScalarType::Invalid) checkConvertible(*call.args[2], init, buf.type);
     }
+  }
+
+  // shared(T, [R, C], swizzle=S): what the layout needs of S, R and C
+  // (docs/language.md 5.4), checked here where their values are known
+  // without a specialization; the rest when a specialization is generated
+  // (passes/specialization_checks, checkSwizzledBuffers).
+  void checkSwizzle(const Symbol& buf) {
+    if (buf.shape.size() != 2) {
+      error(DiagId::sema_swizzle_rank, buf.swizzle->range, buf.name, buf.shape.size());
+      return;
+    }
+    ScalarType t = typeOf(const_cast<Expr&>(*buf.swizzle));
+    auto s = evaluateConst(*buf.swizzle, constsOnly());
+    if ((t != ScalarType::Invalid && !isInteger(t)) || (s && s->isFloat)) {
+      error(DiagId::sema_swizzle_value, buf.swizzle->range, buf.name,
+            s ? fmt::format("{}", s->asDouble()) : fmt::format("a {}", scalarName(t)));
+      return;
+    }
+    if (!s) return;
+    if (s->i != 32 && s->i != 64 && s->i != 128) {
+      error(DiagId::sema_swizzle_value, buf.swizzle->range, buf.name, s->i);
+      return;
+    }
+    if (auto cols = evaluateConst(*buf.shape[1], constsOnly());
+        cols && !cols->isFloat && buf.type != ScalarType::Invalid) {
+      const int64_t bytes = cols->i * int64_t(scalarBytes(buf.type));
+      if (bytes % s->i != 0)
+        error(DiagId::sema_swizzle_columns, buf.shape[1]->range, buf.name, bytes, cols->i, scalarName(buf.type), s->i);
+    }
+    if (auto rows = evaluateConst(*buf.shape[0], constsOnly()); rows && !rows->isFloat && rows->i % 8 != 0)
+      error(DiagId::sema_swizzle_rows, buf.shape[0]->range, buf.name, rows->i, 8 * s->i);
   }
 
   // The fragment array an element expression `x[i, j]` names, else null.
@@ -500,6 +532,10 @@ class TypeChecker {
     if (c.callee == "mma_to_a") {  // mma_to_a(a[k], acc[i, j])
       matrixTile(c, 0, Symbol::FragmentRole::A, "an mma_a(...)", "mma_to_a(a[k], acc[i, j])");
       matrixTile(c, 1, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_to_a(a[k], acc[i, j])");
+      return ScalarType::Invalid;
+    }
+    if (c.callee == "mma_store") {
+      checkMmaStore(c);
       return ScalarType::Invalid;
     }
     if (c.callee == "row_max" || c.callee == "row_sum") {  // row_max(m[i], acc[i, j])
@@ -587,6 +623,34 @@ class TypeChecker {
       error(DiagId::sema_dot_args, c.args[7]->range,
             d && !d->isFloat ? fmt::format("the depth is {}", d->i) : std::string("the depth is not a constant"));
     return ScalarType::Invalid;
+  // mma_store(C, r, c, acc[i, j]): C a kernel's 2-D tensor of f32, f16 or
+  // bf16 (the types a 16-byte run of converted accumulators fills), the
+  // coordinates integers, the last argument one accumulator tile. With 5
+  // arguments, mma_store(C, b, r, c, acc[i, j]): C is 3-D and b picks its
+  // matrix (copy_async's batch).
+  void checkMmaStore(CallExpr& c) {
+    const size_t last = c.args.size() - 1;
+    matrixTile(c, last, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_store(C, row, col, acc[i, j])");
+    const auto* dstName = c.args[0]->as<NameExpr>();
+    const Symbol* dst = dstName ? dstName->symbol : nullptr;
+    const size_t rank = c.args.size() - 2;  // 2, or 3 with a batch index
+    std::string why;
+    if (!dst || dst->kind != SymbolKind::TensorParam || !dst->owner || dst->owner->kind != FunctionScope::Kind::Kernel)
+      why =
+          dst ? fmt::format("'{}' is a {}", dst->name,
+                            dst->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(dst->kind))
+              : std::string("the first argument is an expression");
+    else if (dst->shape.size() != rank)
+      why = fmt::format("'{}' has {} dims; {} arguments store to a {}-D tensor", dst->name, dst->shape.size(),
+                        c.args.size(), rank);
+    else if (dst->type != ScalarType::Invalid && dst->type != ScalarType::F32 && dst->type != ScalarType::F16 &&
+             dst->type != ScalarType::BF16)
+      why = fmt::format("'{}' holds {}", dst->name, scalarName(dst->type));
+    if (!why.empty()) error(DiagId::sema_mma_store_target, c.args[0]->range, why);
+    for (size_t i = 1; i < last; ++i) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
   }
 
   // copy_async(dst, r, c, src, sr, sc, n): dst a 2-D shared buffer, src a
@@ -1124,6 +1188,12 @@ class TypeChecker {
     }
     if (tensor->strided && !param.strided) {
       error(DiagId::sema_tensor_arg_strided, arg.range, tensor->name, param.name, c.callee);
+      return;
+    }
+    // A def addresses its tensor parameters row-major (or by strides): a
+    // swizzled buffer's layout is its own.
+    if (tensor->swizzle) {
+      error(DiagId::sema_swizzle_argument, arg.range, tensor->name, param.name, c.callee);
       return;
     }
     for (size_t axis = 0; axis < param.shape.size(); ++axis) {

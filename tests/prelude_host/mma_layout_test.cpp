@@ -333,6 +333,88 @@ TEST(MmaLayout, LdmatrixOffsetsLoadTheDocumentedElements) {
   checkLdmatrixOffsets<true>(true, nvidiaA, true, "mma_load_a_t (A stored K x M, .trans)");
 }
 
+// The same emulation on a swizzled buffer (shared(T, [R, C], swizzle=S),
+// docs/language.md 5.4): each lane gives the swizzled address of its row's
+// 16-byte chunk (the prelude's __spn_mma_ldsm for Swz != 0: the swizzled
+// offset of the lane's row and column, __spn_mma_ldsm_row/_col), the
+// hardware reads 8 contiguous elements there, and every register must hold
+// the element the documented layout wants, read from where the swizzle put
+// it. The buffer's memory holds, at each element's swizzled place, a code
+// of its coordinates.
+template <int S, bool NK>
+void checkSwizzledLdmatrix(bool trans, Cell (*doc)(int, int), bool storedTransposed, const char* what) {
+  const int R = 48, C = 128;  // 256-byte rows: 2 to 8 panels
+  std::vector<int> memory(size_t(R * C), -1);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) memory[size_t(w32::__spn_swizzle_offset<S, uint16_t>(R, r, c))] = r * C + c;
+  for (int r0 : {0, 8, 16, 24, 32})
+    for (int c0 : {0, 8, 16, 40, 64, 112}) {
+      int address[32];
+      for (int lane = 0; lane < 32; ++lane)
+        address[lane] = w32::__spn_swizzle_offset<S, uint16_t>(R, r0 + w32::__spn_mma_ldsm_row<NK>(lane),
+                                                               c0 + w32::__spn_mma_ldsm_col<NK>(lane));
+      for (int lane = 0; lane < 32; ++lane)
+        for (int j = 0; j < 4; ++j)
+          for (int e = 0; e < 2; ++e) {
+            const int at = !trans ? address[8 * j + lane / 4] + 2 * (lane % 4) + e
+                                  : address[8 * j + 2 * (lane % 4) + e] + lane / 4;
+            const int code = memory[size_t(at)];
+            const int row = code / C - r0, col = code % C - c0;
+            const Cell want = doc(lane, 2 * j + e);
+            const Cell got = storedTransposed ? Cell{col, row} : Cell{row, col};
+            EXPECT_TRUE(got.row == want.row && got.col == want.col)
+                << what << " swizzle " << S << " block at (" << r0 << ", " << c0 << ") lane " << lane << ", register "
+                << 2 * j + e << ": (" << got.row << ", " << got.col << ") for (" << want.row << ", " << want.col << ")";
+          }
+    }
+}
+
+template <int S>
+void checkSwizzledLdmatrixLoads() {
+  checkSwizzledLdmatrix<S, false>(false, nvidiaA, false, "mma_load_a (A stored M x K)");
+  checkSwizzledLdmatrix<S, false>(true, nvidiaB, false, "mma_load_b (B stored K x N, .trans)");
+  checkSwizzledLdmatrix<S, true>(false, nvidiaB, true, "mma_load_b_t (B stored N x K)");
+  checkSwizzledLdmatrix<S, true>(true, nvidiaA, true, "mma_load_a_t (A stored K x M, .trans)");
+}
+
+TEST(MmaLayout, SwizzledLdmatrixAddressesLoadTheDocumentedElements) {
+  checkSwizzledLdmatrixLoads<32>();
+  checkSwizzledLdmatrixLoads<64>();
+  checkSwizzledLdmatrixLoads<128>();
+}
+
+// The element-by-element loads (AMD, the CPU target, ldmatrix's fallback)
+// from a swizzled buffer: every register holds the documented element.
+template <int S>
+void checkSwizzledElementLoads() {
+  const int R = 32, C = 64;
+  std::vector<uint16_t> memory(size_t(R * C));
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) memory[size_t(w32::__spn_swizzle_offset<S, uint16_t>(R, r, c))] = uint16_t(r * C + c);
+  for (int lane = 0; lane < 32; ++lane) {
+    w32::lane = lane;
+    w32::__spn_mma_a<uint16_t> a{}, at{};
+    w32::__spn_mma_b<uint16_t> b{}, bt{};
+    w32::__spn_mma_load_a<S>(a, memory.data(), R, C, C, 1, 16, 24);
+    w32::__spn_mma_load_a_t<S>(at, memory.data(), R, C, C, 1, 8, 32);
+    w32::__spn_mma_load_b<S>(b, memory.data(), R, C, C, 1, 16, 40);
+    w32::__spn_mma_load_b_t<S>(bt, memory.data(), R, C, C, 1, 8, 16);
+    for (int i = 0; i < w32::kN; ++i) {
+      const Cell da = nvidiaA(lane, i), db = nvidiaB(lane, i);
+      EXPECT_EQ(a.h[i], (16 + da.row) * C + 24 + da.col) << "a, swizzle " << S << " lane " << lane << " reg " << i;
+      EXPECT_EQ(at.h[i], (8 + da.col) * C + 32 + da.row) << "a_t, swizzle " << S << " lane " << lane << " reg " << i;
+      EXPECT_EQ(b.h[i], (16 + db.row) * C + 40 + db.col) << "b, swizzle " << S << " lane " << lane << " reg " << i;
+      EXPECT_EQ(bt.h[i], (8 + db.col) * C + 16 + db.row) << "b_t, swizzle " << S << " lane " << lane << " reg " << i;
+    }
+  }
+}
+
+TEST(MmaLayout, SwizzledElementLoadsHoldTheDocumentedElements) {
+  checkSwizzledElementLoads<32>();
+  checkSwizzledElementLoads<64>();
+  checkSwizzledElementLoads<128>();
+}
+
 // ---- Flash attention's steps (docs/language.md 8.11): row values, row
 // reductions, accumulator to A operand.
 
@@ -472,6 +554,86 @@ TEST(MmaRows, AccumulatorBecomesTheAOperandOfTheSameTile) {
   checkToA<w64::__spn_mma_acc, w64::__spn_mma_a<Code>>(
       w64::lane, w64::warp, 64, w64::kN, amdD, amdA, [](auto& a, const auto& d) { w64::__spn_mma_to_a(a, d, kNoPack); },
       "AMD");
+}
+
+// mma_store's exchange: D[r][c] = r * 16 + c + 1 in the documented
+// accumulator layout; afterwards every lane's run j holds, in order, the
+// Len elements of row __spn_mma_run_row(lane) from column
+// __spn_mma_run_col(lane, j) (f32: the floats' bits; 2-byte types: the
+// codes two a word, the lower column in the low half), and the runs of the
+// warp cover the tile exactly once.
+template <int Bytes, typename Runs, typename Acc, typename W, typename DocD, typename Exchange, typename Row,
+          typename Col>
+void checkStoreRuns(W& ns_lane, HostWarp& warp, int lanes, int n, DocD docD, Exchange exchange, Row rowOf, Col colOf,
+                    const char* what) {
+  std::vector<Runs> out(static_cast<size_t>(lanes));
+  warp.lockstep(lanes, [&](int l) {
+    ns_lane = l;
+    Acc acc{};
+    for (int i = 0; i < n; ++i) acc.x[i] = float(docD(l, i).row * 16 + docD(l, i).col + 1);
+    Runs runs{};
+    exchange(runs, acc);
+    out[size_t(l)] = runs;
+  });
+  std::vector<int> seen(256, 0);
+  for (int l = 0; l < lanes; ++l)
+    for (int j = 0; j < Runs::Count; ++j)
+      for (int k = 0; k < Runs::Len; ++k) {
+        const int row = rowOf(l), col = colOf(l, j) + k;
+        ASSERT_TRUE(row >= 0 && row < 16 && col >= 0 && col < 16) << what << " lane " << l << " run " << j;
+        ++seen[size_t(row * 16 + col)];
+        const uint32_t word = out[size_t(l)].w[j][Bytes == 4 ? k : k / 2];
+        float got = 0;
+        if (Bytes == 4) std::memcpy(&got, &word, 4);
+        else got = float(uint16_t(word >> (16 * (k % 2))));
+        EXPECT_EQ(got, float(row * 16 + col + 1)) << what << " lane " << l << " run " << j << " element " << k;
+      }
+  for (int e = 0; e < 256; ++e) EXPECT_EQ(seen[size_t(e)], 1) << what << ": element " << e / 16 << ", " << e % 16;
+}
+
+// A 2-byte "conversion" that keeps the integer values (the rounding is
+// the type's own; the movement of elements is what is checked here).
+constexpr auto kIntPack = [](float lo, float hi) { return uint32_t(uint16_t(lo)) | uint32_t(uint16_t(hi)) << 16; };
+
+TEST(MmaStore, ExchangeGivesEachLaneWholeRunsOfOneRow) {
+  checkStoreRuns<4, w32::__spn_mma_runs<4>, w32::__spn_mma_acc>(
+      w32::lane, w32::warp, 32, w32::kN, nvidiaD,
+      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row,
+      w32::__spn_mma_run_col<4>, "NVIDIA f32");
+  checkStoreRuns<2, w32::__spn_mma_runs<2>, w32::__spn_mma_acc>(
+      w32::lane, w32::warp, 32, w32::kN, nvidiaD,
+      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row,
+      w32::__spn_mma_run_col<2>, "NVIDIA 2-byte");
+  checkStoreRuns<4, w64::__spn_mma_runs<4>, w64::__spn_mma_acc>(
+      w64::lane, w64::warp, 64, w64::kN, amdD,
+      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row,
+      w64::__spn_mma_run_col<4>, "AMD f32");
+  checkStoreRuns<2, w64::__spn_mma_runs<2>, w64::__spn_mma_acc>(
+      w64::lane, w64::warp, 64, w64::kN, amdD,
+      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row,
+      w64::__spn_mma_run_col<2>, "AMD 2-byte");
+}
+
+// The runs as the documents place them: NVIDIA lane 4 g + t holds row
+// g + 8 (t % 2) from column 4 (t / 2) + 8 j (f32, two runs of 4) or 8 (t / 2)
+// (2-byte, one run of 8); AMD lane c + 16 G holds row 4 G + c % 4 from
+// column c - c % 4 (one run of 4). Each run is 16 bytes (AMD 2-byte: 8).
+TEST(MmaStore, RunsAreSixteenBytesOfOneRow) {
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    EXPECT_EQ(w32::__spn_mma_run_row(lane), g + 8 * (t % 2));
+    for (int j = 0; j < 2; ++j) EXPECT_EQ(w32::__spn_mma_run_col<4>(lane, j), 4 * (t / 2) + 8 * j);
+    EXPECT_EQ(w32::__spn_mma_run_col<2>(lane, 0), 8 * (t / 2));
+  }
+  for (int lane = 0; lane < 64; ++lane) {
+    const int c = lane % 16, G = lane / 16;
+    EXPECT_EQ(w64::__spn_mma_run_row(lane), 4 * G + c % 4);
+    EXPECT_EQ(w64::__spn_mma_run_col<4>(lane, 0), c - c % 4);
+  }
+  EXPECT_EQ(w32::__spn_mma_runs<4>::Len * 4, 16);
+  EXPECT_EQ(w32::__spn_mma_runs<2>::Len * 2, 16);
+  EXPECT_EQ(w64::__spn_mma_runs<4>::Len * 4, 16);
+  EXPECT_EQ(w64::__spn_mma_runs<2>::Len * 2, 8);
 }
 
 }  // namespace

@@ -367,16 +367,20 @@ TEST_P(CpuTarget, EachTuneConfigGetsTheExactGridOfItsTiles) {
   std::string tuned = source(m.kernel("gemm"), 128, 256);  // the default config
   EXPECT_THAT(tuned, HasSubstr("__builtin_assume(M % 128 == 0);"));
   EXPECT_THAT(tuned, HasSubstr("__builtin_assume(N % 256 == 0);"));
-  EXPECT_THAT(tuned, HasSubstr("// row < M always:"));
+  // The epilogue's mma_store is proven inside C: no bounds test.
+  EXPECT_THAT(tuned, HasSubstr("// the tile is inside C always: row0 <= M - 128"));
+  EXPECT_THAT(tuned, HasSubstr("col0 <= N - 256"));
   std::string fixed = source(m.kernel("gemm", small), 64, 384);
   EXPECT_THAT(fixed, HasSubstr("__builtin_assume(M % 64 == 0);"));
   EXPECT_THAT(fixed, HasSubstr("__builtin_assume(N % 128 == 0);"));
-  EXPECT_THAT(fixed, HasSubstr("// row < M always:"));
-  EXPECT_THAT(fixed, HasSubstr("// col < N always:"));
-  // 384 is not a whole number of the default's 256-column tiles.
+  EXPECT_THAT(fixed, HasSubstr("// the tile is inside C always: row0 <= M - 64"));
+  EXPECT_THAT(fixed, HasSubstr("col0 <= N - 128"));
+  // 384 is not a whole number of the default's 256-column tiles: the
+  // store keeps its bounds tests.
   std::string partial = source(m.kernel("gemm"), 128, 384);
   EXPECT_THAT(partial, HasSubstr("__builtin_assume(M % 128 == 0);"));
   EXPECT_EQ(partial.find("__builtin_assume(N % 256"), std::string::npos);
+  EXPECT_EQ(partial.find("the tile is inside C always"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64"),

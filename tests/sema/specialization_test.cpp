@@ -447,6 +447,64 @@ TEST(Specialization, DimExpressionsThatPlaceRowsMayBeDivisible) {
   expectGeneratorError([&] { m->generate("expression_runs", spec); }, "(such values: none)");
 }
 
+// A swizzled shared buffer's layout needs (docs/language.md 5.4) that only
+// a specialization can check: a swizzle that is a body const of sizeof(T),
+// a row whose bytes depend on T, a row count that is a dim. Each error is
+// located, and the specializations that meet them generate.
+TEST(Specialization, SwizzledBuffersAreCheckedWhenGenerated) {
+  const char* text = R"(
+@grid(1)
+@block(64)
+kernel a[T](x: T[N]):
+    const SW = 16 * sizeof(T)
+    S = shared(T, [16, 64], swizzle=SW)
+    S[0, 0] = x[0]
+    x[1] = S[0, 0]
+
+@grid(1)
+@block(64)
+kernel b[T](x: T[N]):
+    S = shared(T, [16, 48], swizzle=64)
+    S[0, 0] = x[0]
+    x[1] = S[0, 0]
+
+@grid(1)
+@block(64)
+kernel c(x: f32[R]):
+    S = shared(f32, [R, 32], swizzle=128)
+    S[0, 0] = x[0]
+    x[1] = S[0, 0]
+)";
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", text, diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  Specialization spec;
+  spec.typeArgs = {{"T", ScalarType::F16}};
+  EXPECT_NE(m->generate("a", spec).source.find("__spn_swizzled<32>(S, 16, 0, 0) = x[0];"), std::string::npos);
+  spec.typeArgs = {{"T", ScalarType::F64}};
+  EXPECT_NE(m->generate("a", spec).source.find("__spn_swizzled<128>(S, 16, 0, 0) = x[0];"), std::string::npos);
+  spec.typeArgs = {{"T", ScalarType::I8}};
+  expectGeneratorError([&] { m->generate("a", spec); },
+                       "test.spn:6:37: error: the swizzle of shared buffer 'S' is the bytes of its panel rows, 32, 64 "
+                       "or 128 (wgmma's swizzled layouts), not 16 [sema-swizzle-value]");
+  spec.typeArgs = {{"T", ScalarType::F16}};
+  expectGeneratorError([&] { m->generate("b", spec); },
+                       "test.spn:13:24: error: a row of swizzled shared buffer 'S' is 96 bytes (48 columns of f16), "
+                       "not a multiple of its swizzle (64 bytes)");
+  spec.typeArgs = {{"T", ScalarType::F32}};
+  EXPECT_NO_THROW(m->generate("b", spec));
+  spec.typeArgs = {};
+  expectGeneratorError([&] { m->generate("c", spec); },
+                       "test.spn:20:22: error: swizzled shared buffer 'S' needs its shape when the kernel is generated "
+                       "(its layout is checked then), but 'R' has no compile-time value; make its dims static (@static "
+                       "or --static) [spec-swizzle-shape]");
+  spec.staticDims = {{"R", 12}};
+  expectGeneratorError([&] { m->generate("c", spec); },
+                       "test.spn:20:22: error: swizzled shared buffer 'S' has 12 rows, not a multiple of 8");
+  spec.staticDims = {{"R", 16}};
+  EXPECT_NE(m->generate("c", spec).source.find("alignas(1024) __shared__ float S[R * 32];"), std::string::npos);
+}
+
 // What only a specialization can tell: a dim used where a compile-time
 // value is needed must be static there. Each error is located and names it.
 TEST(Specialization, CompileTimeUsesOfDynamicDimsAreLocatedErrors) {

@@ -107,6 +107,29 @@ __device__ __forceinline__ T __spn_shfl(T v, int lane) {
   return __shfl(v, lane);
 #endif
 }
+// A swizzled shared buffer (`shared(T, [R, C], swizzle=S)`, docs/language.md
+// 5.4): the element offset of [r, c]. Its byte offset is NVIDIA's wgmma
+// canonical layout (CUTLASS Swizzle<B, 4, 3>, S = 16 << B): the columns split
+// into panels of W = S / sizeof(T), panel p = c / W stored after panel p - 1
+// as R rows of S bytes, lin = (p * R + r) * S + (c % W) * sizeof(T), and the
+// 16-byte chunk index (bits 4..) XORed with bits 7.. of lin:
+//   lin ^ (((lin >> 7) & (S / 16 - 1)) << 4).
+// With R a multiple of 8 (required), bits 7.. of lin below S / 16 are those
+// of r * S, so the XOR term depends on r % 8 alone (all of it for S = 128)
+// and stays inside the row's S bytes: the form below, a few 32-bit
+// operations. It is written on r % 8 so that the compiler, which often
+// knows a row's start is a multiple of 8 (a stage, a tile), computes the
+// XOR term once from the lane's or thread's part of the row.
+// tests/prelude_host/swizzle_test.cpp checks it against both statements.
+template <int S, typename T>
+__host__ __device__ __forceinline__ int32_t __spn_swizzle_offset(int64_t rows, int64_t r, int64_t c) {
+  static_assert(S == 32 || S == 64 || S == 128, "swizzle: 32, 64 or 128 bytes");
+  constexpr uint32_t W = uint32_t(S / sizeof(T));      // elements of a panel row
+  constexpr uint32_t chunk = uint32_t(16 / sizeof(T));  // elements of a 16-byte chunk
+  const uint32_t ur = uint32_t(r), uc = uint32_t(c);
+  const uint32_t x = (((ur % 8) * uint32_t(S)) >> 7) & uint32_t(S / 16 - 1);
+  return int32_t((uc / W) * (uint32_t(rows) * W) + ur * W + ((uc % W) ^ (x * chunk)));
+}
 // Matrix API (docs/language.md, "Matrix cores"): which element of a 16x16
 // tile each lane holds in register i. NVIDIA (warp 32) runs a 16x16x16
 // step as two mma.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16
@@ -158,17 +181,19 @@ struct __spn_mma_b {
 };
 // One element of a tile's source (a checked build reads a shared source
 // through the overload that takes its location, below).
-template <typename T>
+// Swz: the source's swizzle (a swizzled shared buffer), 0 for row-major.
+template <int Swz, typename T>
 __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
                                             int64_t s1) {
-  return (void)rows, (void)cols, src[r * s0 + c * s1];
+  if constexpr (Swz != 0) return (void)s0, (void)s1, (void)cols, src[__spn_swizzle_offset<Swz, T>(rows, r, c)];
+  else return (void)rows, (void)cols, src[r * s0 + c * s1];
 }
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
 // source's strides in elements. A checked build's shared source (where)
 // reads every element: a tile that leaves the buffer is reported there.
-template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
+template <int Swz, typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
                                                const Where&... where) {
@@ -179,27 +204,27 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
     f.h[i] = (sizeof...(where) || (r < rows && c < cols))
-                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read<Swz>(src, r, rows, s0, c, cols, s1, where...))
                  : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
-  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
+  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // mma_load_b(b, src, k, c): B[kk][n] = src[k + kk, c + n].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
+  __spn_mma_fill<Swz>(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // mma_load_b_t(b, src, c, k): B[kk][n] = src[c + n, k + kk] (B stored N x K).
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b_t(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                    int64_t s0, int64_t s1, int64_t c, int64_t k, const Where&... where) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, c, k, true, __spn_mma_b_row, __spn_mma_b_col, where...);
+  __spn_mma_fill<Swz>(b, src, rows, cols, s0, s1, c, k, true, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // NVIDIA's ldmatrix.x4: four 8x8 matrices of 16-bit elements from shared
 // memory in one warp-wide instruction. Lane l gives the address of row
@@ -228,9 +253,16 @@ __device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* 
 // column 8 (j % 2). tests/prelude_host/mma_layout_test.cpp emulates
 // ldmatrix on these offsets against the documented operand layouts.
 template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_row(int32_t lane) {
+  return NK ? lane % 8 + 8 * (lane / 16) : lane % 8 + 8 * ((lane / 8) % 2);
+}
+template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_col(int32_t lane) {
+  return NK ? 8 * ((lane / 8) % 2) : 8 * (lane / 16);
+}
+template <bool NK>
 __device__ __forceinline__ int32_t __spn_mma_ldsm_offset(int32_t lane, int32_t s0) {
-  return NK ? (lane % 8 + 8 * (lane / 16)) * s0 + 8 * ((lane / 8) % 2)
-            : (lane % 8 + 8 * ((lane / 8) % 2)) * s0 + 8 * (lane / 16);
+  return __spn_mma_ldsm_row<NK>(lane) * s0 + __spn_mma_ldsm_col<NK>(lane);
 }
 // A tile load from a shared buffer with ldmatrix where it exists: the 16x16
 // block src[r0.., c0..] as four 8x8 matrices, matrix j starting at row
@@ -246,12 +278,15 @@ __device__ __forceinline__ int32_t __spn_mma_ldsm_offset(int32_t lane, int32_t s
 // With NK, B stored N x K (mma_load_b_t): matrix j starts at row
 // 8 (j / 2), column 8 (j % 2) of the block, read without .trans (its stored
 // rows are the n, the k run along them as A's do).
-template <bool Trans, typename F, typename T, bool NK = false>
+// Swz: a swizzled buffer's swizzle (rows then its row count): each lane's
+// row of 8 elements is one 16-byte chunk (c0 a multiple of 8), which the
+// swizzle moves whole, so the lane gives that chunk's swizzled address.
+template <bool Trans, typename F, typename T, bool NK = false, int Swz = 0>
 __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0) {
 #if defined(__SPN_CUDA)
   (void)rows, (void)cols;
-  if (s1 != 1 || s0 % 8 != 0 || c0 % 8 != 0) return false;
+  if (s1 != 1 || (Swz == 0 && s0 % 8 != 0) || c0 % 8 != 0) return false;
   // The lane, read without volatile (unlike __spn_lane_id, whose reasons
   // are the warp scans'): nvcc may then compute the lane's part of the
   // address once for a loop's loads (samples/gemm.spn: 13 fewer
@@ -262,9 +297,29 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
   // the offset apart from the block's: it is the same for every load of a
   // loop from this buffer, so computed once, and the block's is mostly
   // constants (gemm: 14 fewer instructions a K slab).
-  const int32_t laneOffset = __spn_mma_ldsm_offset<NK>(int32_t(lane), int32_t(s0));
   uint32_t d[4];
-  __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
+  if constexpr (Swz != 0) {
+    const uint32_t lr = uint32_t(__spn_mma_ldsm_row<NK>(int32_t(lane)));
+    const uint32_t lc = uint32_t(__spn_mma_ldsm_col<NK>(int32_t(lane)));
+    const uint32_t ur0 = uint32_t(r0), uc0 = uint32_t(c0);
+    int32_t at;
+    if (ur0 % 8 == 0 && uc0 % 16 == 0) {
+      // The usual block (rows from a multiple of 8, 16 columns of one
+      // panel, which is at least 16 wide): __spn_swizzle_offset's terms
+      // split into the block's and the lane's, the lane's XOR term (its
+      // column chunk and its row's swizzle) computed once for a loop's
+      // loads: the block's part is a multiply-add and an XOR.
+      constexpr uint32_t W = uint32_t(Swz / sizeof(T)), chunk = uint32_t(16 / sizeof(T));
+      const uint32_t laneX = lc ^ ((((lr % 8) * uint32_t(Swz)) >> 7) & uint32_t(Swz / 16 - 1)) * chunk;
+      at = int32_t((uc0 / W) * (uint32_t(rows) * W) + (ur0 + lr) * W + ((uc0 % W) ^ laneX));
+    } else {
+      at = __spn_swizzle_offset<Swz, T>(rows, ur0 + lr, uc0 + lc);
+    }
+    __spn_ldmatrix_x4<Trans>(d, src + at);
+  } else {
+    const int32_t laneOffset = __spn_mma_ldsm_offset<NK>(int32_t(lane), int32_t(s0));
+    __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
+  }
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     f.h[2 * j] = uint16_t(d[j]);
@@ -276,20 +331,20 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
   return false;
 #endif
 }
-template <typename T>
+template <int Swz = 0, typename T>
 __device__ __forceinline__ void __spn_mma_load_b_shared(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                         int64_t s0, int64_t s1, int64_t k, int64_t c) {
-  if (!__spn_mma_ldsm<true>(b, src, rows, cols, s0, s1, k, c))
-    __spn_mma_load_b(b, src, rows, cols, s0, s1, k, c);
+  if (!__spn_mma_ldsm<true, __spn_mma_b<T>, T, false, Swz>(b, src, rows, cols, s0, s1, k, c))
+    __spn_mma_load_b<Swz>(b, src, rows, cols, s0, s1, k, c);
 }
 // mma_load_b_t from a shared buffer (B stored N x K, as flash attention's
 // K tile for S = Q K^T): ldmatrix without .trans where it can, else
 // element by element.
-template <typename T>
+template <int Swz = 0, typename T>
 __device__ __forceinline__ void __spn_mma_load_b_t_shared(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                           int64_t s0, int64_t s1, int64_t c, int64_t k) {
-  if (!__spn_mma_ldsm<false, __spn_mma_b<T>, T, true>(b, src, rows, cols, s0, s1, c, k))
-    __spn_mma_load_b_t(b, src, rows, cols, s0, s1, c, k);
+  if (!__spn_mma_ldsm<false, __spn_mma_b<T>, T, true, Swz>(b, src, rows, cols, s0, s1, c, k))
+    __spn_mma_load_b_t<Swz>(b, src, rows, cols, s0, s1, c, k);
 }
 // A T whose bits are all zero (0 of every float and integer type).
 template <int Bytes> struct __spn_uint_of;
@@ -327,7 +382,13 @@ template <>
 struct __spn_index_uint<true> {
   typedef uint64_t type;
 };
-template <int N, typename T, typename I, typename R, typename C>
+// Swz: dst's swizzle (a swizzled shared buffer, ds0 then its row count), 0
+// for row-major. A run lies in one 16-byte chunk of a panel row, which the
+// swizzle moves whole, when c is a multiple of N (N elements are 4, 8 or
+// 16 bytes); the test is the same as for a row-major destination's
+// offset, usually decided by the compiler. Otherwise (or where cp.async
+// is not used) the elements go one by one, each to its swizzled place.
+template <int N, int Swz = 0, typename T, typename I, typename R, typename C>
 __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r, int64_t c, const T* src, I rows,
                                                  typename __spn_same<I>::type cols, typename __spn_same<I>::type s0,
                                                  typename __spn_same<I>::type s1, R sr, C sc) {
@@ -338,7 +399,12 @@ __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r,
   typedef typename __spn_index_uint<(sizeof(R) > 4 || sizeof(I) > 4)>::type UR;
   typedef typename __spn_index_uint<(sizeof(C) > 4 || sizeof(I) > 4)>::type UC;
   // Inside a shared buffer: 32-bit offsets.
-  T* d = dst + int32_t(r) * ds0 + int32_t(c);
+  int32_t doff = int32_t(r) * ds0 + int32_t(c);
+  if constexpr (Swz != 0) doff = __spn_swizzle_offset<Swz, T>(ds0, r, c);
+  T* d = dst + doff;
+  // The run's elements adjacent at d: always when row-major; when
+  // swizzled, when it lies in one 16-byte chunk (c a multiple of N).
+  const bool whole = Swz == 0 || int32_t(c) % N == 0;
   const bool in = UR(sr) < UR(rows) && UC(sc) < UC(cols);
   // The elements left in the row (at least 1 when in), at most N.
   const UC left = UC(cols) - UC(sc);
@@ -351,7 +417,7 @@ __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r,
   // dst is 16-aligned (every shared buffer is), so its test is on the
   // offset, which the compiler can often decide; src's is on the base
   // (loop-invariant) and the offset's low bits.
-  if ((s1 == 1 || inside <= 1) && (int32_t(r) * ds0 + int32_t(c)) % N == 0 &&
+  if ((s1 == 1 || inside <= 1) && (Swz != 0 ? whole : doff % N == 0) &&
       reinterpret_cast<uint64_t>(src) % bytes == 0 && off % N == 0) {
     const uint32_t at = uint32_t(__cvta_generic_to_shared(d));
     const uint32_t from = uint32_t(inside) * uint32_t(sizeof(T));
@@ -362,8 +428,14 @@ __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r,
     return;
   }
 #endif
+  if (whole) {
 #pragma unroll
-  for (int v = 0; v < N; ++v) d[v] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+    for (int v = 0; v < N; ++v) d[v] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+  } else if constexpr (Swz != 0) {  // a run across chunks: each element to its place
+#pragma unroll
+    for (int v = 0; v < N; ++v)
+      dst[__spn_swizzle_offset<Swz, T>(ds0, r, c + v)] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+  }
 }
 // copy_commit(): the copies this thread started since the last commit form
 // one group (cp.async.commit_group); nothing where copies are synchronous.
@@ -508,15 +580,16 @@ template <int N>
 __device__ __forceinline__ void __spn_mma_row_sum(__spn_mma_rows& m, const __spn_mma_acc (&a)[N]) {
   __spn_mma_row_reduce<N>(m, a, __spn_mma_sum_op());
 }
-// mma_to_a(a, acc): A[m][k] = T(acc[m][k]), rounded to nearest even: an
-// accumulator tile becomes the A operand of the next mma without leaving
-// registers (flash attention's P = softmax(S) feeding P @ V).
+// The 16-bit code of T(x) (T __half or __spn_bf16), rounded to nearest even.
 template <typename T>
 __device__ __forceinline__ uint16_t __spn_mma_code(float x) {
   return __builtin_bit_cast(uint16_t, T(x));
 }
+// mma_to_a(a, acc): A[m][k] = T(acc[m][k]), rounded to nearest even: an
+// accumulator tile becomes the A operand of the next mma without leaving
+// registers (flash attention's P = softmax(S) feeding P @ V).
 // Pack (NVIDIA): two floats to one register of two codes, the first in the
-// low half (the type's own paired conversion, __spn_mma_to_a_f16 / _bf16).
+// low half (the type's own paired conversion, __spn_mma_pack_f16 / _bf16).
 template <typename T, typename Pack>
 __device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mma_acc& d, Pack pack) {
 #if __SPN_WARP_SIZE == 64
@@ -566,6 +639,8 @@ __device__ __forceinline__ void __spn_mma_to_a(__spn_mma_a<T>& a, const __spn_mm
   (void)pack;
 #endif
 }
+// Two floats to two f16 codes in one word, the first in the low half (one
+// cvt.rn.f16x2.f32 on NVIDIA): mma_to_a's and mma_store's conversion.
 struct __spn_mma_pack_f16 {
   __device__ __forceinline__ uint32_t operator()(float lo, float hi) const {
 #if defined(__SPN_CUDA)

@@ -90,6 +90,134 @@ __device__ __forceinline__ int __spn_lane_id() {
 #endif
 }
 
+// Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
+template <typename T>
+__device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
+#if defined(__SPN_CUDA)
+  return __shfl_xor_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, mask);
+#else
+  return __shfl_xor(v, mask);
+#endif
+}
+// shfl(v, lane): lane `lane` modulo the warp width (CUDA's width-32
+// __shfl_sync and AMD's __shfl agree on that).
+template <typename T>
+__device__ __forceinline__ T __spn_shfl(T v, int lane) {
+#if defined(__SPN_CUDA)
+  return __shfl_sync(0xffffffffu, v, lane);
+#else
+  return __shfl(v, lane);
+#endif
+}
+// A checked build's out-of-bounds access (docs/language.md 5.12): says
+// where (the .spn location), what (the tensor, every index, the shape and
+// the first axis out of range) and in which thread, then stops the kernel
+// as a failed assert does. `v` holds index, extent, stride per axis. The
+// text is built here (devices have no snprintf), then printed at once.
+__device__ __noinline__ void __spn_bounds_fail(const char* file, int line, int col, const char* tensor, int rank,
+                                               const int64_t* v) {
+  char text[320];
+  int n = 0;
+  auto put = [&](const char* s) {
+    while (*s && n < int(sizeof text) - 1) text[n++] = *s++;
+  };
+  auto num = [&](int64_t x) {
+    char digits[24];
+    int k = 0;
+    unsigned long long u = x < 0 ? 0ull - (unsigned long long)x : (unsigned long long)x;
+    do digits[k++] = char('0' + u % 10); while (u /= 10);
+    if (x < 0) put("-");
+    while (k > 0 && n < int(sizeof text) - 1) text[n++] = digits[--k];
+  };
+  int bad = 0;
+  while (bad < rank - 1 && v[3 * bad] >= 0 && v[3 * bad] < v[3 * bad + 1]) ++bad;
+  put(tensor);
+  put("[");
+  for (int k = 0; k < rank; ++k) {
+    if (k) put(", ");
+    num(v[3 * k]);
+  }
+  put("] is out of bounds: shape [");
+  for (int k = 0; k < rank; ++k) {
+    if (k) put(", ");
+    num(v[3 * k + 1]);
+  }
+  put("], axis ");
+  num(bad);
+  text[n] = '\0';
+#if defined(__SPN_CPU)
+  __spn_cpu_fail("%s:%d:%d: %s, in block (%u, %u, %u), thread (%u, %u, %u)", file, line, col, text,
+                 (unsigned)blockIdx.x, (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x,
+                 (unsigned)threadIdx.y, (unsigned)threadIdx.z);
+#else
+  printf("%s:%d:%d: %s, in block (%u, %u, %u), thread (%u, %u, %u)\n", file, line, col, text, (unsigned)blockIdx.x,
+         (unsigned)blockIdx.y, (unsigned)blockIdx.z, (unsigned)threadIdx.x, (unsigned)threadIdx.y,
+         (unsigned)threadIdx.z);
+#if defined(__SPN_CUDA)
+  __trap();
+#else
+  __builtin_trap();
+#endif
+#endif
+}
+// The word a vector access of a run moves (docs/language.md 9.4): 16, 8 or
+// 4 bytes. uint4/uint2 on NVIDIA (ld.global.v4.u32); clang's vector types
+// on AMD, which its nontemporal builtins also take (global_load_dwordx4).
+template <int W>
+struct __spn_run_word;
+#if defined(__SPN_CUDA)
+template <>
+struct __spn_run_word<16> { typedef uint4 type; };
+template <>
+struct __spn_run_word<8> { typedef uint2 type; };
+#elif !defined(__SPN_CPU)
+template <>
+struct __spn_run_word<16> { typedef unsigned int type __attribute__((ext_vector_type(4))); };
+template <>
+struct __spn_run_word<8> { typedef unsigned int type __attribute__((ext_vector_type(2))); };
+#endif
+template <>
+struct __spn_run_word<4> { typedef unsigned int type; };
+// A checked build's element address: after `tensor`, index, extent and
+// stride for each axis; every index against its extent (each evaluated
+// once, by the call), then sum(index * stride).
+template <typename... A>
+__device__ __forceinline__ int64_t __spn_checked_offset(const char* file, int line, int col, const char* tensor,
+                                                         A... axes) {
+  static_assert(sizeof...(A) % 3 == 0, "index, extent, stride per axis");
+  const int64_t v[] = {int64_t(axes)...};
+  int64_t offset = 0;
+  bool inside = true;
+  for (int k = 0; k < int(sizeof...(A)) / 3; ++k) {
+    inside = inside && v[3 * k] >= 0 && v[3 * k] < v[3 * k + 1];
+    offset += v[3 * k] * v[3 * k + 2];
+  }
+  if (!inside) __spn_bounds_fail(file, line, col, tensor, int(sizeof...(A)) / 3, v);
+  return offset;
+}
+// A swizzled shared buffer (`shared(T, [R, C], swizzle=S)`, docs/language.md
+// 5.4): the element offset of [r, c]. Its byte offset is NVIDIA's wgmma
+// canonical layout (CUTLASS Swizzle<B, 4, 3>, S = 16 << B): the columns split
+// into panels of W = S / sizeof(T), panel p = c / W stored after panel p - 1
+// as R rows of S bytes, lin = (p * R + r) * S + (c % W) * sizeof(T), and the
+// 16-byte chunk index (bits 4..) XORed with bits 7.. of lin:
+//   lin ^ (((lin >> 7) & (S / 16 - 1)) << 4).
+// With R a multiple of 8 (required), bits 7.. of lin below S / 16 are those
+// of r * S, so the XOR term depends on r % 8 alone (all of it for S = 128)
+// and stays inside the row's S bytes: the form below, a few 32-bit
+// operations. It is written on r % 8 so that the compiler, which often
+// knows a row's start is a multiple of 8 (a stage, a tile), computes the
+// XOR term once from the lane's or thread's part of the row.
+// tests/prelude_host/swizzle_test.cpp checks it against both statements.
+template <int S, typename T>
+__host__ __device__ __forceinline__ int32_t __spn_swizzle_offset(int64_t rows, int64_t r, int64_t c) {
+  static_assert(S == 32 || S == 64 || S == 128, "swizzle: 32, 64 or 128 bytes");
+  constexpr uint32_t W = uint32_t(S / sizeof(T));      // elements of a panel row
+  constexpr uint32_t chunk = uint32_t(16 / sizeof(T));  // elements of a 16-byte chunk
+  const uint32_t ur = uint32_t(r), uc = uint32_t(c);
+  const uint32_t x = (((ur % 8) * uint32_t(S)) >> 7) & uint32_t(S / 16 - 1);
+  return int32_t((uc / W) * (uint32_t(rows) * W) + ur * W + ((uc % W) ^ (x * chunk)));
+}
 // Matrix API (docs/language.md, "Matrix cores"): which element of a 16x16
 // tile each lane holds in register i. NVIDIA (warp 32) runs a 16x16x16
 // step as two mma.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16
@@ -141,17 +269,19 @@ struct __spn_mma_b {
 };
 // One element of a tile's source (a checked build reads a shared source
 // through the overload that takes its location, below).
-template <typename T>
+// Swz: the source's swizzle (a swizzled shared buffer), 0 for row-major.
+template <int Swz, typename T>
 __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
                                             int64_t s1) {
-  return (void)rows, (void)cols, src[r * s0 + c * s1];
+  if constexpr (Swz != 0) return (void)s0, (void)s1, (void)cols, src[__spn_swizzle_offset<Swz, T>(rows, r, c)];
+  else return (void)rows, (void)cols, src[r * s0 + c * s1];
 }
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
 // source's strides in elements. A checked build's shared source (where)
 // reads every element: a tile that leaves the buffer is reported there.
-template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
+template <int Swz, typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
                                                const Where&... where) {
@@ -162,21 +292,21 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
     f.h[i] = (sizeof...(where) || (r < rows && c < cols))
-                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read<Swz>(src, r, rows, s0, c, cols, s1, where...))
                  : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
-  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
+  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // mma_load_b(b, src, k, c): B[kk][n] = src[k + kk, c + n].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t k, int64_t c, const Where&... where) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
+  __spn_mma_fill<Swz>(b, src, rows, cols, s0, s1, k, c, false, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // NVIDIA's ldmatrix.x4: four 8x8 matrices of 16-bit elements from shared
 // memory in one warp-wide instruction. Lane l gives the address of row
@@ -205,9 +335,16 @@ __device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* 
 // column 8 (j % 2). tests/prelude_host/mma_layout_test.cpp emulates
 // ldmatrix on these offsets against the documented operand layouts.
 template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_row(int32_t lane) {
+  return NK ? lane % 8 + 8 * (lane / 16) : lane % 8 + 8 * ((lane / 8) % 2);
+}
+template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_col(int32_t lane) {
+  return NK ? 8 * ((lane / 8) % 2) : 8 * (lane / 16);
+}
+template <bool NK>
 __device__ __forceinline__ int32_t __spn_mma_ldsm_offset(int32_t lane, int32_t s0) {
-  return NK ? (lane % 8 + 8 * (lane / 16)) * s0 + 8 * ((lane / 8) % 2)
-            : (lane % 8 + 8 * ((lane / 8) % 2)) * s0 + 8 * (lane / 16);
+  return __spn_mma_ldsm_row<NK>(lane) * s0 + __spn_mma_ldsm_col<NK>(lane);
 }
 // A tile load from a shared buffer with ldmatrix where it exists: the 16x16
 // block src[r0.., c0..] as four 8x8 matrices, matrix j starting at row
@@ -223,12 +360,15 @@ __device__ __forceinline__ int32_t __spn_mma_ldsm_offset(int32_t lane, int32_t s
 // With NK, B stored N x K (mma_load_b_t): matrix j starts at row
 // 8 (j / 2), column 8 (j % 2) of the block, read without .trans (its stored
 // rows are the n, the k run along them as A's do).
-template <bool Trans, typename F, typename T, bool NK = false>
+// Swz: a swizzled buffer's swizzle (rows then its row count): each lane's
+// row of 8 elements is one 16-byte chunk (c0 a multiple of 8), which the
+// swizzle moves whole, so the lane gives that chunk's swizzled address.
+template <bool Trans, typename F, typename T, bool NK = false, int Swz = 0>
 __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0) {
 #if defined(__SPN_CUDA)
   (void)rows, (void)cols;
-  if (s1 != 1 || s0 % 8 != 0 || c0 % 8 != 0) return false;
+  if (s1 != 1 || (Swz == 0 && s0 % 8 != 0) || c0 % 8 != 0) return false;
   // The lane, read without volatile (unlike __spn_lane_id, whose reasons
   // are the warp scans'): nvcc may then compute the lane's part of the
   // address once for a loop's loads (samples/gemm.spn: 13 fewer
@@ -239,9 +379,29 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
   // the offset apart from the block's: it is the same for every load of a
   // loop from this buffer, so computed once, and the block's is mostly
   // constants (gemm: 14 fewer instructions a K slab).
-  const int32_t laneOffset = __spn_mma_ldsm_offset<NK>(int32_t(lane), int32_t(s0));
   uint32_t d[4];
-  __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
+  if constexpr (Swz != 0) {
+    const uint32_t lr = uint32_t(__spn_mma_ldsm_row<NK>(int32_t(lane)));
+    const uint32_t lc = uint32_t(__spn_mma_ldsm_col<NK>(int32_t(lane)));
+    const uint32_t ur0 = uint32_t(r0), uc0 = uint32_t(c0);
+    int32_t at;
+    if (ur0 % 8 == 0 && uc0 % 16 == 0) {
+      // The usual block (rows from a multiple of 8, 16 columns of one
+      // panel, which is at least 16 wide): __spn_swizzle_offset's terms
+      // split into the block's and the lane's, the lane's XOR term (its
+      // column chunk and its row's swizzle) computed once for a loop's
+      // loads: the block's part is a multiply-add and an XOR.
+      constexpr uint32_t W = uint32_t(Swz / sizeof(T)), chunk = uint32_t(16 / sizeof(T));
+      const uint32_t laneX = lc ^ ((((lr % 8) * uint32_t(Swz)) >> 7) & uint32_t(Swz / 16 - 1)) * chunk;
+      at = int32_t((uc0 / W) * (uint32_t(rows) * W) + (ur0 + lr) * W + ((uc0 % W) ^ laneX));
+    } else {
+      at = __spn_swizzle_offset<Swz, T>(rows, ur0 + lr, uc0 + lc);
+    }
+    __spn_ldmatrix_x4<Trans>(d, src + at);
+  } else {
+    const int32_t laneOffset = __spn_mma_ldsm_offset<NK>(int32_t(lane), int32_t(s0));
+    __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
+  }
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     f.h[2 * j] = uint16_t(d[j]);
@@ -255,17 +415,17 @@ __device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows,
 }
 // mma_load_a from a shared buffer (unchecked builds): ldmatrix where it
 // can, else element by element.
-template <typename T>
+template <int Swz = 0, typename T>
 __device__ __forceinline__ void __spn_mma_load_a_shared(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
                                                         int64_t s0, int64_t s1, int64_t r, int64_t k) {
-  if (!__spn_mma_ldsm<false>(a, src, rows, cols, s0, s1, r, k))
-    __spn_mma_load_a(a, src, rows, cols, s0, s1, r, k);
+  if (!__spn_mma_ldsm<false, __spn_mma_a<T>, T, false, Swz>(a, src, rows, cols, s0, s1, r, k))
+    __spn_mma_load_a<Swz>(a, src, rows, cols, s0, s1, r, k);
 }
-template <typename T>
+template <int Swz = 0, typename T>
 __device__ __forceinline__ void __spn_mma_load_b_shared(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                         int64_t s0, int64_t s1, int64_t k, int64_t c) {
-  if (!__spn_mma_ldsm<true>(b, src, rows, cols, s0, s1, k, c))
-    __spn_mma_load_b(b, src, rows, cols, s0, s1, k, c);
+  if (!__spn_mma_ldsm<true, __spn_mma_b<T>, T, false, Swz>(b, src, rows, cols, s0, s1, k, c))
+    __spn_mma_load_b<Swz>(b, src, rows, cols, s0, s1, k, c);
 }
 // A T whose bits are all zero (0 of every float and integer type).
 template <int Bytes> struct __spn_uint_of;
@@ -303,7 +463,13 @@ template <>
 struct __spn_index_uint<true> {
   typedef uint64_t type;
 };
-template <int N, typename T, typename I, typename R, typename C>
+// Swz: dst's swizzle (a swizzled shared buffer, ds0 then its row count), 0
+// for row-major. A run lies in one 16-byte chunk of a panel row, which the
+// swizzle moves whole, when c is a multiple of N (N elements are 4, 8 or
+// 16 bytes); the test is the same as for a row-major destination's
+// offset, usually decided by the compiler. Otherwise (or where cp.async
+// is not used) the elements go one by one, each to its swizzled place.
+template <int N, int Swz = 0, typename T, typename I, typename R, typename C>
 __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r, int64_t c, const T* src, I rows,
                                                  typename __spn_same<I>::type cols, typename __spn_same<I>::type s0,
                                                  typename __spn_same<I>::type s1, R sr, C sc) {
@@ -314,7 +480,12 @@ __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r,
   typedef typename __spn_index_uint<(sizeof(R) > 4 || sizeof(I) > 4)>::type UR;
   typedef typename __spn_index_uint<(sizeof(C) > 4 || sizeof(I) > 4)>::type UC;
   // Inside a shared buffer: 32-bit offsets.
-  T* d = dst + int32_t(r) * ds0 + int32_t(c);
+  int32_t doff = int32_t(r) * ds0 + int32_t(c);
+  if constexpr (Swz != 0) doff = __spn_swizzle_offset<Swz, T>(ds0, r, c);
+  T* d = dst + doff;
+  // The run's elements adjacent at d: always when row-major; when
+  // swizzled, when it lies in one 16-byte chunk (c a multiple of N).
+  const bool whole = Swz == 0 || int32_t(c) % N == 0;
   const bool in = UR(sr) < UR(rows) && UC(sc) < UC(cols);
   // The elements left in the row (at least 1 when in), at most N.
   const UC left = UC(cols) - UC(sc);
@@ -327,7 +498,7 @@ __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r,
   // dst is 16-aligned (every shared buffer is), so its test is on the
   // offset, which the compiler can often decide; src's is on the base
   // (loop-invariant) and the offset's low bits.
-  if ((s1 == 1 || inside <= 1) && (int32_t(r) * ds0 + int32_t(c)) % N == 0 &&
+  if ((s1 == 1 || inside <= 1) && (Swz != 0 ? whole : doff % N == 0) &&
       reinterpret_cast<uint64_t>(src) % bytes == 0 && off % N == 0) {
     const uint32_t at = uint32_t(__cvta_generic_to_shared(d));
     const uint32_t from = uint32_t(inside) * uint32_t(sizeof(T));
@@ -338,8 +509,14 @@ __device__ __forceinline__ void __spn_copy_async(T* dst, int32_t ds0, int64_t r,
     return;
   }
 #endif
+  if (whole) {
 #pragma unroll
-  for (int v = 0; v < N; ++v) d[v] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+    for (int v = 0; v < N; ++v) d[v] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+  } else if constexpr (Swz != 0) {  // a run across chunks: each element to its place
+#pragma unroll
+    for (int v = 0; v < N; ++v)
+      dst[__spn_swizzle_offset<Swz, T>(ds0, r, c + v)] = v < inside ? s[v * s1] : __spn_zero_of<T>();
+  }
 }
 // copy_commit(): the copies this thread started since the last commit form
 // one group (cp.async.commit_group); nothing where copies are synchronous.
@@ -414,6 +591,245 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_f16(const __spn_mma_a<__half>
   return __builtin_bit_cast(__spn_mma_acc, d);
 #endif
 }
+// A 4 x 4 transpose across the 4 lanes of a group (lanes that differ in
+// their two low bits; u = lane % 4): afterwards y[v] is the x[u] that lane
+// v of the group held. Three rounds of one 32-bit shuffle: in round k lane
+// u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u] of the
+// lane itself is its own x[u]. Registers are chosen by selects, not by
+// indexing with u (an array indexed by lane goes to scratch on AMD), and
+// x[u ^ k] by the two bits of u ^ k (hipcc turns a chain of `q == 0 ? ..
+// : q == 1 ? ..` into a switch, whose branches cost 9 instructions a
+// round on gfx90a). On AMD the shuffle is __shfl to lane ^ k, one
+// ds_bpermute (HIP's __shfl_xor adds a bounds select).
+__device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uint32_t (&x)[4], int lane) {
+  const int u = lane & 3;
+  uint32_t y0 = x[0], y1 = x[1], y2 = x[2], y3 = x[3];
+#pragma unroll
+  for (int k = 1; k < 4; ++k) {
+    const int q = u ^ k;
+    const uint32_t lo = (q & 1) ? x[1] : x[0], hi = (q & 1) ? x[3] : x[2];
+    const uint32_t give = (q & 2) ? hi : lo;
+#if defined(__SPN_CUDA)
+    const uint32_t got = __spn_shfl_xor(give, k);
+#else
+    const uint32_t got = __spn_shfl(give, lane ^ k);
+#endif
+    y0 = q == 0 ? got : y0;
+    y1 = q == 1 ? got : y1;
+    y2 = q == 2 ? got : y2;
+    y3 = q == 3 ? got : y3;
+  }
+  y[0] = y0, y[1] = y1, y[2] = y2, y[3] = y3;
+}
+// mma_store's exchange (docs/language.md 8.11): the lanes trade a tile's
+// elements so that each holds Count runs of Len consecutive elements of one
+// row, 16 bytes each (8 for AMD's 2-byte types), ready for one vector
+// store. Bytes: C's element size, 4 (f32) or 2 (f16, bf16). Run j of this
+// lane is tile row __spn_mma_run_row(lane), columns
+// __spn_mma_run_col<Bytes>(lane, j) + [0, Len), as Words 32-bit words:
+// f32 bits, or two 16-bit codes a word, the lower column in the low half.
+template <int Bytes>
+struct __spn_mma_runs {
+#if __SPN_WARP_SIZE == 64
+  static constexpr int Count = 1, Len = 4;
+#else
+  static constexpr int Count = Bytes == 4 ? 2 : 1, Len = Bytes == 4 ? 4 : 8;
+#endif
+  static constexpr int Words = Len * Bytes / 4;
+  uint32_t w[Count][Words];
+};
+#if __SPN_WARP_SIZE == 64
+// AMD: lane c + 16 G holds column c of rows 4 G .. 4 G + 3; lanes 4 q ..
+// 4 q + 3 of a group hold a 4 x 4 block, transposed so that lane 4 q + u
+// holds row 4 G + u, columns 4 q .. 4 q + 3.
+__device__ __forceinline__ int __spn_mma_run_row(int lane) { return 4 * (lane / 16) + lane % 4; }
+template <int Bytes>
+__device__ __forceinline__ int __spn_mma_run_col(int lane, int j) {
+  return (void)j, lane % 16 - lane % 4;
+}
+#else
+// NVIDIA: a quad (lanes 4 g .. 4 g + 3) holds rows g and g + 8. Lane
+// 4 g + t ends with row g + 8 (t % 2): f32, columns 4 (t / 2) .. + 3 of
+// each n8 half (two runs); 2-byte types, columns 8 (t / 2) .. + 7 (one).
+__device__ __forceinline__ int __spn_mma_run_row(int lane) { return lane / 4 + 8 * (lane & 1); }
+template <int Bytes>
+__device__ __forceinline__ int __spn_mma_run_col(int lane, int j) {
+  return Bytes == 4 ? 2 * (lane & 2) + 8 * j : 4 * (lane & 2);
+}
+#endif
+// pack(lo, hi): two floats to one word of two codes of C's type.
+template <int Bytes, typename Pack>
+__device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out, const __spn_mma_acc& d, Pack pack) {
+  const int lane = __spn_lane_id();
+#if __SPN_WARP_SIZE == 64
+  // D[r][c] in lane c + 16 (r / 4), register r % 4: the group's 4 x 4
+  // block transposed (3 shuffles), then converted.
+  const uint32_t x[4] = {__builtin_bit_cast(uint32_t, d.x[0]), __builtin_bit_cast(uint32_t, d.x[1]),
+                         __builtin_bit_cast(uint32_t, d.x[2]), __builtin_bit_cast(uint32_t, d.x[3])};
+  uint32_t y[4];
+  __spn_mma_transpose4(y, x, lane);
+  if constexpr (Bytes == 4) {
+    (void)pack;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) out.w[0][k] = y[k];
+  } else {
+    out.w[0][0] = pack(__builtin_bit_cast(float, y[0]), __builtin_bit_cast(float, y[1]));
+    out.w[0][1] = pack(__builtin_bit_cast(float, y[2]), __builtin_bit_cast(float, y[3]));
+  }
+#else
+  // D[r][c] in lane 4 (r % 8) + (c % 8) / 2, register (c % 2) + 2 (r / 8)
+  // + 4 (c / 8): registers 0, 1 are row g, 2, 3 row g + 8, columns 2 t,
+  // 2 t + 1 (4..7: the second n8 half).
+  if constexpr (Bytes == 4) {
+    // f32: lanes t and t ^ 1 trade one row's pair of each half (4
+    // shuffles): the even lane keeps row g (its pair, then its partner's
+    // two columns to the right), the odd lane row g + 8 (its partner's
+    // pair, then its own).
+    (void)pack;
+    const bool odd = lane & 1;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t x0 = __builtin_bit_cast(uint32_t, d.x[4 * h]), x1 = __builtin_bit_cast(uint32_t, d.x[4 * h + 1]);
+      const uint32_t x2 = __builtin_bit_cast(uint32_t, d.x[4 * h + 2]), x3 = __builtin_bit_cast(uint32_t, d.x[4 * h + 3]);
+      const uint32_t g0 = __spn_shfl_xor(odd ? x0 : x2, 1), g1 = __spn_shfl_xor(odd ? x1 : x3, 1);
+      out.w[h][0] = odd ? g0 : x0;
+      out.w[h][1] = odd ? g1 : x1;
+      out.w[h][2] = odd ? x2 : g0;
+      out.w[h][3] = odd ? x3 : g1;
+    }
+  } else {
+    // 2-byte types: word j = (row g + 8 (j % 2), half j / 2) of a lane is
+    // the pair at columns 8 (j / 2) + 2 t; lane t collects word t of the
+    // quad's 4 lanes (a 4 x 4 transpose of words, 3 shuffles), which is
+    // row g + 8 (t % 2), columns 8 (t / 2) .. + 7 in order.
+    const uint32_t p[4] = {pack(d.x[0], d.x[1]), pack(d.x[2], d.x[3]), pack(d.x[4], d.x[5]), pack(d.x[6], d.x[7])};
+    __spn_mma_transpose4(out.w[0], p, lane);
+  }
+#endif
+}
+// mma_store(C, r, c, acc) (docs/language.md 8.11): C[r + m, c + n] =
+// U(acc[m][n]) for every (r + m, c + n) inside C's rows x cols, nothing
+// elsewhere. After the exchange (__spn_mma_store_runs) each run inside C,
+// its elements contiguous (s1 == 1), is stored with the widest words its
+// address allows: one 16-byte store where it is 16-byte aligned (the
+// specialization's alignment and row granularity usually let the device
+// compiler decide that), else 8- or 4-byte words, else element by element;
+// so is a run that an edge cuts (only its elements inside C). Each store
+// instruction of the warp fills whole 32-byte sectors (NVIDIA f32: two
+// lanes a row's 8 columns, 16 rows; 2-byte types: two lanes a row's 16;
+// AMD: four lanes a row's 16), so nothing is gained by staging the tile
+// through shared memory first. I: the specialization's index type; R, C:
+// the types of r and c as printed (the tile's row and column are added in
+// their unsigned form, as copy_async's bounds tests are: a negative
+// coordinate wraps past every extent). A checked build (where: its
+// location) stores every element through __spn_checked_offset.
+template <int Bytes>
+struct __spn_mma_elem;
+template <>
+struct __spn_mma_elem<4> { typedef uint32_t type; };
+template <>
+struct __spn_mma_elem<2> { typedef uint16_t type; };
+template <bool Wide>
+struct __spn_mma_uint { typedef uint32_t type; };
+template <>
+struct __spn_mma_uint<true> { typedef uint64_t type; };
+// Element k of a run's words as a U.
+template <typename U, int Words>
+__device__ __forceinline__ U __spn_mma_run_at(const uint32_t (&w)[Words], int k) {
+  typedef typename __spn_mma_elem<sizeof(U)>::type E;
+  if constexpr (sizeof(U) == 4) return __builtin_bit_cast(U, E(w[k]));
+  else return __builtin_bit_cast(U, E(w[k / 2] >> (16 * (k % 2))));
+}
+template <typename U, typename I>
+__device__ __forceinline__ void __spn_mma_put(U* dst, I row, I rows, I s0, I col, I cols, I s1, U v) {
+  (void)rows, (void)cols;
+  dst[row * s0 + col * s1] = v;
+}
+// A whole run at dst + off, inside C and contiguous, stored in the widest
+// words its address allows. The test of a width is on the base, and on
+// either C's row stride and the tile's column c (the same on every lane;
+// each lane's run starts a multiple of 16 bytes, 8 for AMD's 2-byte runs,
+// past column c) or the offset of the lane's first run (rows of a stride
+// that is no multiple: some rows are aligned). Where the specialization
+// states an aligned base and a row stride of whole runs, and c is a
+// visible multiple of the run, the first test is true at compile time and
+// every run is one store with no test. (Testing only each run's own
+// offset, nvcc 13 folded it for some of gemm's tiles and not others.)
+template <typename U, typename I, typename C, int Words>
+__device__ __forceinline__ void __spn_mma_store_words(U* dst, I s0, C c, I first, I off, const uint32_t (&w)[Words]) {
+  U* p = dst + off;
+#if defined(__SPN_CPU)
+#pragma unroll
+  for (int k = 0; k < Words * 4 / int(sizeof(U)); ++k) p[k] = __spn_mma_run_at<U>(w, k);
+#else
+  const uint64_t base = reinterpret_cast<uint64_t>(dst);
+  constexpr I per4 = I(4 / sizeof(U));  // elements a 4-byte word
+  if constexpr (Words == 4) {
+    if (base % 16 == 0 && ((s0 % (4 * per4) == 0 && I(c) % (4 * per4) == 0) || first % (4 * per4) == 0)) {
+      typedef typename __spn_run_word<16>::type W;
+      W v;
+      v.x = w[0], v.y = w[1], v.z = w[2], v.w = w[3];
+      *reinterpret_cast<W*>(p) = v;
+      return;
+    }
+  }
+  if (base % 8 == 0 && ((s0 % (2 * per4) == 0 && I(c) % (2 * per4) == 0) || first % (2 * per4) == 0)) {
+    typedef typename __spn_run_word<8>::type W;
+#pragma unroll
+    for (int k = 0; k < Words / 2; ++k) {
+      W v;
+      v.x = w[2 * k], v.y = w[2 * k + 1];
+      reinterpret_cast<W*>(p)[k] = v;
+    }
+    return;
+  }
+  if constexpr (sizeof(U) < 4) {  // (f32's 4-byte words are its elements, below)
+    if (base % 4 == 0 && ((s0 % per4 == 0 && I(c) % per4 == 0) || first % per4 == 0)) {
+#pragma unroll
+      for (int k = 0; k < Words; ++k) reinterpret_cast<uint32_t*>(p)[k] = w[k];
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Words * 4 / int(sizeof(U)); ++k) p[k] = __spn_mma_run_at<U>(w, k);
+#endif
+}
+template <bool Inside, typename U, typename I, typename R, typename C, typename Pack, typename... Where>
+__device__ __forceinline__ void __spn_mma_store_tile(U* dst, I rows, I cols, I s0, I s1, R r, C c,
+                                                     const __spn_mma_acc& d, Pack pack, const Where&... where) {
+  typedef __spn_mma_runs<int(sizeof(U))> Set;
+  Set runs;
+  __spn_mma_store_runs(runs, d, pack);
+  typedef typename __spn_mma_uint<(sizeof(R) > 4 || sizeof(I) > 4)>::type UR;
+  typedef typename __spn_mma_uint<(sizeof(C) > 4 || sizeof(I) > 4)>::type UC;
+  const int lane = __spn_lane_id();
+  const UR row = UR(r) + UR(__spn_mma_run_row(lane));
+  if (!Inside && !(row < UR(rows))) return;
+  const int col0 = __spn_mma_run_col<int(sizeof(U))>(lane, 0);
+  const UC first = UC(c) + UC(col0);
+#pragma unroll
+  for (int j = 0; j < Set::Count; ++j) {
+    const int step = __spn_mma_run_col<int(sizeof(U))>(lane, j) - col0;  // 8 j: a constant
+    const UC col = first + UC(step);
+    if (sizeof...(Where) == 0 && s1 == I(1) && (Inside || (col < UC(cols) && UC(cols) - col >= UC(Set::Len)))) {
+      const I at = I(I(row) * s0 + I(first));  // inside C, so in I
+      __spn_mma_store_words(dst, s0, c, at, I(at + step), runs.w[j]);
+      continue;
+    }
+#pragma unroll
+    for (int k = 0; k < Set::Len; ++k)
+      if (col + UC(k) < UC(cols))
+        __spn_mma_put(dst, I(row), rows, s0, I(col + UC(k)), cols, s1, __spn_mma_run_at<U>(runs.w[j], k), where...);
+  }
+}
+// mma_store to f32, f16 and bf16 tensors (__spn_mma_store_tile). Inside:
+// the generator proved the tile inside C (an exact grid's whole tiles),
+// so no bounds are tested.
+template <bool Inside = false, typename I, typename R, typename C, typename... Where>
+__device__ __forceinline__ void __spn_mma_store_f32(float* dst, I rows, I cols, I s0, I s1, R r, C c,
+                                                    const __spn_mma_acc& d, const Where&... where) {
+  __spn_mma_store_tile<Inside>(dst, rows, cols, s0, s1, r, c, d, 0, where...);
+}
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 256, BK = 32,
@@ -442,24 +858,24 @@ inline hipError_t launch_gemm(hipStream_t stream, const __half* __restrict__ A, 
 }
 #endif
 
-#line 81 "samples/gemm.spn"
+#line 90 "samples/gemm.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 80 "samples/gemm.spn"
+#line 89 "samples/gemm.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K,
     int64_t N) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
-#line 85 "samples/gemm.spn"
+#line 94 "samples/gemm.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align16((STAGES * 128) * (32 + 8) * sizeof(__half)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__half> a[4] = {};
   __spn_mma_b<__half> b[4] = {};
-#line 91 "samples/gemm.spn"
+#line 100 "samples/gemm.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -475,7 +891,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   for (int32_t pt = 0; pt < STAGES - 1; ++pt) {
     int64_t pk0 = int64_t(pt) * 32;
     #pragma unroll
-#line 105 "samples/gemm.spn"
+#line 114 "samples/gemm.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t pea = tid + la * NT;
       int32_t par = pea / (32 / 8);
@@ -483,14 +899,14 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
       __spn_copy_async<8>(As, 32 + 8, pt * 128 + par, pac, A, int64_t(M), K, K, 1, row0 + par, pk0 + pac);
     }
     #pragma unroll
-#line 110 "samples/gemm.spn"
+#line 119 "samples/gemm.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t peb = tid + lb * NT;
       int32_t pbr = peb / (256 / 8);
       int32_t pbc = peb % (256 / 8) * 8;
       __spn_copy_async<8>(Bs, 256 + 8, pt * 32 + pbr, pbc, B, int64_t(K), N, N, 1, pk0 + pbr, col0 + pbc);
     }
-#line 115 "samples/gemm.spn"
+#line 124 "samples/gemm.spn"
     __spn_copy_commit();
   }
 
@@ -499,7 +915,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
   // iteration t multiplies slab t - (STAGES - 1) and copies slab t. The
   // last STAGES - 1 iterations copy slabs past K, which are zeros and
   // read no memory.
-#line 122 "samples/gemm.spn"
+#line 131 "samples/gemm.spn"
   for (int32_t t = STAGES - 1; t < slabs + STAGES - 1; ++t) {
     // Slab t - (STAGES - 1) has landed (at most STAGES - 2 younger
     // groups in flight) for every thread, and every warp is done with
@@ -510,24 +926,24 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 131 "samples/gemm.spn"
+#line 140 "samples/gemm.spn"
     for (int32_t q = 0; q < 2; ++q) {
       int32_t kk = q * 16;
       #pragma unroll
-#line 133 "samples/gemm.spn"
+#line 142 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         __spn_mma_load_a_shared(a[i], As, STAGES * 128, 32 + 8, 32 + 8, 1, s * 128 + wm + i * 16, kk);
       }
       #pragma unroll
-#line 135 "samples/gemm.spn"
+#line 144 "samples/gemm.spn"
       for (int32_t j = 0; j < 4; ++j) {
         __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 256 + 8, 256 + 8, 1, s * 32 + kk, wn + j * 16);
       }
       #pragma unroll
-#line 137 "samples/gemm.spn"
+#line 146 "samples/gemm.spn"
       for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 138 "samples/gemm.spn"
+#line 147 "samples/gemm.spn"
         for (int32_t j = 0; j < 4; ++j) {
           acc[i][j] = __spn_mma_f16(a[i], b[j], acc[i][j]);
         }
@@ -541,7 +957,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
       // column fit 32 bits and the copy tests them in 32-bit
       // arithmetic (docs/language.md 8.12).
       #pragma unroll
-#line 148 "samples/gemm.spn"
+#line 157 "samples/gemm.spn"
       for (int32_t la = 0; la < LA; ++la) {
         if (la * 2 / LA == q) {
           int32_t ea = tid + la * NT;
@@ -551,7 +967,7 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
         }
       }
       #pragma unroll
-#line 154 "samples/gemm.spn"
+#line 163 "samples/gemm.spn"
       for (int32_t lb = 0; lb < LB; ++lb) {
         if (lb * 2 / LB == q) {
           int32_t eb = tid + lb * NT;
@@ -561,28 +977,20 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm(
         }
       }
     }
-#line 160 "samples/gemm.spn"
+#line 169 "samples/gemm.spn"
     __spn_copy_commit();
   }
+
+  // The epilogue: each tile rounded to U and stored where it lies inside
+  // C (mma_store skips the rest), each lane writing 16-byte runs of one
+  // row after an exchange of values inside its group of lanes (8.11).
   #pragma unroll
-#line 162 "samples/gemm.spn"
+#line 174 "samples/gemm.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 163 "samples/gemm.spn"
+#line 175 "samples/gemm.spn"
     for (int32_t j = 0; j < 4; ++j) {
-      #pragma unroll
-#line 164 "samples/gemm.spn"
-      for (int e = 0; e < __SPN_MMA_N; ++e) {
-        const int32_t r = __spn_mma_row(e);
-        const int32_t c = __spn_mma_col(e);
-        const float v = acc[i][j].x[e];
-#line 165 "samples/gemm.spn"
-        int64_t row = row0 + wm + i * 16 + r;
-        int64_t col = col0 + wn + j * 16 + c;
-        if (row < M && col < N) {
-          C[row * N + col] = v;
-        }
-      }
+      __spn_mma_store_f32(C, int64_t(M), int64_t(N), int64_t(N), int64_t(1), row0 + wm + i * 16, col0 + wn + j * 16, acc[i][j]);
     }
   }
 }

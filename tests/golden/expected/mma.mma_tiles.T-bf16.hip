@@ -82,6 +82,29 @@ __device__ __forceinline__ int __spn_lane_id() {
 #endif
 }
 
+// A swizzled shared buffer (`shared(T, [R, C], swizzle=S)`, docs/language.md
+// 5.4): the element offset of [r, c]. Its byte offset is NVIDIA's wgmma
+// canonical layout (CUTLASS Swizzle<B, 4, 3>, S = 16 << B): the columns split
+// into panels of W = S / sizeof(T), panel p = c / W stored after panel p - 1
+// as R rows of S bytes, lin = (p * R + r) * S + (c % W) * sizeof(T), and the
+// 16-byte chunk index (bits 4..) XORed with bits 7.. of lin:
+//   lin ^ (((lin >> 7) & (S / 16 - 1)) << 4).
+// With R a multiple of 8 (required), bits 7.. of lin below S / 16 are those
+// of r * S, so the XOR term depends on r % 8 alone (all of it for S = 128)
+// and stays inside the row's S bytes: the form below, a few 32-bit
+// operations. It is written on r % 8 so that the compiler, which often
+// knows a row's start is a multiple of 8 (a stage, a tile), computes the
+// XOR term once from the lane's or thread's part of the row.
+// tests/prelude_host/swizzle_test.cpp checks it against both statements.
+template <int S, typename T>
+__host__ __device__ __forceinline__ int32_t __spn_swizzle_offset(int64_t rows, int64_t r, int64_t c) {
+  static_assert(S == 32 || S == 64 || S == 128, "swizzle: 32, 64 or 128 bytes");
+  constexpr uint32_t W = uint32_t(S / sizeof(T));      // elements of a panel row
+  constexpr uint32_t chunk = uint32_t(16 / sizeof(T));  // elements of a 16-byte chunk
+  const uint32_t ur = uint32_t(r), uc = uint32_t(c);
+  const uint32_t x = (((ur % 8) * uint32_t(S)) >> 7) & uint32_t(S / 16 - 1);
+  return int32_t((uc / W) * (uint32_t(rows) * W) + ur * W + ((uc % W) ^ (x * chunk)));
+}
 // Matrix API (docs/language.md, "Matrix cores"): which element of a 16x16
 // tile each lane holds in register i. NVIDIA (warp 32) runs a 16x16x16
 // step as two mma.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16
@@ -133,17 +156,19 @@ struct __spn_mma_b {
 };
 // One element of a tile's source (a checked build reads a shared source
 // through the overload that takes its location, below).
-template <typename T>
+// Swz: the source's swizzle (a swizzled shared buffer), 0 for row-major.
+template <int Swz, typename T>
 __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t rows, int64_t s0, int64_t c, int64_t cols,
                                             int64_t s1) {
-  return (void)rows, (void)cols, src[r * s0 + c * s1];
+  if constexpr (Swz != 0) return (void)s0, (void)s1, (void)cols, src[__spn_swizzle_offset<Swz, T>(rows, r, c)];
+  else return (void)rows, (void)cols, src[r * s0 + c * s1];
 }
 // Fills this lane's elements of an operand tile: element (u, v) of the
 // tile is src[r0 + u, c0 + v] (the caller swaps the roles for the
 // transposed loads), 0 outside the source's rows x cols. s0 and s1: the
 // source's strides in elements. A checked build's shared source (where)
 // reads every element: a tile that leaves the buffer is reported there.
-template <typename F, typename T, typename RowOf, typename ColOf, typename... Where>
+template <int Swz, typename F, typename T, typename RowOf, typename ColOf, typename... Where>
 __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
                                                int64_t r0, int64_t c0, bool transposed, RowOf rowOf, ColOf colOf,
                                                const Where&... where) {
@@ -154,21 +179,21 @@ __device__ __forceinline__ void __spn_mma_fill(F& f, const T* src, int64_t rows,
     const int v = transposed ? rowOf(lane, i) : colOf(lane, i);
     const int64_t r = r0 + u, c = c0 + v;
     f.h[i] = (sizeof...(where) || (r < rows && c < cols))
-                 ? __builtin_bit_cast(uint16_t, __spn_mma_read(src, r, rows, s0, c, cols, s1, where...))
+                 ? __builtin_bit_cast(uint16_t, __spn_mma_read<Swz>(src, r, rows, s0, c, cols, s1, where...))
                  : uint16_t(0);
   }
 }
 // mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
                                                  int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
-  __spn_mma_fill(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
+  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // mma_load_b_t(b, src, c, k): B[kk][n] = src[c + n, k + kk] (B stored N x K).
-template <typename T, typename... Where>
+template <int Swz = 0, typename T, typename... Where>
 __device__ __forceinline__ void __spn_mma_load_b_t(__spn_mma_b<T>& b, const T* src, int64_t rows, int64_t cols,
                                                    int64_t s0, int64_t s1, int64_t c, int64_t k, const Where&... where) {
-  __spn_mma_fill(b, src, rows, cols, s0, s1, c, k, true, __spn_mma_b_row, __spn_mma_b_col, where...);
+  __spn_mma_fill<Swz>(b, src, rows, cols, s0, s1, c, k, true, __spn_mma_b_row, __spn_mma_b_col, where...);
 }
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
