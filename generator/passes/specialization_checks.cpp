@@ -195,9 +195,9 @@ void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const
     throwSpecializationError(sema, DiagId::spec_mma_partial_warp, first->range, first->callee, why);
   }
   if (firstDot)
-    throwSpecializationError(sema, DiagId::spec_dot_partial_group, firstDot->range,
-                             block.followsLaunch ? "follows the launch"
-                                                 : "is not a whole number of groups of four 32- and 64-wide warps");
+    throwSpecializationError(
+        sema, DiagId::spec_dot_partial_group, firstDot->range,
+        block.followsLaunch ? "follows the launch" : "is not a whole number of groups of four 32- and 64-wide warps");
 }
 
 }  // namespace spindle

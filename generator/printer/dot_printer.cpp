@@ -125,12 +125,12 @@ CppExpr FunctionPrinter::dotCall(const CallExpr& c) const {
     };
     where = fmt::format(", __spn_dot_where{{{}, {}}}", at(as), at(bs));
   }
-  auto swizzle = [&](const Symbol& buf) { return (void)buf, std::string("0"); };  // SWIZZLE-MERGE
+  auto swizzle = [&](const Symbol& buf) { return buf.swizzle ? value(*buf.swizzle) : std::string("0"); };
   return {fmt::format("__spn_dot<{}, {}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})",
-                      expr(*acc.shape[0]).text, expr(*acc.shape[1]).text, value(*c.args[7]), swizzle(as),
-                      swizzle(bs), wgmma, name(&acc), dotFreshName(acc), name(&as), dimExpr(as, 0).text,
-                      dimExpr(as, 1).text, name(&bs), dimExpr(bs, 0).text, dimExpr(bs, 1).text, value(*c.args[2]),
-                      value(*c.args[3]), value(*c.args[5]), value(*c.args[6]), where),
+                      expr(*acc.shape[0]).text, expr(*acc.shape[1]).text, value(*c.args[7]), swizzle(as), swizzle(bs),
+                      wgmma, name(&acc), dotFreshName(acc), name(&as), dimExpr(as, 0).text, dimExpr(as, 1).text,
+                      name(&bs), dimExpr(bs, 0).text, dimExpr(bs, 1).text, value(*c.args[2]), value(*c.args[3]),
+                      value(*c.args[5]), value(*c.args[6]), where),
           kPostfix};
 }
 

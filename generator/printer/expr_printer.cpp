@@ -461,8 +461,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
     case BuiltinCategory::Barrier:
       // In a kernel that calls dot, sync() also orders shared-memory writes
       // before the wgmma reads that follow it (__spn_dot_sync).
-      if (b.id == BuiltinId::Sync && fn_.kernelRoot && fn_.kernelRoot->usesDot)
-        return {"__spn_dot_sync()", kPostfix};
+      if (b.id == BuiltinId::Sync && fn_.kernelRoot && fn_.kernelRoot->usesDot) return {"__spn_dot_sync()", kPostfix};
       return {std::string(b.hipF32), kPostfix};
     case BuiltinCategory::WarpVote: return {std::string(b.hipF32) + "(bool(" + value(*c.args[0]) + "))", kPostfix};
     case BuiltinCategory::LaunchQuery: return {std::string(b.hipF32), kPrimary};  // a launcher local

@@ -83,7 +83,20 @@ const Expr* IndexBounds::definitionOf(const Symbol& local) const {
   return it == definitions_.end() ? nullptr : it->second;
 }
 
+// Each warp width on its own (a per-width const has one value there), then
+// both: the printed code is one source for both widths.
 std::optional<IndexRange> IndexBounds::of(const Expr& e) const {
+  if (width_ != 0) return ofOneWidth(e);
+  width_ = 32;
+  const auto narrow = ofOneWidth(e);
+  width_ = 64;
+  const auto wide = narrow ? ofOneWidth(e) : std::nullopt;
+  width_ = 0;
+  if (!narrow || !wide) return std::nullopt;
+  return IndexRange{std::min(narrow->lo, wide->lo), std::max(narrow->hi, wide->hi)};
+}
+
+std::optional<IndexRange> IndexBounds::ofOneWidth(const Expr& e) const {
   // @grid's expressions may be untyped here (they are typed for the launcher
   // when it is printed); they hold integers only.
   if (!active_ || (e.type != ScalarType::Invalid && !isInteger(e.type))) return std::nullopt;
@@ -112,10 +125,10 @@ std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
     case SymbolKind::Const:
       if (s.value.isFloat) return std::nullopt;
       // A const per warp width (STAGES = 3 if warp_size() == 32 else 2):
-      // either of its values.
-      if (s.wave64Value) {
+      // its value at the width being bounded.
+      if (s.wave64Value && width_ == 64) {
         if (s.wave64Value->isFloat) return std::nullopt;
-        return IndexRange{std::min(s.value.i, s.wave64Value->i), std::max(s.value.i, s.wave64Value->i)};
+        return IndexRange{s.wave64Value->i, s.wave64Value->i};
       }
       return IndexRange{s.value.i, s.value.i};
     case SymbolKind::Local: {
@@ -180,7 +193,7 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
     }
   }
   if (b && b->id == BuiltinId::LaneId) return IndexRange{0, 63};
-  if (b && b->id == BuiltinId::WarpSize) return IndexRange{32, 64};
+  if (b && b->id == BuiltinId::WarpSize) return width_ ? IndexRange{width_, width_} : IndexRange{32, 64};
   if (b && b->category == BuiltinCategory::DimQuery) return IndexRange{1, dimLimit_};
   if (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min || b->id == BuiltinId::Max) && c.args.size() == 2) {
     auto l = of(*c.args[0]), r = of(*c.args[1]);

@@ -10,7 +10,11 @@
 //     thread_id() // warp_size() below c under @block(c * warp_size())), block_id() below
 //     @grid's axis (its expression bounded the same way), lane_id(),
 //     warp_size(), block_dim(), grid_dim();
-//   - literals and integer consts;
+//   - literals and integer consts (a const per warp width, `BK = 64 if
+//     warp_size() == 32 else 16`, and warp_size() itself: the expression is
+//     bounded at each width, and the range holds both, so `i64(t) * BK`
+//     with t below cdiv(K, BK) is bounded by K + BK at each width rather
+//     than by K / 16 * 64);
 //   - locals assigned exactly once (their value's range), and range loop
 //     variables with a positive step ([start, stop - 1]);
 //   - + - * // % of non-negative values, widening casts, cdiv, min, max.
@@ -46,6 +50,7 @@ class IndexBounds {
   const Expr* definitionOf(const Symbol& local) const;
 
  private:
+  std::optional<IndexRange> ofOneWidth(const Expr& e) const;
   std::optional<IndexRange> ofName(const Symbol& s) const;
   std::optional<IndexRange> ofCall(const CallExpr& c) const;
   std::optional<IndexRange> ofBinary(const BinaryExpr& b) const;
@@ -63,6 +68,7 @@ class IndexBounds {
   std::set<const Symbol*> reassigned_;
   std::map<const Symbol*, const ForStmt*> loops_;
   mutable std::set<const Symbol*> visiting_;  // a local's definition being bounded (no cycles)
+  mutable int width_ = 0;                     // the warp width being bounded (of): 32 or 64
 };
 
 }  // namespace spindle

@@ -579,6 +579,36 @@ class TypeChecker {
     return ScalarType::Invalid;
   }
 
+  // mma_store(C, r, c, acc[i, j]): C a kernel's 2-D tensor of f32, f16 or
+  // bf16 (the types a 16-byte run of converted accumulators fills), the
+  // coordinates integers, the last argument one accumulator tile. With 5
+  // arguments, mma_store(C, b, r, c, acc[i, j]): C is 3-D and b picks its
+  // matrix (copy_async's batch).
+  void checkMmaStore(CallExpr& c) {
+    const size_t last = c.args.size() - 1;
+    matrixTile(c, last, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_store(C, row, col, acc[i, j])");
+    const auto* dstName = c.args[0]->as<NameExpr>();
+    const Symbol* dst = dstName ? dstName->symbol : nullptr;
+    const size_t rank = c.args.size() - 2;  // 2, or 3 with a batch index
+    std::string why;
+    if (!dst || dst->kind != SymbolKind::TensorParam || !dst->owner || dst->owner->kind != FunctionScope::Kind::Kernel)
+      why =
+          dst ? fmt::format("'{}' is a {}", dst->name,
+                            dst->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(dst->kind))
+              : std::string("the first argument is an expression");
+    else if (dst->shape.size() != rank)
+      why = fmt::format("'{}' has {} dims; {} arguments store to a {}-D tensor", dst->name, dst->shape.size(),
+                        c.args.size(), rank);
+    else if (dst->type != ScalarType::Invalid && dst->type != ScalarType::F32 && dst->type != ScalarType::F16 &&
+             dst->type != ScalarType::BF16)
+      why = fmt::format("'{}' holds {}", dst->name, scalarName(dst->type));
+    if (!why.empty()) error(DiagId::sema_mma_store_target, c.args[0]->range, why);
+    for (size_t i = 1; i < last; ++i) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
+  }
+
   // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): acc a whole
   // 2-D accumulator array, As and Bs 2-D shared buffers of one f16/bf16
   // type, the coordinates integers, D a constant multiple of 16 (one the
@@ -623,34 +653,6 @@ class TypeChecker {
       error(DiagId::sema_dot_args, c.args[7]->range,
             d && !d->isFloat ? fmt::format("the depth is {}", d->i) : std::string("the depth is not a constant"));
     return ScalarType::Invalid;
-  // mma_store(C, r, c, acc[i, j]): C a kernel's 2-D tensor of f32, f16 or
-  // bf16 (the types a 16-byte run of converted accumulators fills), the
-  // coordinates integers, the last argument one accumulator tile. With 5
-  // arguments, mma_store(C, b, r, c, acc[i, j]): C is 3-D and b picks its
-  // matrix (copy_async's batch).
-  void checkMmaStore(CallExpr& c) {
-    const size_t last = c.args.size() - 1;
-    matrixTile(c, last, Symbol::FragmentRole::Acc, "an mma_zero(...)", "mma_store(C, row, col, acc[i, j])");
-    const auto* dstName = c.args[0]->as<NameExpr>();
-    const Symbol* dst = dstName ? dstName->symbol : nullptr;
-    const size_t rank = c.args.size() - 2;  // 2, or 3 with a batch index
-    std::string why;
-    if (!dst || dst->kind != SymbolKind::TensorParam || !dst->owner || dst->owner->kind != FunctionScope::Kind::Kernel)
-      why =
-          dst ? fmt::format("'{}' is a {}", dst->name,
-                            dst->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(dst->kind))
-              : std::string("the first argument is an expression");
-    else if (dst->shape.size() != rank)
-      why = fmt::format("'{}' has {} dims; {} arguments store to a {}-D tensor", dst->name, dst->shape.size(),
-                        c.args.size(), rank);
-    else if (dst->type != ScalarType::Invalid && dst->type != ScalarType::F32 && dst->type != ScalarType::F16 &&
-             dst->type != ScalarType::BF16)
-      why = fmt::format("'{}' holds {}", dst->name, scalarName(dst->type));
-    if (!why.empty()) error(DiagId::sema_mma_store_target, c.args[0]->range, why);
-    for (size_t i = 1; i < last; ++i) {
-      ScalarType t = typeOf(*c.args[i]);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
-    }
   }
 
   // copy_async(dst, r, c, src, sr, sc, n): dst a 2-D shared buffer, src a

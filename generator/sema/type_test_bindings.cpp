@@ -1,5 +1,5 @@
-#include <functional>
 #include "sema/type_test_bindings.h"
+#include <functional>
 
 #include <algorithm>
 #include <set>
@@ -40,8 +40,7 @@ void collectDotBuffers(const Block& body, std::set<std::string>& out) {
 // Type parameters that type matrix operand tiles (mma_a(T, ..), mma_b(T,
 // ..)) or dot's shared buffers (As = shared(T, ..)), which only f16 and
 // bf16 can: checked as f16 rather than f32.
-void collectOperandTypeParams(const Block& body, const std::set<std::string>& dotBuffers,
-                              std::set<std::string>& out) {
+void collectOperandTypeParams(const Block& body, const std::set<std::string>& dotBuffers, std::set<std::string>& out) {
   for (const StmtPtr& s : body) {
     if (const auto* a = s->as<AssignStmt>())
       if (const auto* c = a->value->as<CallExpr>(); c && !c->args.empty()) {
