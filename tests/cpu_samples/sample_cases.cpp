@@ -629,8 +629,10 @@ std::vector<Case> gemmDotCases(Rng& rng) {
     ST t, out;
     int64_t M, N, K;
   };
-  const std::vector<V> vs = {{ST::F16, ST::F32, 37, 53, 29},   {ST::BF16, ST::F32, 256, 128, 128},
-                             {ST::F16, ST::F32, 300, 140, 333}, {ST::BF16, ST::F32, 37, 53, 29},
+  const std::vector<V> vs = {{ST::F16, ST::F32, 37, 53, 29},
+                             {ST::BF16, ST::F32, 256, 128, 128},
+                             {ST::F16, ST::F32, 300, 140, 333},
+                             {ST::BF16, ST::F32, 37, 53, 29},
                              {ST::F16, ST::F16, 100, 130, 70}};
   std::vector<Case> out;
   for (V v : vs) {
@@ -642,8 +644,9 @@ std::vector<Case> gemmDotCases(Rng& rng) {
     c.run = [v, A, B](Device& d) {
       DeviceBuffer dA = d.upload(A->bytes), dB = d.upload(B->bytes);
       DeviceBuffer dC = d.filled(size_t(v.M * v.N) * elemBytes(v.out));
-      d.kernel("gemm_dot").launch(nullptr, {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
-                                            tensor(dC.data(), v.out, {v.M, v.N})});
+      d.kernel("gemm_dot")
+          .launch(nullptr, {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
+                            tensor(dC.data(), v.out, {v.M, v.N})});
       return std::vector<Bytes>{d.download(dC)};
     };
     c.check = [v, A, B](const std::vector<Bytes>& out, Checker& ch) {

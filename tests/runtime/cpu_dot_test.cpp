@@ -115,7 +115,8 @@ TEST_P(CpuDot, WarpGroupsAddTheirRowsOfTheProduct) {
       ASSERT_NEAR(C[at], want, tol) << target << " C(" << r << ", " << c << ")";
       ASSERT_EQ(Z0[at], 0.0f) << target << " an accumulator read before its first dot, (" << r << ", " << c << ")";
       ASSERT_NEAR(Z1[at], sum(r, c, 0, 16), tol) << target << " Z1(" << r << ", " << c << ")";
-      if (c < 32) ASSERT_NEAR(H[size_t(r * 32 + c)], sum(r, 32 + c, 0, 64), tol) << target << " H(" << r << ", " << c << ")";
+      if (c < 32)
+        ASSERT_NEAR(H[size_t(r * 32 + c)], sum(r, 32 + c, 0, 64), tol) << target << " H(" << r << ", " << c << ")";
     }
   }
 }
