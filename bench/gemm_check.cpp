@@ -19,6 +19,10 @@
 //   bias_gelu  gemm_ex, C = gelu_tanh(A @ B + bias)
 //   batched    gemm_ex, NB (--batch, 4) products of M / NB x N x K: the
 //              FLOPs of the plain row at the same shape
+// SPN's kernel is named as its file (gemm.spn: gemm). samples/gemm_dot.spn
+// (the tile-level dot) has the plain and bias_gelu rows, both its own
+// kernel: gemm_dot with ACT = identity and no bias, and with gelu_tanh and
+// the bias.
 // --c t writes C in the input type (as torch.matmul does); f32 (the
 // default) in f32. --json appends one line per timed row for the anchors.
 #include <spindle/runtime.hpp>
@@ -136,16 +140,30 @@ int main(int argc, char** argv) {
   // The plain kernel is named after its file: gemm.spn's gemm, gemm_dot.spn's gemm_dot.
   const size_t base = spn.find_last_of('/') + 1;
   const std::string plainName = spn.substr(base, spn.rfind(".spn") - base);
-  spindle::Kernel plain = rt.loadModule(spn).kernel(plainName);
+  // gemm_dot.spn's kernel takes the epilogue's options itself (gemm_dot[T, U,
+  // ACT](A, B, bias | None, C)): its plain row is ACT = identity with no bias,
+  // its bias_gelu row gelu_tanh with the bias; it has no other variant.
+  const bool dotStyle = plainName == "gemm_dot";
+  spindle::KernelOptions identity, gelu;
+  identity.consts = {{"ACT", spindle::ConstOverride::ofFunction("identity")}};
+  gelu.consts = {{"ACT", spindle::ConstOverride::ofFunction("gelu_tanh")}};
+  spindle::Module plainModule = rt.loadModule(spn);
+  spindle::Kernel plain = dotStyle ? plainModule.kernel(plainName, identity) : plainModule.kernel(plainName);
+  std::optional<spindle::Kernel> dotGelu;
+  if (dotStyle) dotGelu = plainModule.kernel(plainName, gelu);
   bool needEx = false;
-  for (const Row& r : rows) needEx |= r.variant != "plain";
+  for (const Row& r : rows) {
+    if (dotStyle && r.variant != "plain" && r.variant != "bias_gelu") {
+      std::fprintf(stderr, "gemm_check: %s has the plain and bias_gelu rows only, not '%s'\n", spn.c_str(),
+                   r.variant.c_str());
+      return 2;
+    }
+    needEx |= r.variant != "plain" && !dotStyle;
+  }
   std::optional<spindle::Kernel> exIdentity, exGelu;
   if (needEx) {
     spindle::Module m = rt.loadModule(exSpn);
-    spindle::KernelOptions id, gelu;
-    id.consts = {{"ACT", spindle::ConstOverride::ofFunction("identity")}};
-    gelu.consts = {{"ACT", spindle::ConstOverride::ofFunction("gelu_tanh")}};
-    exIdentity = m.kernel("gemm_ex", id);
+    exIdentity = m.kernel("gemm_ex", identity);
     exGelu = m.kernel("gemm_ex", gelu);
   }
   int failures = 0;
@@ -192,7 +210,12 @@ int main(int argc, char** argv) {
         rt.copyToDevice(dC, Cbytes.data(), Cbytes.size());
         std::vector<spindle::Arg> args;
         spindle::Kernel k = plain;
-        if (v == "plain") {
+        if (dotStyle) {
+          k = isBias ? *dotGelu : plain;
+          args = {spindle::tensor(dA.data(), t, {M, K}), spindle::tensor(dB.data(), t, {K, N}),
+                  isBias ? spindle::tensor(dBias.data(), t, {N}) : spindle::none(),
+                  spindle::tensor(dC.data(), ct, {M, N})};
+        } else if (v == "plain") {
           args = {spindle::tensor(dA.data(), t, {M, K}), spindle::tensor(dB.data(), t, {K, N}),
                   spindle::tensor(dC.data(), ct, {M, N})};
         } else {

@@ -623,37 +623,48 @@ std::vector<Case> gemmCases(Rng& rng) {
 // that cut the 256 x 128 tile, the slab and the 16 x 16 tiles everywhere
 // (37x53x29), one of whole tiles (256x128x128), one of several blocks and
 // slabs through the stages with rows that are not 16-byte aligned
-// (300x140x333), and f16 output. The bound is gemm's.
+// (300x140x333), f16 output, and the epilogue's bias + tanh GELU. The bound
+// is gemm's, gemm_ex's with GELU (its slope is below 1.2).
 std::vector<Case> gemmDotCases(Rng& rng) {
   struct V {
     ST t, out;
     int64_t M, N, K;
+    bool biasGelu;
   };
-  const std::vector<V> vs = {{ST::F16, ST::F32, 37, 53, 29},
-                             {ST::BF16, ST::F32, 256, 128, 128},
-                             {ST::F16, ST::F32, 300, 140, 333},
-                             {ST::BF16, ST::F32, 37, 53, 29},
-                             {ST::F16, ST::F16, 100, 130, 70}};
+  const std::vector<V> vs = {{ST::F16, ST::F32, 37, 53, 29, false},
+                             {ST::BF16, ST::F32, 256, 128, 128, false},
+                             {ST::F16, ST::F32, 300, 140, 333, false},
+                             {ST::BF16, ST::F32, 37, 53, 29, true},
+                             {ST::F16, ST::F16, 100, 130, 70, true}};
   std::vector<Case> out;
   for (V v : vs) {
     auto A = std::make_shared<Host>(randomHost(v.t, size_t(v.M * v.K), rng));
     auto B = std::make_shared<Host>(randomHost(v.t, size_t(v.K * v.N), rng));
+    auto bias = std::make_shared<Host>(randomHost(v.t, size_t(v.N), rng));
     Case c;
-    c.label = tname(v.t) + " -> " + tname(v.out) + " " + shape({v.M, v.N, v.K});
-    c.mutate = false;  // gemm's mutants cover the same epilogue and copies; CI time
-    c.run = [v, A, B](Device& d) {
-      DeviceBuffer dA = d.upload(A->bytes), dB = d.upload(B->bytes);
+    c.label =
+        tname(v.t) + " -> " + tname(v.out) + " " + shape({v.M, v.N, v.K}) + (v.biasGelu ? " +bias gelu_tanh" : "");
+    c.mutate = v.biasGelu && v.out == ST::F32;  // the one index it writes itself: bias[col]
+    c.run = [v, A, B, bias](Device& d) {
+      KernelOptions o;
+      o.consts = {{"ACT", ConstOverride::ofFunction(v.biasGelu ? "gelu_tanh" : "identity")}};
+      DeviceBuffer dA = d.upload(A->bytes), dB = d.upload(B->bytes), dBias = d.upload(bias->bytes);
       DeviceBuffer dC = d.filled(size_t(v.M * v.N) * elemBytes(v.out));
-      d.kernel("gemm_dot")
-          .launch(nullptr, {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
-                            tensor(dC.data(), v.out, {v.M, v.N})});
+      d.kernel("gemm_dot", o)
+          .launch(nullptr,
+                  {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
+                   v.biasGelu ? tensor(dBias.data(), v.t, {v.N}) : none(), tensor(dC.data(), v.out, {v.M, v.N})});
       return std::vector<Bytes>{d.download(dC)};
     };
-    c.check = [v, A, B](const std::vector<Bytes>& out, Checker& ch) {
-      const Vec want = bench::refMatmul(A->values, B->values, v.M, v.N, v.K);
+    c.check = [v, A, B, bias](const std::vector<Bytes>& out, Checker& ch) {
+      Vec want = bench::refMatmul(A->values, B->values, v.M, v.N, v.K);
+      if (v.biasGelu)
+        for (size_t i = 0; i < want.size(); ++i) want[i] = bench::actGeluTanh(want[i] + bias->values[i % size_t(v.N)]);
       const Vec got = decode(v.out, out[0], 0, size_t(v.M * v.N));
-      if (v.out == ST::F32) ch.near("C", got, want, 1e-6 * double(v.K), 1e-5);
-      else ch.near("C", got, want, storageTol(v.out).atol + 1e-6 * double(v.K), storageTol(v.out).rtol);
+      const double atol = (v.biasGelu ? 1.2e-6 : 1e-6) * double(v.K) + (v.biasGelu ? 1e-6 : 0.0);
+      const double rtol = v.biasGelu ? 2e-5 : 1e-5;
+      if (v.out == ST::F32) ch.near("C", got, want, atol, rtol);
+      else ch.near("C", got, want, storageTol(v.out).atol + atol, storageTol(v.out).rtol);
     };
     out.push_back(std::move(c));
   }
