@@ -575,6 +575,7 @@ GeneratedKernel generateKernel(SemaModule& sema, const std::string& kernelName, 
   checkNoAbsentUses(sema, kernel, plan.functions);
   checkNoUnavailableConsts(sema, kernel, plan.functions);
   checkMatrixBlock(sema, kernel, plan.functions, plan.block);
+  checkDotAccumulators(sema, plan.functions);
   analyzeModuleDefs(sema, spec.checked);
   analyzeCaptures(sema, kernel, staticDims, spec.checked);
   checkSpecializedBodies(sema, kernel, plan.functions, spec.staticDims);

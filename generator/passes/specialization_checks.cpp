@@ -167,6 +167,20 @@ void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kerne
       });
 }
 
+void checkDotAccumulators(const SemaModule& sema, const std::vector<FunctionScope*>& functions) {
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (const auto* n = e.as<NameExpr>();
+        n && n->symbol && n->symbol->kind == SymbolKind::Fragment && n->symbol->dotAccumulator)
+      throwSpecializationError(sema, DiagId::sema_dot_closure, n->range, n->name);
+    forEachChild(e, onExpr);
+  };
+  std::function<void(const Block&)> visit = [&](const Block& b) {
+    for (const auto& s : b) forEachChild(*s, onExpr, visit);
+  };
+  for (const FunctionScope* f : functions)
+    if (f->function) visit(f->function->body);
+}
+
 // The matrix API's builtins need every lane of each warp (docs/language.md
 // 8.11): a block of whole warps at both widths.
 // dot needs whole groups of four warps.

@@ -36,6 +36,11 @@ void checkNoUnavailableConsts(const SemaModule& sema, const FunctionScope& kerne
 
 // A kernel that reaches a matrix builtin (mma_load_*, mma) has a block of
 // whole warps (spec-mma-partial-warp, at the first such call).
+// A dot's accumulator is named only in the kernel body that declares it
+// (sema-dot-closure): its `fresh` flag and its settling are that body's
+// (printer/dot_printer.cpp).
+void checkDotAccumulators(const SemaModule& sema, const std::vector<FunctionScope*>& functions);
+
 void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const std::vector<FunctionScope*>& functions,
                       const BlockPlan& block);
 

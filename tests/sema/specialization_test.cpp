@@ -601,6 +601,45 @@ TEST(Specialization, MatrixBuiltinsNeedWholeWarps) {
   EXPECT_NO_THROW(m->generate("k", Specialization{}));
 }
 
+// dot (docs/language.md 8.13) needs whole groups of four warps at both
+// widths: 64 threads (one AMD wave, two NVIDIA warps) is refused at the
+// dot, 256 (a group of AMD waves, two of NVIDIA warps) is fine. Its accumulator is named only in
+// the kernel's body: a closure that reads it is refused where it does.
+TEST(Specialization, DotNeedsWholeWarpGroupsAndItsAccumulatorStaysInTheBody) {
+  auto source = [](const std::string& block, bool closure) {
+    std::string s = "@grid(1)\n@block(" + block +
+                    ")\nkernel k(A: f16[M, 16], B: f16[16, 16], C: f32[64, 16]):\n"
+                    "    As = shared(f16, [64, 16], swizzle=32)\n    Bs = shared(f16, [16, 16], swizzle=32)\n"
+                    "    acc = mma_zero(f32, [1, 1])\n    dot(acc, As, 0, 0, Bs, 0, 0, 16)\n";
+    if (closure)
+      s += "    def store():\n        for r, c, v in elements(acc[0, 0]):\n            C[r, c] = v\n    store()\n";
+    else s += "    mma_store(C, 0, 0, acc[0, 0])\n";
+    return s;
+  };
+  // A block that follows the launch may end in a partial warp: the matrix
+  // API's first rule says so first.
+  for (const auto& [block, want] : std::vector<std::pair<std::string, std::string>>{
+           {"64", "'dot' needs the four warps of each group, but this kernel's block is not a whole number of groups"},
+           {"min(M, 256)", "'dot' needs every lane of a warp, but this kernel's block follows the launch"}}) {
+    DiagnosticEngine diags;
+    auto m = CompiledModule::fromString("test.spn", source(block, false), diags);
+    ASSERT_TRUE(m) << diags.renderAll();
+    expectGeneratorError([&] { m->generate("k", Specialization{}); }, "test.spn:7:5: error: " + want);
+  }
+  {
+    DiagnosticEngine diags;
+    auto m = CompiledModule::fromString("test.spn", source("256", true), diags);
+    ASSERT_TRUE(m) << diags.renderAll();
+    expectGeneratorError([&] { m->generate("k", Specialization{}); },
+                         "test.spn:9:33: error: 'acc' is updated by dot, so only the kernel body that declares it may "
+                         "use it");
+  }
+  DiagnosticEngine diags;
+  auto m = CompiledModule::fromString("test.spn", source("256", false), diags);
+  ASSERT_TRUE(m) << diags.renderAll();
+  EXPECT_NO_THROW(m->generate("k", Specialization{}));
+}
+
 TEST(Specialization, GridAsksResidentBlocksWithTheBlockAndSharedBytes) {
   const char* text = R"(
 @grid(min(cdiv(N, 1024), resident_blocks()), max(resident_blocks() // 4, 1))
