@@ -193,7 +193,7 @@ void checkMatrixBlock(const SemaModule& sema, const FunctionScope& kernel, const
     if (const auto* c = e.as<CallExpr>(); c && !c->symbol) {
       const BuiltinInfo* b = findBuiltin(c->callee);
       if (b && b->category == BuiltinCategory::Matrix && !first) first = c;
-      if (b && b->id == BuiltinId::Dot && !firstDot) firstDot = c;
+      if (b && (b->id == BuiltinId::Dot || b->id == BuiltinId::DotBt) && !firstDot) firstDot = c;
     }
     forEachChild(e, onExpr);
   };

@@ -42,7 +42,8 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::WarpBarrier:
     // dot: the four warps of a group issue one wgmma together, so the
     // whole block reaches it (a block-uniform condition keeps every group).
-    case BuiltinCategory::Matrix: return b.id == BuiltinId::Dot ? ConvergenceNeed::Block : ConvergenceNeed::Warp;
+    case BuiltinCategory::Matrix:
+      return b.id == BuiltinId::Dot || b.id == BuiltinId::DotBt ? ConvergenceNeed::Block : ConvergenceNeed::Warp;
     // The votes are defined over the lanes active at the call (8.4), so a
     // divergent warp may vote.
     case BuiltinCategory::WarpVote:

@@ -34,7 +34,7 @@ const Symbol* dotAccumulatorOf(const CallExpr& c) {
 bool isDot(const CallExpr& c) {
   if (c.symbol) return false;
   const BuiltinInfo* b = findBuiltin(c.callee);
-  return b && b->id == BuiltinId::Dot;
+  return b && (b->id == BuiltinId::Dot || b->id == BuiltinId::DotBt);
 }
 
 // What a statement does with a dot accumulator: updates it by dot, or uses
@@ -74,7 +74,8 @@ std::string FunctionPrinter::dotFreshName(const Symbol& acc) const {
 // initializer, and its flag.
 void FunctionPrinter::printDotAccumulatorDecl(const Symbol& acc, const std::string& dims) {
   const std::string flag = names_.fresh(name(&acc) + "_fresh");
-  dotFresh_[&acc] = flag;
+  if (dotFresh_.emplace(&acc, flag).second) dotOrder_.push_back(&acc);
+  else dotFresh_[&acc] = flag;
   out_.linef("{} {}{};  // zeros: its first dot ignores the registers, any other use zeroes them ({})",
              fragmentType(acc), name(&acc), dims, flag);
   out_.linef("bool {} = true;", flag);
@@ -88,25 +89,35 @@ void FunctionPrinter::printDotAccumulatorDecl(const Symbol& acc, const std::stri
 std::vector<const Symbol*> FunctionPrinter::settleDotAccumulators(const Stmt& s) {
   std::vector<const Symbol*> settled;
   if (s.kind == StmtKind::FuncDef || s.kind == StmtKind::Nonlocal) return settled;
-  for (const auto& [acc, flag] : dotFresh_) {
+  // In declaration order: the printed code does not depend on addresses.
+  for (const Symbol* acc : dotOrder_) {
     if (dotSettled_.count(acc)) continue;
     const DotUses u = usesIn(s, acc);
     if (!u.other || u.dot) continue;
-    out_.linef("__spn_dot_settle({}, {});", name(acc), flag);
+    out_.linef("__spn_dot_settle({}, {});", name(acc), dotFresh_.at(acc));
     dotSettled_.insert(acc);
     settled.push_back(acc);
   }
   return settled;
 }
 
-// dot(acc, As, r, k, Bs, k2, c, D) -> __spn_dot<TI, TJ, D, SA, SB, W>(acc,
-// fresh, As, rows, cols, Bs, rows, cols, r, k, k2, c): SA and SB the
-// buffers' swizzles (0 row-major), W the wgmma of N = 16 TJ columns where
-// there is one (__spn_wgmma_n32 .. _n256), else __spn_wgmma_none.
+// dot(acc, As, r, k, Bs, k2, c, D) -> __spn_dot<TI, TJ, D, SA, SB, BT,
+// W>(acc, fresh, As, rows, cols, Bs, rows, cols, r, k, k2, c); with A in
+// registers, dot(acc, a, Bs, k2, c, D) -> __spn_dot_ra<TJ, D, SB, BT,
+// W>(acc, fresh, a, Bs, rows, cols, k2, c). dot_bt (B stored N x K) takes c
+// before k2 and prints BT = 1. SA and SB: the buffers' swizzles (0
+// row-major); W the wgmma of N = 16 TJ columns where there is one
+// (__spn_wgmma_n32 .. _n256), else __spn_wgmma_none.
 CppExpr FunctionPrinter::dotCall(const CallExpr& c) const {
+  const bool registers = c.args.size() == 6;
+  const bool bt = c.callee == "dot_bt";
   const Symbol& acc = *dotAccumulatorOf(c);
-  const Symbol& as = *c.args[1]->as<NameExpr>()->symbol;
-  const Symbol& bs = *c.args[4]->as<NameExpr>()->symbol;
+  const Symbol& a = *c.args[1]->as<NameExpr>()->symbol;
+  const Symbol& bs = *c.args[registers ? 2 : 4]->as<NameExpr>()->symbol;
+  // B's coordinates as written: (k2, c) for dot, (c, k2) for dot_bt.
+  const Expr& first = *c.args[registers ? 3 : 5];
+  const Expr& second = *c.args[registers ? 4 : 6];
+  const std::string k2 = value(bt ? second : first), col = value(bt ? first : second);
   std::string wgmma = "__spn_wgmma_none";
   if (ctx_.spec) {
     const PerWarpWidth tj = evaluateForWarpWidths(*acc.shape[1], ctx_.spec->staticDims, &ctx_.spec->typeArgs);
@@ -115,22 +126,27 @@ CppExpr FunctionPrinter::dotCall(const CallExpr& c) const {
       if (n == 32 || n == 64 || n == 128 || n == 256) wgmma = "__spn_wgmma_n" + std::to_string(n);
     }
   }
-  // A checked build reads both operands element by element through the
-  // checked accessors (the warp-level path), naming the dot and the buffer.
-  std::string where;
-  if (ctx_.checked) {
-    auto at = [&](const Symbol& buf) {
-      return fmt::format("__spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
-                         c.range.begin.col, buf.name);
-    };
-    where = fmt::format(", __spn_dot_where{{{}, {}}}", at(as), at(bs));
-  }
+  // A checked build reads the shared operands element by element through
+  // the checked accessors (the warp-level path), naming the dot and the
+  // buffer.
+  auto at = [&](const Symbol& buf) {
+    return fmt::format("__spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                       c.range.begin.col, buf.name);
+  };
   auto swizzle = [&](const Symbol& buf) { return buf.swizzle ? value(*buf.swizzle) : std::string("0"); };
-  return {fmt::format("__spn_dot<{}, {}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})",
-                      expr(*acc.shape[0]).text, expr(*acc.shape[1]).text, value(*c.args[7]), swizzle(as), swizzle(bs),
-                      wgmma, name(&acc), dotFreshName(acc), name(&as), dimExpr(as, 0).text, dimExpr(as, 1).text,
-                      name(&bs), dimExpr(bs, 0).text, dimExpr(bs, 1).text, value(*c.args[2]), value(*c.args[3]),
-                      value(*c.args[5]), value(*c.args[6]), where),
+  const std::string b = fmt::format("{}, {}, {}", name(&bs), dimExpr(bs, 0).text, dimExpr(bs, 1).text);
+  if (registers) {
+    const std::string where = ctx_.checked ? fmt::format(", __spn_dot_where{{{}, {}}}", at(bs), at(bs)) : "";
+    return {fmt::format("__spn_dot_ra<{}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}{})", expr(*acc.shape[1]).text,
+                        value(*c.args[5]), swizzle(bs), bt ? 1 : 0, wgmma, name(&acc), dotFreshName(acc), name(&a), b,
+                        k2, col, where),
+            kPostfix};
+  }
+  const std::string where = ctx_.checked ? fmt::format(", __spn_dot_where{{{}, {}}}", at(a), at(bs)) : "";
+  return {fmt::format("__spn_dot<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}{})",
+                      expr(*acc.shape[0]).text, expr(*acc.shape[1]).text, value(*c.args[7]), swizzle(a), swizzle(bs),
+                      bt ? 1 : 0, wgmma, name(&acc), dotFreshName(acc), name(&a), dimExpr(a, 0).text,
+                      dimExpr(a, 1).text, b, value(*c.args[2]), value(*c.args[3]), k2, col, where),
           kPostfix};
 }
 

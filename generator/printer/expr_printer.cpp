@@ -592,7 +592,7 @@ CppExpr FunctionPrinter::builtinCall(const CallExpr& c) const {
 // (zero outside), its strides address it.
 CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
   const BuiltinInfo& b = *findBuiltin(c.callee);
-  if (b.id == BuiltinId::Dot) return dotCall(c);
+  if (b.id == BuiltinId::Dot || b.id == BuiltinId::DotBt) return dotCall(c);
   if (b.id == BuiltinId::DotWait) return {fmt::format("__spn_dot_wait<{}>()", value(*c.args[0])), kPostfix};
   // mma_to_a(a[k], acc[i, j]), row_max(m[i], acc[i, j]), row_sum(..): the
   // prelude's helper on the two tiles.

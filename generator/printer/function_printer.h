@@ -221,6 +221,7 @@ class FunctionPrinter {
   bool compileTimeValuesInline_ = false;                       // consts as values (launcherValue)
   mutable std::unique_ptr<Divisibility> divisibility_;         // the kernel's, built at its first run loop
   std::map<const Symbol*, std::string> dotFresh_;              // dot accumulator -> its `fresh` flag
+  std::vector<const Symbol*> dotOrder_;                        // the dot accumulators in declaration order
   std::set<const Symbol*> dotSettled_;                         // settled around the statement being printed
 };
 

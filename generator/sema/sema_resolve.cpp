@@ -1872,10 +1872,11 @@ class Resolver {
         }
         if (c.args.size() > 1)
           if (auto* src = c.args[1]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;
-        if (c.callee == "dot" && c.args.size() == 8) {
+        if ((c.callee == "dot" || c.callee == "dot_bt") && (c.args.size() == 8 || c.args.size() == 6)) {
           if (auto* acc = c.args[0]->as<NameExpr>(); acc && acc->symbol && acc->symbol->kind == SymbolKind::Fragment)
             acc->symbol->dotAccumulator = true;
-          if (auto* src = c.args[4]->as<NameExpr>(); src && src->symbol) src->symbol->matrixSource = true;
+          if (auto* src = c.args[c.args.size() == 8 ? 4 : 2]->as<NameExpr>(); src && src->symbol)
+            src->symbol->matrixSource = true;
           if (FunctionScope* root = state().scope->kernelRoot) root->usesDot = true;
           state().scope->usesDot = true;
         }

@@ -520,7 +520,7 @@ class TypeChecker {
   // (docs/language.md 8.11). Neither has a value: a load is a statement,
   // mma the value of an assignment to an accumulator tile (checkAssign).
   ScalarType checkMatrixCall(CallExpr& c, bool assigned) {
-    if (c.callee == "dot") return checkDot(c);
+    if (c.callee == "dot" || c.callee == "dot_bt") return checkDot(c);
     if (c.callee == "dot_wait") {  // dot_wait(n): the immediate of wgmma.wait_group
       auto n = evaluateConst(*c.args[0], constsOnly());
       if (!n && constsOnlyExpr(*c.args[0])) return ScalarType::Invalid;
@@ -614,13 +614,22 @@ class TypeChecker {
   // type, the coordinates integers, D a constant multiple of 16 (one the
   // specialization decides is checked by the helper's static_assert).
   ScalarType checkDot(CallExpr& c) {
+    // dot(acc, As, r, k, Bs, k2, c, D), or with A in registers dot(acc, a,
+    // Bs, k2, c, D); dot_bt the same with B stored N x K (c and k2 swap).
+    if (c.args.size() != 8 && c.args.size() != 6) {
+      error(DiagId::sema_dot_args, c.range,
+            fmt::format("{} takes 8 arguments (A in shared memory) or 6 (A in registers), not {}", c.callee,
+                        c.args.size()));
+      return ScalarType::Invalid;
+    }
+    const bool registers = c.args.size() == 6;
     auto symbolAt = [&](size_t i) -> const Symbol* {
       const auto* nm = c.args[i]->as<NameExpr>();
       return nm ? nm->symbol : nullptr;
     };
     const Symbol* acc = symbolAt(0);
     const Symbol* as = symbolAt(1);
-    const Symbol* bs = symbolAt(4);
+    const Symbol* bs = symbolAt(registers ? 2 : 4);
     std::string why;
     auto bufferProblem = [&](const Symbol* s, const char* which) -> std::string {
       if (!s) return fmt::format("the {} argument is an expression", which);
@@ -630,27 +639,41 @@ class TypeChecker {
         return fmt::format("'{}' holds {}", s->name, scalarName(s->type));
       return "";
     };
+    auto registersProblem = [&](const Symbol* s) -> std::string {
+      if (!s || s->kind != SymbolKind::Fragment || s->fragmentRole != Symbol::FragmentRole::A)
+        return "with 6 arguments the second is a whole mma_a(...) array (A in registers)";
+      if (s->shape.size() != 1) return fmt::format("'{}' has {} dims, not the one of [TK]", s->name, s->shape.size());
+      auto ti = acc->shape.empty() ? std::nullopt : evaluateConst(*acc->shape[0], constsOnly());
+      if (!ti || ti->isFloat || ti->i != 1)
+        return fmt::format(
+            "with A in registers '{}' is one row of tiles (mma_zero(f32, [1, TJ])): each warp holds "
+            "its 16 rows",
+            acc->name);
+      return "";
+    };
     if (!acc || acc->kind != SymbolKind::Fragment || acc->fragmentRole != Symbol::FragmentRole::Acc)
       why = acc ? fmt::format("'{}' (the first argument) is not an accumulator array", acc->name)
                 : "the first argument is not an accumulator array (a whole mma_zero(...) array, not one tile)";
     else if (acc->shape.size() != 2)
       why = fmt::format("'{}' has {} dims, not the two of [TI, TJ]", acc->name, acc->shape.size());
-    else if (why = bufferProblem(as, "second"); !why.empty()) {
-    } else if (why = bufferProblem(bs, "fifth"); !why.empty()) {
+    else if (why = registers ? registersProblem(as) : bufferProblem(as, "second"); !why.empty()) {
+    } else if (why = bufferProblem(bs, registers ? "third" : "fifth"); !why.empty()) {
     } else if (as->type != ScalarType::Invalid && bs->type != ScalarType::Invalid && as->type != bs->type)
       why = fmt::format("'{}' holds {}, '{}' {}", as->name, scalarName(as->type), bs->name, scalarName(bs->type));
     if (!why.empty()) {
       error(DiagId::sema_dot_args, c.range, why);
       return ScalarType::Invalid;
     }
-    for (size_t i : {size_t(2), size_t(3), size_t(5), size_t(6)}) {
+    const std::vector<size_t> coordinates = registers ? std::vector<size_t>{3, 4} : std::vector<size_t>{2, 3, 5, 6};
+    for (size_t i : coordinates) {
       ScalarType t = typeOf(*c.args[i]);
       if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
     }
-    auto d = evaluateConst(*c.args[7], constsOnly());
-    if (!d && constsOnlyExpr(*c.args[7])) return ScalarType::Invalid;
+    const Expr& depth = *c.args.back();
+    auto d = evaluateConst(depth, constsOnly());
+    if (!d && constsOnlyExpr(depth)) return ScalarType::Invalid;
     if (!d || d->isFloat || d->i <= 0 || d->i % 16 != 0)
-      error(DiagId::sema_dot_args, c.args[7]->range,
+      error(DiagId::sema_dot_args, depth.range,
             d && !d->isFloat ? fmt::format("the depth is {}", d->i) : std::string("the depth is not a constant"));
     return ScalarType::Invalid;
   }

@@ -26,9 +26,13 @@ void collectTypeTests(const Block& body, std::vector<const TypeTestExpr*>& out) 
 // The shared buffers that dot(acc, As, r, k, Bs, ...) multiplies.
 void collectDotBuffers(const Block& body, std::set<std::string>& out) {
   std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
-    if (const auto* c = e.as<CallExpr>(); c && c->callee == "dot" && c->args.size() == 8)
-      for (size_t i : {size_t(1), size_t(4)})
-        if (const auto* n = c->args[i]->as<NameExpr>()) out.insert(n->name);
+    if (const auto* c = e.as<CallExpr>(); c && (c->callee == "dot" || c->callee == "dot_bt")) {
+      if (c->args.size() == 8)
+        for (size_t i : {size_t(1), size_t(4)})
+          if (const auto* n = c->args[i]->as<NameExpr>()) out.insert(n->name);
+      if (c->args.size() == 6)
+        if (const auto* n = c->args[2]->as<NameExpr>()) out.insert(n->name);
+    }
     forEachChild(e, onExpr);
   };
   for (const StmtPtr& s : body) {

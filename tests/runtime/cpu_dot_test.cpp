@@ -3,9 +3,11 @@
 // the four warps of a group each add their 16 rows of the product; a fresh
 // accumulator's first dot ignores its (never written) registers; an
 // accumulator read before its first dot is zeros; a dot after an in-place
-// update adds to the updated values; a dot at a column and k offset; all of
-// it with As and Bs row-major and swizzled (32, 64, 128 bytes). The
-// expected values are sums of products of the inputs, in double.
+// update adds to the updated values; a dot at a column and k offset; dot_bt
+// (B stored N x K) and A from registers (mma_a tiles of each warp's rows),
+// both forms of B; all of it with As and Bs row-major and swizzled (32, 64,
+// 128 bytes). The expected values are sums of products of the inputs, in
+// double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,16 +25,25 @@ namespace spindle::test {
 namespace {
 
 // C = 2 (A B + A[:, 32:] B[32:, :]) + A[:, :16] B[:16, :]; Z0 = zeros (read
-// before its dot), Z1 = A[:, :16] B[:16, :]; H = (A B)[:, 32:].
+// before its dot), Z1 = A[:, :16] B[:16, :]; H = (A B)[:, 32:]; P, R = A B
+// (dot_bt from Bt = B^T in shared memory, dot with A in registers); Q =
+// (A B)[:, 32:] (dot_bt with A in registers).
 std::string dotKernel(const std::string& swizzleA, const std::string& swizzleB) {
   return R"(
 @grid(1)
 @block(4 * warp_size())
-kernel dots[T](A: T[64, 64], B: T[64, 64], C: f32[64, 64], Z0: f32[64, 64], Z1: f32[64, 64], H: f32[64, 32]):
+kernel dots[T](A: T[64, 64], B: T[64, 64], C: f32[64, 64], Z0: f32[64, 64], Z1: f32[64, 64], H: f32[64, 32],
+               P: f32[64, 64], R: f32[64, 64], Q: f32[64, 32]):
     As = shared(T, [64, 64])" +
          swizzleA + R"()
     Bs = shared(T, [64, 64])" +
          swizzleB + R"()
+    Bt = shared(T, [64, 64])" +
+         swizzleB + R"()
+    p = mma_zero(f32, [1, 4])
+    rg = mma_zero(f32, [1, 4])
+    qt = mma_zero(f32, [1, 2])
+    a = mma_a(T, [4])
     acc = mma_zero(f32, [1, 4])
     z = mma_zero(f32, [1, 4])
     h = mma_zero(f32, [1, 2])
@@ -41,7 +52,13 @@ kernel dots[T](A: T[64, 64], B: T[64, 64], C: f32[64, 64], Z0: f32[64, 64], Z1: 
     for e in range(tid, 64 * 64, block_dim()):
         As[e // 64, e % 64] = A[e // 64, e % 64]
         Bs[e // 64, e % 64] = B[e // 64, e % 64]
+        Bt[e % 64, e // 64] = B[e // 64, e % 64]
     sync()
+    for k in static_range(4):
+        mma_load_a(a[k], As, q * 16, k * 16)
+    dot_bt(p, As, 0, 0, Bt, 0, 0, 64)
+    dot(rg, a, Bs, 0, 0, 64)
+    dot_bt(qt, a, Bt, 32, 0, 64)
     for j in static_range(4):
         for r, c, v in elements(z[0, j]):
             Z0[q * 16 + r, j * 16 + c] = v
@@ -62,6 +79,10 @@ kernel dots[T](A: T[64, 64], B: T[64, 64], C: f32[64, 64], Z0: f32[64, 64], Z1: 
     for j in static_range(2):
         for r, c, v in elements(h[0, j]):
             H[q * 16 + r, j * 16 + c] = v
+        mma_store(Q, q * 16, j * 16, qt[0, j])
+    for j in static_range(4):
+        mma_store(P, q * 16, j * 16, p[0, j])
+        mma_store(R, q * 16, j * 16, rg[0, j])
 )";
 }
 
@@ -87,20 +108,18 @@ TEST_P(CpuDot, WarpGroupsAddTheirRowsOfTheProduct) {
   DeviceBuffer dA = rt.allocate(A.size() * 2), dB = rt.allocate(B.size() * 2);
   rt.copyToDevice(dA, A.data(), A.size() * 2);
   rt.copyToDevice(dB, B.data(), B.size() * 2);
-  std::vector<float> C(64 * 64, NAN), Z0(64 * 64, NAN), Z1(64 * 64, NAN), H(64 * 32, NAN);
-  DeviceBuffer dC = rt.allocate(C.size() * 4), dZ0 = rt.allocate(Z0.size() * 4), dZ1 = rt.allocate(Z1.size() * 4),
-               dH = rt.allocate(H.size() * 4);
-  rt.copyToDevice(dC, C.data(), C.size() * 4);
-  rt.copyToDevice(dZ0, Z0.data(), Z0.size() * 4);
-  rt.copyToDevice(dZ1, Z1.data(), Z1.size() * 4);
-  rt.copyToDevice(dH, H.data(), H.size() * 4);
-  k.launch(nullptr, {tensor(dA.data(), dtype, {64, 64}), tensor(dB.data(), dtype, {64, 64}),
-                     tensor(dC.data(), ScalarType::F32, {64, 64}), tensor(dZ0.data(), ScalarType::F32, {64, 64}),
-                     tensor(dZ1.data(), ScalarType::F32, {64, 64}), tensor(dH.data(), ScalarType::F32, {64, 32})});
-  rt.copyToHost(C.data(), dC, C.size() * 4);
-  rt.copyToHost(Z0.data(), dZ0, Z0.size() * 4);
-  rt.copyToHost(Z1.data(), dZ1, Z1.size() * 4);
-  rt.copyToHost(H.data(), dH, H.size() * 4);
+  std::vector<float> C(64 * 64, NAN), Z0(64 * 64, NAN), Z1(64 * 64, NAN), H(64 * 32, NAN), P(64 * 64, NAN),
+      R(64 * 64, NAN), Q(64 * 32, NAN);
+  std::vector<std::vector<float>*> outs = {&C, &Z0, &Z1, &H, &P, &R, &Q};
+  std::vector<DeviceBuffer> bufs;
+  std::vector<Arg> args = {tensor(dA.data(), dtype, {64, 64}), tensor(dB.data(), dtype, {64, 64})};
+  for (std::vector<float>* o : outs) {
+    bufs.push_back(rt.allocate(o->size() * 4));
+    rt.copyToDevice(bufs.back(), o->data(), o->size() * 4);
+    args.push_back(tensor(bufs.back().data(), ScalarType::F32, {64, int64_t(o->size() / 64)}));
+  }
+  k.launch(nullptr, args.data(), args.size());
+  for (size_t i = 0; i < outs.size(); ++i) rt.copyToHost(outs[i]->data(), bufs[i], outs[i]->size() * 4);
   auto sum = [&](int r, int c, int k0, int k1) {
     double s = 0;
     for (int kk = k0; kk < k1; ++kk) s += a[size_t(r * 64 + kk)] * b[size_t(kk * 64 + c)];

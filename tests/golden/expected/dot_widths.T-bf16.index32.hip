@@ -2,11 +2,12 @@
 // Regenerate with: spindle gen tests/golden/kernels/dot_widths.spn --kernel dot_widths --dtype T=bf16 --index32
 // kernel:          dot_widths
 // specialization:  T = bf16, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (1), block (4 * warp_size()), dynamic shared memory none
+// launch:          grid (1), block (4 * warp_size()), dynamic shared memory __spn_align1024(__spn_align1024(__spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))) + __spn_align16(64 * 256 * sizeof(__spn_bf16))) + __spn_align16(64 * 32 * sizeof(__spn_bf16))) + __spn_align16(64 * 64 * sizeof(__spn_bf16)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __spn_bf16* __restrict__ A         tensor bf16[64, 64], read-only
 //    1  const __spn_bf16* __restrict__ B         tensor bf16[64, 256], read-only
 //    2  float* __restrict__ C                    tensor f32[64, 512]
+//    3  float* __restrict__ D                    tensor f32[64, 192]
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
 #if defined(__CUDACC_RTC__)  // nvrtc has no C library
@@ -61,6 +62,25 @@ struct __spn_bf16 {
 #define __SPN_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
+#endif
+template <typename T>
+__host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 16 * 16; }
+// Declares `unsigned char name[]`, the launch's dynamic shared memory (16-aligned). On the CPU target it is the block's
+// buffer from the runtime: an extern __shared__ array cannot be thread_local there.
+#if defined(__SPN_CPU)
+#define __SPN_DYNAMIC_SHARED(name) unsigned char* const name = __spn_cpu_dynamic_shared()
+#else
+#define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+#endif
+template <typename T>
+__host__ __device__ constexpr T __spn_align1024(T bytes) { return (bytes + 1023) / 1024 * 1024; }
+// As __SPN_DYNAMIC_SHARED, 1024-aligned: a swizzled buffer lives there
+// (docs/language.md 5.4). The CPU target's buffer is only 16-aligned, which
+// its layout does not depend on (offsets are from the buffer's start).
+#if defined(__SPN_CPU)
+#define __SPN_DYNAMIC_SHARED_1024(name) unsigned char* const name = __spn_cpu_dynamic_shared()
+#else
+#define __SPN_DYNAMIC_SHARED_1024(name) extern __shared__ __attribute__((aligned(1024))) unsigned char name[]
 #endif
 // A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
 // type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
@@ -353,6 +373,125 @@ __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t row
                                                               rows, c, cols);
   else return __spn_checked_read(const_cast<T*>(src), w.file, w.line, w.col, w.name, r, rows, s0, c, cols, s1);
 }
+// mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
+template <int Swz = 0, typename T, typename... Where>
+__device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
+                                                 int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
+  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
+}
+// NVIDIA's ldmatrix.x4: four 8x8 matrices of 16-bit elements from shared
+// memory in one warp-wide instruction. Lane l gives the address of row
+// l % 8 of matrix l / 8 (16 contiguous, 16-aligned bytes); register j
+// receives this lane's two elements of matrix j (row lane / 4, columns
+// 2 (lane % 4) and + 1, the first in the low half), or with Trans those of
+// the transposed matrix (PTX ISA, "ldmatrix").
+#if defined(__SPN_CUDA)
+template <bool Trans>
+__device__ __forceinline__ void __spn_ldmatrix_x4(uint32_t (&d)[4], const void* row) {
+  const uint32_t at = uint32_t(__cvta_generic_to_shared(row));
+  if (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(at));
+}
+#endif
+// The element offset, from the 16x16 block's first element, of the row
+// whose address lane `lane` gives to ldmatrix.x4 (row lane % 8 of matrix
+// lane / 8; s0: the buffer's row stride). Matrix j starts at row 8 (j % 2),
+// column 8 (j / 2) of the block; with NK (B stored N x K) at row 8 (j / 2),
+// column 8 (j % 2). tests/prelude_host/mma_layout_test.cpp emulates
+// ldmatrix on these offsets against the documented operand layouts.
+template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_row(int32_t lane) {
+  return NK ? lane % 8 + 8 * (lane / 16) : lane % 8 + 8 * ((lane / 8) % 2);
+}
+template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_col(int32_t lane) {
+  return NK ? 8 * ((lane / 8) % 2) : 8 * (lane / 16);
+}
+template <bool NK>
+__device__ __forceinline__ int32_t __spn_mma_ldsm_offset(int32_t lane, int32_t s0) {
+  return __spn_mma_ldsm_row<NK>(lane) * s0 + __spn_mma_ldsm_col<NK>(lane);
+}
+// A tile load from a shared buffer with ldmatrix where it exists: the 16x16
+// block src[r0.., c0..] as four 8x8 matrices, matrix j starting at row
+// 8 (j % 2), column 8 (j / 2) of the block, register j of the x4 load
+// being operand elements 2j and 2j + 1 (__spn_mma_layout): A as stored
+// (M x K), or with Trans B stored K x N (its stored rows are the k). The
+// block lies inside the buffer (a shared source's tile must: a checked
+// build reports one that does not). False, and nothing loaded, where
+// ldmatrix cannot read the block: not NVIDIA, or a row stride or column
+// not a multiple of 8 elements (16 bytes); the caller then loads element
+// by element. The tests are the same on every lane, and usually known to
+// the compiler (constant strides, columns of known multiples).
+// With NK, B stored N x K (mma_load_b_t): matrix j starts at row
+// 8 (j / 2), column 8 (j % 2) of the block, read without .trans (its stored
+// rows are the n, the k run along them as A's do).
+// Swz: a swizzled buffer's swizzle (rows then its row count): each lane's
+// row of 8 elements is one 16-byte chunk (c0 a multiple of 8), which the
+// swizzle moves whole, so the lane gives that chunk's swizzled address.
+template <bool Trans, typename F, typename T, bool NK = false, int Swz = 0>
+__device__ __forceinline__ bool __spn_mma_ldsm(F& f, const T* src, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
+                                               int64_t r0, int64_t c0) {
+#if defined(__SPN_CUDA)
+  (void)rows, (void)cols;
+  if (s1 != 1 || (Swz == 0 && s0 % 8 != 0) || c0 % 8 != 0) return false;
+  // The lane, read without volatile (unlike __spn_lane_id, whose reasons
+  // are the warp scans'): nvcc may then compute the lane's part of the
+  // address once for a loop's loads (samples/gemm.spn: 13 fewer
+  // instructions a K slab), not at every load.
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  // Inside a shared buffer, so 32-bit offsets suffice. The lane's part of
+  // the offset apart from the block's: it is the same for every load of a
+  // loop from this buffer, so computed once, and the block's is mostly
+  // constants (gemm: 14 fewer instructions a K slab).
+  uint32_t d[4];
+  if constexpr (Swz != 0) {
+    const uint32_t lr = uint32_t(__spn_mma_ldsm_row<NK>(int32_t(lane)));
+    const uint32_t lc = uint32_t(__spn_mma_ldsm_col<NK>(int32_t(lane)));
+    const uint32_t ur0 = uint32_t(r0), uc0 = uint32_t(c0);
+    int32_t at;
+    if (ur0 % 8 == 0 && uc0 % 16 == 0) {
+      // The usual block (rows from a multiple of 8, 16 columns of one
+      // panel, which is at least 16 wide): __spn_swizzle_offset's terms
+      // split into the block's and the lane's, the lane's XOR term (its
+      // column chunk and its row's swizzle) computed once for a loop's
+      // loads: the block's part is a multiply-add and an XOR.
+      constexpr uint32_t W = uint32_t(Swz / sizeof(T)), chunk = uint32_t(16 / sizeof(T));
+      const uint32_t laneX = lc ^ ((((lr % 8) * uint32_t(Swz)) >> 7) & uint32_t(Swz / 16 - 1)) * chunk;
+      at = int32_t((uc0 / W) * (uint32_t(rows) * W) + (ur0 + lr) * W + ((uc0 % W) ^ laneX));
+    } else {
+      at = __spn_swizzle_offset<Swz, T>(rows, ur0 + lr, uc0 + lc);
+    }
+    __spn_ldmatrix_x4<Trans>(d, src + at);
+  } else {
+    const int32_t laneOffset = __spn_mma_ldsm_offset<NK>(int32_t(lane), int32_t(s0));
+    __spn_ldmatrix_x4<Trans>(d, src + (int32_t(r0) * int32_t(s0) + int32_t(c0) + laneOffset));
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    f.h[2 * j] = uint16_t(d[j]);
+    f.h[2 * j + 1] = uint16_t(d[j] >> 16);
+  }
+  return true;
+#else
+  (void)f, (void)src, (void)rows, (void)cols, (void)s0, (void)s1, (void)r0, (void)c0;
+  return false;
+#endif
+}
+// mma_load_a from a shared buffer (unchecked builds): ldmatrix where it
+// can, else element by element.
+template <int Swz = 0, typename T>
+__device__ __forceinline__ void __spn_mma_load_a_shared(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
+                                                        int64_t s0, int64_t s1, int64_t r, int64_t k) {
+  if (!__spn_mma_ldsm<false, __spn_mma_a<T>, T, false, Swz>(a, src, rows, cols, s0, s1, r, k))
+    __spn_mma_load_a<Swz>(a, src, rows, cols, s0, s1, r, k);
+}
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
 // each), rebuilds both tiles through the layout, and sums its own D
@@ -434,7 +573,8 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 // the warp's 16 rows is the tile's mma.sync layout (__spn_mma_acc). scale_d
 // 0 ignores d's old values (the first step of a fresh accumulator), so no
 // instruction but a wgmma defines the registers (a zeroing store would make
-// ptxas serialize the pipeline, C7515). B MN-major (imm-trans-b 1).
+// ptxas serialize the pipeline, C7515). TRANS_B: imm-trans-b, 1 for B
+// MN-major (stored K x N), 0 for K-major (stored N x K).
 // One struct per N, named by the generator, so a kernel's prelude holds
 // only the form it uses.
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -450,70 +590,139 @@ struct __spn_wgmma_bf16<__spn_bf16> {
 };
 struct __spn_wgmma_n32 {
   static constexpr int N = 32;
-  template <typename T>
+  // A from shared memory (descriptor da).
+  template <typename T, int TRANS_B>
   __device__ static __forceinline__ void run(float* d, uint64_t da, uint64_t db, int scale_d) {
 #if defined(__SPN_WGMMA)
     if constexpr (__spn_wgmma_bf16<T>::value) {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, %19;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     } else {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, %19;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     }
 #else
     (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+  }
+  // A from registers: this warp's 16 rows x 16 k as four packed pairs, the
+  // layout of mma.sync's A operand (__spn_mma_a).
+  template <typename T, int TRANS_B>
+  __device__ static __forceinline__ void run_ra(float* d, const uint32_t* a, uint64_t db, int scale_d) {
+#if defined(__SPN_WGMMA)
+    if constexpr (__spn_wgmma_bf16<T>::value) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, %22;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    }
+#else
+    (void)d, (void)a, (void)db, (void)scale_d;
 #endif
   }
 };
 struct __spn_wgmma_n64 {
   static constexpr int N = 64;
-  template <typename T>
+  // A from shared memory (descriptor da).
+  template <typename T, int TRANS_B>
   __device__ static __forceinline__ void run(float* d, uint64_t da, uint64_t db, int scale_d) {
 #if defined(__SPN_WGMMA)
     if constexpr (__spn_wgmma_bf16<T>::value) {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     } else {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     }
 #else
     (void)d, (void)da, (void)db, (void)scale_d;
 #endif
   }
+  // A from registers: this warp's 16 rows x 16 k as four packed pairs, the
+  // layout of mma.sync's A operand (__spn_mma_a).
+  template <typename T, int TRANS_B>
+  __device__ static __forceinline__ void run_ra(float* d, const uint32_t* a, uint64_t db, int scale_d) {
+#if defined(__SPN_WGMMA)
+    if constexpr (__spn_wgmma_bf16<T>::value) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    }
+#else
+    (void)d, (void)a, (void)db, (void)scale_d;
+#endif
+  }
 };
 struct __spn_wgmma_n256 {
   static constexpr int N = 256;
-  template <typename T>
+  // A from shared memory (descriptor da).
+  template <typename T, int TRANS_B>
   __device__ static __forceinline__ void run(float* d, uint64_t da, uint64_t db, int scale_d) {
 #if defined(__SPN_WGMMA)
     if constexpr (__spn_wgmma_bf16<T>::value) {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     } else {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, %131;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     }
 #else
     (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+  }
+  // A from registers: this warp's 16 rows x 16 k as four packed pairs, the
+  // layout of mma.sync's A operand (__spn_mma_a).
+  template <typename T, int TRANS_B>
+  __device__ static __forceinline__ void run_ra(float* d, const uint32_t* a, uint64_t db, int scale_d) {
+#if defined(__SPN_WGMMA)
+    if constexpr (__spn_wgmma_bf16<T>::value) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, %134;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, %134;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    }
+#else
+    (void)d, (void)a, (void)db, (void)scale_d;
 #endif
   }
 };
@@ -521,8 +730,10 @@ struct __spn_wgmma_n256 {
 // 256): always the warp-level path.
 struct __spn_wgmma_none {
   static constexpr int N = 0;
-  template <typename T>
+  template <typename T, int TRANS_B>
   __device__ static __forceinline__ void run(float*, uint64_t, uint64_t, int) {}
+  template <typename T, int TRANS_B>
+  __device__ static __forceinline__ void run_ra(float*, const uint32_t*, uint64_t, int) {}
 };
 // A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor
 // Format"): start address, leading and stride byte offsets (all >> 4),
@@ -540,14 +751,18 @@ __device__ __forceinline__ uint64_t __spn_dot_desc(uint32_t address, uint32_t le
 // nothing; a checked build (where) reads each element through the checked
 // accessors, which report one outside the buffer, or a race, at the dot
 // (__spn_mma_read, as __spn_mma_fill's elements).
+// transposed: element (u, v) of the tile is src[r0 + v, c0 + u] (B stored
+// N x K, dot_bt).
 template <int S, typename F, typename T, typename... Where>
 __device__ __forceinline__ void __spn_dot_load(F& f, const T* src, int64_t rows, int64_t cols, int64_t r0, int64_t c0,
-                                               bool isB, const Where&... where) {
+                                               bool isB, bool transposed, const Where&... where) {
   const int lane = __spn_lane_id();
 #pragma unroll
   for (int i = 0; i < __SPN_MMA_N; ++i) {
-    const int64_t r = r0 + (isB ? __spn_mma_b_row(lane, i) : __spn_mma_a_row(lane, i));
-    const int64_t c = c0 + (isB ? __spn_mma_b_col(lane, i) : __spn_mma_a_col(lane, i));
+    const int u = isB ? __spn_mma_b_row(lane, i) : __spn_mma_a_row(lane, i);
+    const int v = isB ? __spn_mma_b_col(lane, i) : __spn_mma_a_col(lane, i);
+    const int64_t r = r0 + (transposed ? v : u);
+    const int64_t c = c0 + (transposed ? u : v);
     f.h[i] = __builtin_bit_cast(uint16_t, __spn_mma_read<S>(src, r, rows, cols, c, cols, int64_t(1), where...));
   }
 }
@@ -570,45 +785,69 @@ __device__ __forceinline__ int __spn_dot_warp() {
 }
 // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): the four warps
 // of a group (warps 4g .. 4g + 3) together add As[r .. r + 64 TI, k .. k + D]
-// x Bs[k2 .. k2 + D, c .. c + 16 TJ] to their accumulators, the warp q =
+// x B[k2 .. k2 + D, c .. c + 16 TJ] to their accumulators, the warp q =
 // warp % 4 holding rows r + 64 i + 16 q .. + 16 as acc[i][0 .. TJ):
-//   acc[i][j] += As[r + 64 i + 16 q + m, k + kk] * Bs[k2 + kk, c + 16 j + n].
-// `fresh`: acc holds no value yet (mma_zero and no dot since): the first
-// step ignores its registers instead of adding to zeros (__spn_wgmma).
-// sm_90a: TI wgmmas a 16-deep step, issued and committed as one group, not
-// waited for (dot_wait). Their operands are read from the swizzled buffers
-// by descriptor: A K-major (a row is r, the k run along the panel), B
-// MN-major (k2 rows, c panels); the checks below are on values the warp
-// group shares, and fold away where the compiler knows them. Elsewhere,
-// and where a check fails: each warp loads its tiles and multiplies them
-// with the warp-level mma, synchronously.
-template <int TI, int TJ, int D, int SA, int SB, typename W, typename T, typename... Where>
+//   acc[i][j] += As[r + 64 i + 16 q + m, k + kk] * B[k2 + kk, c + 16 j + n],
+// with B[kk][n] = Bs[kk, n] (BT 0, dot) or Bs[n, kk] (BT 1, dot_bt: B
+// stored N x K). `fresh`: acc holds no value yet (mma_zero and no dot
+// since): the first step ignores its registers instead of adding to zeros
+// (__spn_wgmma). sm_90a: TI wgmmas a 16-deep step, issued and committed as
+// one group, not waited for (dot_wait). Their operands are read from the
+// swizzled buffers by descriptor: A K-major (a row is r, the k run along
+// the panel), B MN-major (BT 0: k2 rows, c panels) or K-major (BT 1, as
+// A); the checks below are on values the warp group shares, and fold away
+// where the compiler knows them. Elsewhere, and where a check fails: each
+// warp loads its tiles and multiplies them with the warp-level mma,
+// synchronously.
+template <int BT, int TJ, int SB, typename T>
+__device__ __forceinline__ bool __spn_dot_b_aligned(int64_t k2, int64_t c) {
+  constexpr int WB = SB / int(sizeof(T));  // elements of a panel row
+  if constexpr (SB == 0) return false;
+  else if constexpr (BT == 0) return 16 * TJ % WB == 0 && k2 % 8 == 0 && c % WB == 0;
+  else return k2 % 16 == 0 && c % 8 == 0;
+}
+// The descriptor of B's 16-deep step at k (k2 + kk) over columns c ..
+template <int BT, int SB, typename T>
+__device__ __forceinline__ uint64_t __spn_dot_b_desc(uint32_t b0, int64_t b_rows, int64_t k, int64_t c) {
+  constexpr int WB = SB / int(sizeof(T));
+  if constexpr (BT == 0)  // row k of panel c / WB; the panels are b_rows * SB bytes apart
+    return __spn_dot_desc(b0 + uint32_t(((c / WB) * b_rows + k) * SB), uint32_t(b_rows * SB), 8 * SB, SB);
+  else  // row c of panel k / WB, the k run at its offset (A's form)
+    return __spn_dot_desc(b0 + uint32_t(((k / WB) * b_rows + c) * SB + (k % WB) * int64_t(sizeof(T))), 16, 8 * SB,
+                          SB);
+}
+// This lane's elements of B's 16 x 16 tile at (k, c) from Bs, either layout.
+template <int BT, int SB, typename T, typename... Where>
+__device__ __forceinline__ void __spn_dot_load_b(__spn_mma_b<T>& b, const T* Bs, int64_t b_rows, int64_t b_cols,
+                                                 int64_t k, int64_t c, const Where&... where) {
+  if constexpr (BT == 0) __spn_dot_load<SB>(b, Bs, b_rows, b_cols, k, c, true, false, where...);
+  else __spn_dot_load<SB>(b, Bs, b_rows, b_cols, c, k, true, true, where...);
+}
+template <int TI, int TJ, int D, int SA, int SB, int BT, typename W, typename T, typename... Where>
 __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fresh, const T* As, int64_t a_rows,
                                           int64_t a_cols, const T* Bs, int64_t b_rows, int64_t b_cols, int64_t r,
                                           int64_t k, int64_t k2, int64_t c, const Where&... where) {
   static_assert(D > 0 && D % 16 == 0, "dot: the depth is a multiple of 16");
 #if defined(__SPN_WGMMA)
-  constexpr int WA = SA / int(sizeof(T)), WB = SB / int(sizeof(T));  // elements of a panel row
-  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SA != 0 && SB != 0 && W::N % WB == 0) {
+  constexpr int WA = SA / int(sizeof(T));  // elements of a panel row
+  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SA != 0 && SB != 0) {
     // The descriptors' alignment: 8-row atoms, 16-deep steps inside A's
-    // panel rows, B's columns from a panel's start.
-    if (r % 8 == 0 && k % 16 == 0 && k2 % 8 == 0 && c % WB == 0) {
+    // panel rows, B's columns from a panel's start (or its rows' atoms).
+    if (r % 8 == 0 && k % 16 == 0 && __spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
       const uint32_t a0 = uint32_t(__cvta_generic_to_shared(As)), b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
       fresh = false;
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16) {
-        // B: row k2 + kk of panel c / WB; the panels are b_rows * SB bytes apart.
-        const uint32_t b_at = b0 + uint32_t(((c / WB) * b_rows + k2 + kk) * SB);
-        const uint64_t db = __spn_dot_desc(b_at, uint32_t(b_rows * SB), 8 * SB, SB);
+        const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c);
 #pragma unroll
         for (int i = 0; i < TI; ++i) {
           // A: row r + 64 i of panel (k + kk) / WA, the k run at its offset.
           const int64_t ka = k + kk;
           const uint32_t a_at = a0 + uint32_t(((ka / WA) * a_rows + r + 64 * i) * SA + (ka % WA) * int64_t(sizeof(T)));
           const uint64_t da = __spn_dot_desc(a_at, 16, 8 * SA, SA);
-          W::template run<T>(acc[i][0].x, da, db, kk == 0 ? sd : 1);
+          W::template run<T, 1 - BT>(acc[i][0].x, da, db, kk == 0 ? sd : 1);
         }
       }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -629,13 +868,61 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
   for (int kk = 0; kk < D; kk += 16) {
     __spn_mma_b<T> b[TJ];
 #pragma unroll
-    for (int j = 0; j < TJ; ++j) __spn_dot_load<SB>(b[j], Bs, b_rows, b_cols, k2 + kk, c + 16 * j, true, where.b...);
+    for (int j = 0; j < TJ; ++j) __spn_dot_load_b<BT, SB>(b[j], Bs, b_rows, b_cols, k2 + kk, c + 16 * j, where.b...);
 #pragma unroll
     for (int i = 0; i < TI; ++i) {
       __spn_mma_a<T> a;
-      __spn_dot_load<SA>(a, As, a_rows, a_cols, r + 64 * i + q, k + kk, false, where.a...);
+      __spn_dot_load<SA>(a, As, a_rows, a_cols, r + 64 * i + q, k + kk, false, false, where.a...);
 #pragma unroll
       for (int j = 0; j < TJ; ++j) acc[i][j] = __spn_dot_mma(a, b[j], acc[i][j]);
+    }
+  }
+}
+// dot(acc, a, Bs, k2, c, D) / dot_bt(acc, a, Bs, c, k2, D): A from this
+// warp's registers, a[t] its 16 rows x k 16 t .. 16 t + 16 (mma_a tiles,
+// as mma_load_a or mma_to_a leave them); the group's 64 rows are its four
+// warps' 16 (TI = 1):
+//   acc[0][j] += a[kk / 16][m][kk % 16] * B[k2 + kk, c + 16 j + n].
+// sm_90a: wgmma with A from registers (four packed pairs a step, the
+// layout mma.sync's A operand has), B by descriptor as above.
+template <int TJ, int D, int SB, int BT, typename W, int TA, typename T, typename... Where>
+__device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& fresh, const __spn_mma_a<T> (&a)[TA],
+                                             const T* Bs, int64_t b_rows, int64_t b_cols, int64_t k2, int64_t c,
+                                             const Where&... where) {
+  static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
+#if defined(__SPN_WGMMA)
+  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
+    if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
+      const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
+      const int sd = fresh ? 0 : 1;
+      fresh = false;
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < D; kk += 16) {
+        const __spn_mma_a<T>& at = a[kk / 16];
+        const uint32_t ra[4] = {__spn_mma_pack(at.h), __spn_mma_pack(at.h + 2), __spn_mma_pack(at.h + 4),
+                                __spn_mma_pack(at.h + 6)};
+        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra, __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
+                                      kk == 0 ? sd : 1);
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      return;
+    }
+  }
+#endif
+  (void)b_cols;
+  if (fresh) {
+#pragma unroll
+    for (int j = 0; j < TJ; ++j) acc[0][j] = __spn_mma_acc{};
+    fresh = false;
+  }
+#pragma unroll
+  for (int kk = 0; kk < D; kk += 16) {
+#pragma unroll
+    for (int j = 0; j < TJ; ++j) {
+      __spn_mma_b<T> b;
+      __spn_dot_load_b<BT, SB>(b, Bs, b_rows, b_cols, k2 + kk, c + 16 * j, where.b...);
+      acc[0][j] = __spn_dot_mma(a[kk / 16], b, acc[0][j]);
     }
   }
 }
@@ -915,77 +1202,121 @@ __device__ __forceinline__ void __spn_mma_store_f32(float* dst, I rows, I cols, 
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
-extern "C" __global__ void dot_widths(const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C);
-inline hipError_t launch_dot_widths(hipStream_t stream, const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C) {
+extern "C" __global__ void dot_widths(const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C, float* __restrict__ D);
+// Dynamic shared memory past 48 KiB needs the kernel's opt-in (CUDA and HIP alike); below, nothing is asked.
+inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_shared_bytes) {
+  if (dynamic_shared_bytes <= 48 * 1024) return hipError_t(0);
+#if defined(__SPN_CUDA)
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#else
+  return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_shared_bytes));
+#endif
+}
+inline hipError_t launch_dot_widths(hipStream_t stream, const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C, float* __restrict__ D) {
   const dim3 block = dim3(uint32_t(4 * __SPN_WARP_SIZE));
+  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align1024(__spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))) + __spn_align16(64 * 256 * sizeof(__spn_bf16))) + __spn_align16(64 * 32 * sizeof(__spn_bf16))) + __spn_align16(64 * 64 * sizeof(__spn_bf16));
+  if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&dot_widths), dynamic_shared_bytes))
+    return e;
   const dim3 grid = dim3(uint32_t(1));
-  dot_widths<<<grid, block, 0, stream>>>(A, B, C);
+  dot_widths<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, C, D);
   return hipGetLastError();
 }
 #endif
 
-#line 14 "tests/golden/kernels/dot_widths.spn"
+#line 17 "tests/golden/kernels/dot_widths.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void dot_widths(
-    const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C) {
-#line 15 "tests/golden/kernels/dot_widths.spn"
-  alignas(1024) __shared__ __spn_bf16 As[64 * 64];
-  alignas(1024) __shared__ __spn_bf16 Bs[64 * 256];
-  alignas(1024) __shared__ __spn_bf16 Bh[64 * 32];
+    const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C, float* __restrict__ D) {
+  __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
+#line 18 "tests/golden/kernels/dot_widths.spn"
+  __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
+  __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))));
+  __spn_bf16* Bh = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))) + __spn_align16(64 * 256 * sizeof(__spn_bf16))));
+  __spn_bf16* Kt = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))) + __spn_align16(64 * 256 * sizeof(__spn_bf16))) + __spn_align16(64 * 32 * sizeof(__spn_bf16))));
+  __spn_mma_a<__spn_bf16> a[4] = {};
+  __spn_mma_acc bt[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (bt_fresh)
+  bool bt_fresh = true;
+#line 24 "tests/golden/kernels/dot_widths.spn"
+  __spn_mma_acc ra[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (ra_fresh)
+  bool ra_fresh = true;
+#line 25 "tests/golden/kernels/dot_widths.spn"
+  __spn_mma_acc rt[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (rt_fresh)
+  bool rt_fresh = true;
+#line 26 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a2[1][2];  // zeros: its first dot ignores the registers, any other use zeroes them (a2_fresh)
   bool a2_fresh = true;
-#line 19 "tests/golden/kernels/dot_widths.spn"
+#line 27 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a3[1][3];  // zeros: its first dot ignores the registers, any other use zeroes them (a3_fresh)
   bool a3_fresh = true;
-#line 20 "tests/golden/kernels/dot_widths.spn"
+#line 28 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a4[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (a4_fresh)
   bool a4_fresh = true;
-#line 21 "tests/golden/kernels/dot_widths.spn"
+#line 29 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a16[1][16];  // zeros: its first dot ignores the registers, any other use zeroes them (a16_fresh)
   bool a16_fresh = true;
-#line 22 "tests/golden/kernels/dot_widths.spn"
+#line 30 "tests/golden/kernels/dot_widths.spn"
   int32_t tid = int(threadIdx.x);
   int32_t q = tid / __SPN_WARP_SIZE % 4;
   const int32_t e_step = int(blockDim.x);
-#line 24 "tests/golden/kernels/dot_widths.spn"
+#line 32 "tests/golden/kernels/dot_widths.spn"
   for (int32_t e = tid; e < 64 * 256; e = __spn_range_next(e, 64 * 256, e_step)) {
     __spn_swizzled<128>(Bs, 64, e / 256, e % 256) = B[e / 256 * 256 + e % 256];
     if (e < 64 * 64) {
       __spn_swizzled<128>(As, 64, e / 64, e % 64) = A[e / 64 * 64 + e % 64];
+      __spn_swizzled<128>(Kt, 64, e % 64, e / 64) = B[e / 64 * 256 + e % 64];
     }
-#line 28 "tests/golden/kernels/dot_widths.spn"
+#line 37 "tests/golden/kernels/dot_widths.spn"
     if (e < 64 * 32) {
       __spn_swizzled<64>(Bh, 64, e / 32, e % 32) = B[e / 32 * 256 + e % 32];
     }
   }
-#line 30 "tests/golden/kernels/dot_widths.spn"
+#line 39 "tests/golden/kernels/dot_widths.spn"
   __spn_dot_sync();
-  __spn_dot<1, 2, 64, 128, 64, __spn_wgmma_n32>(a2, a2_fresh, As, 64, 64, Bh, 64, 32, 0, 0, 0, 0);
-  __spn_dot<1, 3, 64, 128, 128, __spn_wgmma_none>(a3, a3_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 0);
-  __spn_dot<1, 4, 64, 128, 128, __spn_wgmma_n64>(a4, a4_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 64);
-  __spn_dot<1, 16, 64, 128, 128, __spn_wgmma_n256>(a16, a16_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 0);
+  __spn_dot<1, 2, 64, 128, 64, 0, __spn_wgmma_n32>(a2, a2_fresh, As, 64, 64, Bh, 64, 32, 0, 0, 0, 0);
+  __spn_dot<1, 3, 64, 128, 128, 0, __spn_wgmma_none>(a3, a3_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 0);
+  __spn_dot<1, 4, 64, 128, 128, 0, __spn_wgmma_n64>(a4, a4_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 64);
+  __spn_dot<1, 16, 64, 128, 128, 0, __spn_wgmma_n256>(a16, a16_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 0);
+  #pragma unroll
+#line 44 "tests/golden/kernels/dot_widths.spn"
+  for (int32_t k = 0; k < 4; ++k) {
+    __spn_mma_load_a_shared<128>(a[k], As, 64, 64, 64, 1, q * 16, k * 16);
+  }
+#line 46 "tests/golden/kernels/dot_widths.spn"
+  __spn_dot<1, 4, 64, 128, 128, 1, __spn_wgmma_n64>(bt, bt_fresh, As, 64, 64, Kt, 64, 64, 0, 0, 0, 0);
+  __spn_dot_ra<4, 64, 128, 0, __spn_wgmma_n64>(ra, ra_fresh, a, Bs, 64, 256, 0, 0);
+  __spn_dot_ra<4, 64, 128, 1, __spn_wgmma_n64>(rt, rt_fresh, a, Kt, 64, 64, 0, 0);
   __spn_dot_wait<0>();
   __spn_dot_settle(a2, a2_fresh);
   #pragma unroll
-#line 36 "tests/golden/kernels/dot_widths.spn"
+#line 50 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 2; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, j * 16, a2[0][j]);
   }
   __spn_dot_settle(a3, a3_fresh);
   #pragma unroll
-#line 38 "tests/golden/kernels/dot_widths.spn"
+#line 52 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 3; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, 32 + j * 16, a3[0][j]);
   }
   __spn_dot_settle(a4, a4_fresh);
   #pragma unroll
-#line 40 "tests/golden/kernels/dot_widths.spn"
+#line 54 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 4; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, 80 + j * 16, a4[0][j]);
   }
   __spn_dot_settle(a16, a16_fresh);
   #pragma unroll
-#line 42 "tests/golden/kernels/dot_widths.spn"
+#line 56 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 16; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, 144 + j * 16, a16[0][j]);
+  }
+  __spn_dot_settle(bt, bt_fresh);
+  __spn_dot_settle(ra, ra_fresh);
+  __spn_dot_settle(rt, rt_fresh);
+  #pragma unroll
+#line 58 "tests/golden/kernels/dot_widths.spn"
+  for (int32_t j = 0; j < 4; ++j) {
+    __spn_mma_store_f32(D, int32_t(64), int32_t(192), int32_t(192), int32_t(1), q * 16, j * 16, bt[0][j]);
+    __spn_mma_store_f32(D, int32_t(64), int32_t(192), int32_t(192), int32_t(1), q * 16, 64 + j * 16, ra[0][j]);
+    __spn_mma_store_f32(D, int32_t(64), int32_t(192), int32_t(192), int32_t(1), q * 16, 128 + j * 16, rt[0][j]);
   }
 }

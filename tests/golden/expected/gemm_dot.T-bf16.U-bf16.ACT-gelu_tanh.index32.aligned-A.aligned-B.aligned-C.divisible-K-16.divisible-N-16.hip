@@ -554,7 +554,8 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 // the warp's 16 rows is the tile's mma.sync layout (__spn_mma_acc). scale_d
 // 0 ignores d's old values (the first step of a fresh accumulator), so no
 // instruction but a wgmma defines the registers (a zeroing store would make
-// ptxas serialize the pipeline, C7515). B MN-major (imm-trans-b 1).
+// ptxas serialize the pipeline, C7515). TRANS_B: imm-trans-b, 1 for B
+// MN-major (stored K x N), 0 for K-major (stored N x K).
 // One struct per N, named by the generator, so a kernel's prelude holds
 // only the form it uses.
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -570,24 +571,47 @@ struct __spn_wgmma_bf16<__spn_bf16> {
 };
 struct __spn_wgmma_n128 {
   static constexpr int N = 128;
-  template <typename T>
+  // A from shared memory (descriptor da).
+  template <typename T, int TRANS_B>
   __device__ static __forceinline__ void run(float* d, uint64_t da, uint64_t db, int scale_d) {
 #if defined(__SPN_WGMMA)
     if constexpr (__spn_wgmma_bf16<T>::value) {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     } else {
       asm volatile(
           "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, %67;\n}\n"
           : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-          : "l"(da), "l"(db), "r"(scale_d));
+          : "l"(da), "l"(db), "r"(scale_d), "n"(TRANS_B));
     }
 #else
     (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+  }
+  // A from registers: this warp's 16 rows x 16 k as four packed pairs, the
+  // layout of mma.sync's A operand (__spn_mma_a).
+  template <typename T, int TRANS_B>
+  __device__ static __forceinline__ void run_ra(float* d, const uint32_t* a, uint64_t db, int scale_d) {
+#if defined(__SPN_WGMMA)
+    if constexpr (__spn_wgmma_bf16<T>::value) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TRANS_B));
+    }
+#else
+    (void)d, (void)a, (void)db, (void)scale_d;
 #endif
   }
 };
@@ -607,14 +631,18 @@ __device__ __forceinline__ uint64_t __spn_dot_desc(uint32_t address, uint32_t le
 // nothing; a checked build (where) reads each element through the checked
 // accessors, which report one outside the buffer, or a race, at the dot
 // (__spn_mma_read, as __spn_mma_fill's elements).
+// transposed: element (u, v) of the tile is src[r0 + v, c0 + u] (B stored
+// N x K, dot_bt).
 template <int S, typename F, typename T, typename... Where>
 __device__ __forceinline__ void __spn_dot_load(F& f, const T* src, int64_t rows, int64_t cols, int64_t r0, int64_t c0,
-                                               bool isB, const Where&... where) {
+                                               bool isB, bool transposed, const Where&... where) {
   const int lane = __spn_lane_id();
 #pragma unroll
   for (int i = 0; i < __SPN_MMA_N; ++i) {
-    const int64_t r = r0 + (isB ? __spn_mma_b_row(lane, i) : __spn_mma_a_row(lane, i));
-    const int64_t c = c0 + (isB ? __spn_mma_b_col(lane, i) : __spn_mma_a_col(lane, i));
+    const int u = isB ? __spn_mma_b_row(lane, i) : __spn_mma_a_row(lane, i);
+    const int v = isB ? __spn_mma_b_col(lane, i) : __spn_mma_a_col(lane, i);
+    const int64_t r = r0 + (transposed ? v : u);
+    const int64_t c = c0 + (transposed ? u : v);
     f.h[i] = __builtin_bit_cast(uint16_t, __spn_mma_read<S>(src, r, rows, cols, c, cols, int64_t(1), where...));
   }
 }
@@ -637,45 +665,69 @@ __device__ __forceinline__ int __spn_dot_warp() {
 }
 // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): the four warps
 // of a group (warps 4g .. 4g + 3) together add As[r .. r + 64 TI, k .. k + D]
-// x Bs[k2 .. k2 + D, c .. c + 16 TJ] to their accumulators, the warp q =
+// x B[k2 .. k2 + D, c .. c + 16 TJ] to their accumulators, the warp q =
 // warp % 4 holding rows r + 64 i + 16 q .. + 16 as acc[i][0 .. TJ):
-//   acc[i][j] += As[r + 64 i + 16 q + m, k + kk] * Bs[k2 + kk, c + 16 j + n].
-// `fresh`: acc holds no value yet (mma_zero and no dot since): the first
-// step ignores its registers instead of adding to zeros (__spn_wgmma).
-// sm_90a: TI wgmmas a 16-deep step, issued and committed as one group, not
-// waited for (dot_wait). Their operands are read from the swizzled buffers
-// by descriptor: A K-major (a row is r, the k run along the panel), B
-// MN-major (k2 rows, c panels); the checks below are on values the warp
-// group shares, and fold away where the compiler knows them. Elsewhere,
-// and where a check fails: each warp loads its tiles and multiplies them
-// with the warp-level mma, synchronously.
-template <int TI, int TJ, int D, int SA, int SB, typename W, typename T, typename... Where>
+//   acc[i][j] += As[r + 64 i + 16 q + m, k + kk] * B[k2 + kk, c + 16 j + n],
+// with B[kk][n] = Bs[kk, n] (BT 0, dot) or Bs[n, kk] (BT 1, dot_bt: B
+// stored N x K). `fresh`: acc holds no value yet (mma_zero and no dot
+// since): the first step ignores its registers instead of adding to zeros
+// (__spn_wgmma). sm_90a: TI wgmmas a 16-deep step, issued and committed as
+// one group, not waited for (dot_wait). Their operands are read from the
+// swizzled buffers by descriptor: A K-major (a row is r, the k run along
+// the panel), B MN-major (BT 0: k2 rows, c panels) or K-major (BT 1, as
+// A); the checks below are on values the warp group shares, and fold away
+// where the compiler knows them. Elsewhere, and where a check fails: each
+// warp loads its tiles and multiplies them with the warp-level mma,
+// synchronously.
+template <int BT, int TJ, int SB, typename T>
+__device__ __forceinline__ bool __spn_dot_b_aligned(int64_t k2, int64_t c) {
+  constexpr int WB = SB / int(sizeof(T));  // elements of a panel row
+  if constexpr (SB == 0) return false;
+  else if constexpr (BT == 0) return 16 * TJ % WB == 0 && k2 % 8 == 0 && c % WB == 0;
+  else return k2 % 16 == 0 && c % 8 == 0;
+}
+// The descriptor of B's 16-deep step at k (k2 + kk) over columns c ..
+template <int BT, int SB, typename T>
+__device__ __forceinline__ uint64_t __spn_dot_b_desc(uint32_t b0, int64_t b_rows, int64_t k, int64_t c) {
+  constexpr int WB = SB / int(sizeof(T));
+  if constexpr (BT == 0)  // row k of panel c / WB; the panels are b_rows * SB bytes apart
+    return __spn_dot_desc(b0 + uint32_t(((c / WB) * b_rows + k) * SB), uint32_t(b_rows * SB), 8 * SB, SB);
+  else  // row c of panel k / WB, the k run at its offset (A's form)
+    return __spn_dot_desc(b0 + uint32_t(((k / WB) * b_rows + c) * SB + (k % WB) * int64_t(sizeof(T))), 16, 8 * SB,
+                          SB);
+}
+// This lane's elements of B's 16 x 16 tile at (k, c) from Bs, either layout.
+template <int BT, int SB, typename T, typename... Where>
+__device__ __forceinline__ void __spn_dot_load_b(__spn_mma_b<T>& b, const T* Bs, int64_t b_rows, int64_t b_cols,
+                                                 int64_t k, int64_t c, const Where&... where) {
+  if constexpr (BT == 0) __spn_dot_load<SB>(b, Bs, b_rows, b_cols, k, c, true, false, where...);
+  else __spn_dot_load<SB>(b, Bs, b_rows, b_cols, c, k, true, true, where...);
+}
+template <int TI, int TJ, int D, int SA, int SB, int BT, typename W, typename T, typename... Where>
 __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fresh, const T* As, int64_t a_rows,
                                           int64_t a_cols, const T* Bs, int64_t b_rows, int64_t b_cols, int64_t r,
                                           int64_t k, int64_t k2, int64_t c, const Where&... where) {
   static_assert(D > 0 && D % 16 == 0, "dot: the depth is a multiple of 16");
 #if defined(__SPN_WGMMA)
-  constexpr int WA = SA / int(sizeof(T)), WB = SB / int(sizeof(T));  // elements of a panel row
-  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SA != 0 && SB != 0 && W::N % WB == 0) {
+  constexpr int WA = SA / int(sizeof(T));  // elements of a panel row
+  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SA != 0 && SB != 0) {
     // The descriptors' alignment: 8-row atoms, 16-deep steps inside A's
-    // panel rows, B's columns from a panel's start.
-    if (r % 8 == 0 && k % 16 == 0 && k2 % 8 == 0 && c % WB == 0) {
+    // panel rows, B's columns from a panel's start (or its rows' atoms).
+    if (r % 8 == 0 && k % 16 == 0 && __spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
       const uint32_t a0 = uint32_t(__cvta_generic_to_shared(As)), b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
       fresh = false;
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16) {
-        // B: row k2 + kk of panel c / WB; the panels are b_rows * SB bytes apart.
-        const uint32_t b_at = b0 + uint32_t(((c / WB) * b_rows + k2 + kk) * SB);
-        const uint64_t db = __spn_dot_desc(b_at, uint32_t(b_rows * SB), 8 * SB, SB);
+        const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c);
 #pragma unroll
         for (int i = 0; i < TI; ++i) {
           // A: row r + 64 i of panel (k + kk) / WA, the k run at its offset.
           const int64_t ka = k + kk;
           const uint32_t a_at = a0 + uint32_t(((ka / WA) * a_rows + r + 64 * i) * SA + (ka % WA) * int64_t(sizeof(T)));
           const uint64_t da = __spn_dot_desc(a_at, 16, 8 * SA, SA);
-          W::template run<T>(acc[i][0].x, da, db, kk == 0 ? sd : 1);
+          W::template run<T, 1 - BT>(acc[i][0].x, da, db, kk == 0 ? sd : 1);
         }
       }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -696,13 +748,61 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
   for (int kk = 0; kk < D; kk += 16) {
     __spn_mma_b<T> b[TJ];
 #pragma unroll
-    for (int j = 0; j < TJ; ++j) __spn_dot_load<SB>(b[j], Bs, b_rows, b_cols, k2 + kk, c + 16 * j, true, where.b...);
+    for (int j = 0; j < TJ; ++j) __spn_dot_load_b<BT, SB>(b[j], Bs, b_rows, b_cols, k2 + kk, c + 16 * j, where.b...);
 #pragma unroll
     for (int i = 0; i < TI; ++i) {
       __spn_mma_a<T> a;
-      __spn_dot_load<SA>(a, As, a_rows, a_cols, r + 64 * i + q, k + kk, false, where.a...);
+      __spn_dot_load<SA>(a, As, a_rows, a_cols, r + 64 * i + q, k + kk, false, false, where.a...);
 #pragma unroll
       for (int j = 0; j < TJ; ++j) acc[i][j] = __spn_dot_mma(a, b[j], acc[i][j]);
+    }
+  }
+}
+// dot(acc, a, Bs, k2, c, D) / dot_bt(acc, a, Bs, c, k2, D): A from this
+// warp's registers, a[t] its 16 rows x k 16 t .. 16 t + 16 (mma_a tiles,
+// as mma_load_a or mma_to_a leave them); the group's 64 rows are its four
+// warps' 16 (TI = 1):
+//   acc[0][j] += a[kk / 16][m][kk % 16] * B[k2 + kk, c + 16 j + n].
+// sm_90a: wgmma with A from registers (four packed pairs a step, the
+// layout mma.sync's A operand has), B by descriptor as above.
+template <int TJ, int D, int SB, int BT, typename W, int TA, typename T, typename... Where>
+__device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& fresh, const __spn_mma_a<T> (&a)[TA],
+                                             const T* Bs, int64_t b_rows, int64_t b_cols, int64_t k2, int64_t c,
+                                             const Where&... where) {
+  static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
+#if defined(__SPN_WGMMA)
+  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
+    if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
+      const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
+      const int sd = fresh ? 0 : 1;
+      fresh = false;
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < D; kk += 16) {
+        const __spn_mma_a<T>& at = a[kk / 16];
+        const uint32_t ra[4] = {__spn_mma_pack(at.h), __spn_mma_pack(at.h + 2), __spn_mma_pack(at.h + 4),
+                                __spn_mma_pack(at.h + 6)};
+        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra, __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
+                                      kk == 0 ? sd : 1);
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      return;
+    }
+  }
+#endif
+  (void)b_cols;
+  if (fresh) {
+#pragma unroll
+    for (int j = 0; j < TJ; ++j) acc[0][j] = __spn_mma_acc{};
+    fresh = false;
+  }
+#pragma unroll
+  for (int kk = 0; kk < D; kk += 16) {
+#pragma unroll
+    for (int j = 0; j < TJ; ++j) {
+      __spn_mma_b<T> b;
+      __spn_dot_load_b<BT, SB>(b, Bs, b_rows, b_cols, k2 + kk, c + 16 * j, where.b...);
+      acc[0][j] = __spn_dot_mma(a[kk / 16], b, acc[0][j]);
     }
   }
 }
@@ -1135,7 +1235,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     __spn_copy_commit();
     // acc += this group's 64 rows of slab t - AHEAD times its B slab.
     int32_t s = (t - AHEAD) % STAGES;
-    __spn_dot<1, 8, BK, SWA, 128, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 256, BK, Bs, STAGES * BK, 128, s * 256 + g * 64, 0, s * BK, 0);
+    __spn_dot<1, 8, BK, SWA, 128, 0, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 256, BK, Bs, STAGES * BK, 128, s * 256 + g * 64, 0, s * BK, 0);
     __spn_dot_wait<1>();
   }
 
