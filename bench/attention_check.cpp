@@ -104,7 +104,9 @@ int main(int argc, char** argv) {
   }
   spindle::Runtime rt;
   std::printf("device: %s (%s, %s)\n", rt.deviceName().c_str(), rt.target().c_str(), rt.compilerIdentity().c_str());
-  spindle::Kernel k = rt.loadModule(spn).kernel("attention");
+  // The kernel is named as its file (attention.spn: attention, attention_dot.spn: attention_dot).
+  const size_t base = spn.find_last_of('/') + 1;
+  spindle::Kernel k = rt.loadModule(spn).kernel(spn.substr(base, spn.rfind(".spn") - base));
   FILE* out = results.empty() ? nullptr : std::fopen(results.c_str(), "w");
 
   std::vector<Config> configs;

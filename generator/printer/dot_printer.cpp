@@ -90,10 +90,16 @@ std::vector<const Symbol*> FunctionPrinter::settleDotAccumulators(const Stmt& s)
   std::vector<const Symbol*> settled;
   if (s.kind == StmtKind::FuncDef || s.kind == StmtKind::Nonlocal) return settled;
   // In declaration order: the printed code does not depend on addresses.
+  // An accumulator settled by an earlier statement of the same block, with
+  // no dot of it since, is settled still (straight-line code).
+  std::set<const Symbol*>* block = dotSettledInBlock_.empty() ? nullptr : &dotSettledInBlock_.back();
   for (const Symbol* acc : dotOrder_) {
     if (dotSettled_.count(acc)) continue;
     const DotUses u = usesIn(s, acc);
+    if (u.dot && block) block->erase(acc);
     if (!u.other || u.dot) continue;
+    if (block && block->count(acc)) continue;
+    if (block) block->insert(acc);
     out_.linef("__spn_dot_settle({}, {});", name(acc), dotFresh_.at(acc));
     dotSettled_.insert(acc);
     settled.push_back(acc);

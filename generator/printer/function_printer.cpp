@@ -480,10 +480,12 @@ void FunctionPrinter::printBody(const Block& body) {
 }
 
 void FunctionPrinter::printBlock(const Block& body) {
+  dotSettledInBlock_.emplace_back();  // settleDotAccumulators: straight-line code of this block
   for (const auto& s : body) {
     printComments(comments_.before, static_cast<const Stmt*>(s.get()));
     printStmt(*s);
   }
+  dotSettledInBlock_.pop_back();
   printComments(comments_.atEnd, &body);
 }
 

@@ -223,6 +223,7 @@ class FunctionPrinter {
   std::map<const Symbol*, std::string> dotFresh_;              // dot accumulator -> its `fresh` flag
   std::vector<const Symbol*> dotOrder_;                        // the dot accumulators in declaration order
   std::set<const Symbol*> dotSettled_;                         // settled around the statement being printed
+  std::vector<std::set<const Symbol*>> dotSettledInBlock_;     // per block being printed: settled, no dot since
 };
 
 }  // namespace spindle

@@ -683,7 +683,7 @@ std::vector<Case> gemmDotCases(Rng& rng) {
 // u (u = 2^-11 for f16, 2^-8 for bf16, the unit roundoff), and the f32
 // sums and exp2 add ~1e-6: |got - want| <= 1.5 u + 1e-5 + 1.5 u |want|.
 // L (f32) only carries the f32 errors: 1e-4 + 1e-5 |want|.
-std::vector<Case> attentionCases(Rng& rng) {
+std::vector<Case> attentionCasesOf(const char* kernel, Rng& rng) {
   struct V {
     ST t;
     int64_t B, HQ, HKV, S, D;
@@ -704,15 +704,15 @@ std::vector<Case> attentionCases(Rng& rng) {
     c.label = tname(v.t) + " B" + std::to_string(v.B) + " HQ" + std::to_string(v.HQ) + " HKV" + std::to_string(v.HKV) +
               " S" + std::to_string(v.S) + " D" + std::to_string(v.D) + (v.causal ? " causal" : "");
     c.mutate = v.t == ST::F16 && v.D == 64 && v.causal;
-    c.run = [v, Q, K, Vv, nq, nk, scale](Device& d) {
+    c.run = [kernel, v, Q, K, Vv, nq, nk, scale](Device& d) {
       DeviceBuffer dQ = d.upload(Q->bytes), dK = d.upload(K->bytes), dV = d.upload(Vv->bytes);
       DeviceBuffer dO = d.filled(nq * size_t(v.D) * elemBytes(v.t));
       DeviceBuffer dL = d.filled(nq * 4);
-      d.kernel("attention")
-          .launch(nullptr, {tensor(dQ.data(), v.t, {int64_t(nq), v.D}), tensor(dK.data(), v.t, {int64_t(nk), v.D}),
-                            tensor(dV.data(), v.t, {int64_t(nk), v.D}), tensor(dO.data(), v.t, {int64_t(nq), v.D}),
-                            tensor(dL.data(), ST::F32, {int64_t(nq)}), scalar(int32_t(v.S)),
-                            scalar(int32_t(v.causal ? 1 : 0)), scalar(float(scale))});
+      d.kernel(kernel).launch(
+          nullptr, {tensor(dQ.data(), v.t, {int64_t(nq), v.D}), tensor(dK.data(), v.t, {int64_t(nk), v.D}),
+                    tensor(dV.data(), v.t, {int64_t(nk), v.D}), tensor(dO.data(), v.t, {int64_t(nq), v.D}),
+                    tensor(dL.data(), ST::F32, {int64_t(nq)}), scalar(int32_t(v.S)), scalar(int32_t(v.causal ? 1 : 0)),
+                    scalar(float(scale))});
       return std::vector<Bytes>{d.download(dO), d.download(dL)};
     };
     c.check = [v, Q, K, Vv, nq, scale](const std::vector<Bytes>& out, Checker& ch) {
@@ -726,6 +726,11 @@ std::vector<Case> attentionCases(Rng& rng) {
   }
   return out;
 }
+std::vector<Case> attentionCases(Rng& rng) { return attentionCasesOf("attention", rng); }
+
+// The same cases through the tile-level dot's form (samples/attention_dot.spn:
+// the warp-level path on the cpu target, with its swizzled K and V).
+std::vector<Case> attentionDotCases(Rng& rng) { return attentionCasesOf("attention_dot", rng); }
 
 // ---------------------------------------------------------------- gemm_ex
 
@@ -1137,6 +1142,7 @@ const std::vector<Sample>& samples() {
       {"act_and_mul", actAndMulCases},
       {"adamw", adamwCases},
       {"attention", attentionCases},
+      {"attention_dot", attentionDotCases},
       {"axpy", axpyCases},
       {"bias_gelu", biasGeluCases},
       {"fused_add_rmsnorm", fusedAddRmsnormCases},

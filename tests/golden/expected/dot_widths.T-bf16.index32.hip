@@ -878,8 +878,8 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
     }
   }
 }
-// dot(acc, a, Bs, k2, c, D) / dot_bt(acc, a, Bs, c, k2, D): A from this
-// warp's registers, a[t] its 16 rows x k 16 t .. 16 t + 16 (mma_a tiles,
+// dot(acc, a, Bs, k2, c, D) / dot_bt(acc, a, Bs, c, k2, D) (B as for
+// __spn_dot): A from this warp's registers, a[t] its 16 rows x k 16 t .. 16 t + 16 (mma_a tiles,
 // as mma_load_a or mma_to_a leave them); the group's 64 rows are its four
 // warps' 16 (TI = 1):
 //   acc[0][j] += a[kk / 16][m][kk % 16] * B[k2 + kk, c + 16 j + n].

@@ -758,54 +758,6 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
     }
   }
 }
-// dot(acc, a, Bs, k2, c, D) / dot_bt(acc, a, Bs, c, k2, D): A from this
-// warp's registers, a[t] its 16 rows x k 16 t .. 16 t + 16 (mma_a tiles,
-// as mma_load_a or mma_to_a leave them); the group's 64 rows are its four
-// warps' 16 (TI = 1):
-//   acc[0][j] += a[kk / 16][m][kk % 16] * B[k2 + kk, c + 16 j + n].
-// sm_90a: wgmma with A from registers (four packed pairs a step, the
-// layout mma.sync's A operand has), B by descriptor as above.
-template <int TJ, int D, int SB, int BT, typename W, int TA, typename T, typename... Where>
-__device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& fresh, const __spn_mma_a<T> (&a)[TA],
-                                             const T* Bs, int64_t b_rows, int64_t b_cols, int64_t k2, int64_t c,
-                                             const Where&... where) {
-  static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
-#if defined(__SPN_WGMMA)
-  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
-    if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
-      const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
-      const int sd = fresh ? 0 : 1;
-      fresh = false;
-      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < D; kk += 16) {
-        const __spn_mma_a<T>& at = a[kk / 16];
-        const uint32_t ra[4] = {__spn_mma_pack(at.h), __spn_mma_pack(at.h + 2), __spn_mma_pack(at.h + 4),
-                                __spn_mma_pack(at.h + 6)};
-        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra, __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
-                                      kk == 0 ? sd : 1);
-      }
-      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-      return;
-    }
-  }
-#endif
-  (void)b_cols;
-  if (fresh) {
-#pragma unroll
-    for (int j = 0; j < TJ; ++j) acc[0][j] = __spn_mma_acc{};
-    fresh = false;
-  }
-#pragma unroll
-  for (int kk = 0; kk < D; kk += 16) {
-#pragma unroll
-    for (int j = 0; j < TJ; ++j) {
-      __spn_mma_b<T> b;
-      __spn_dot_load_b<BT, SB>(b, Bs, b_rows, b_cols, k2 + kk, c + 16 * j, where.b...);
-      acc[0][j] = __spn_dot_mma(a[kk / 16], b, acc[0][j]);
-    }
-  }
-}
 // dot_wait(n): until at most n of this warp group's dot groups are in
 // flight (wgmma.wait_group n); nothing where dot is synchronous.
 template <int N>
