@@ -555,6 +555,13 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define __SPN_WGMMA 1
 #endif
+// wgmma with A from registers (__spn_dot_ra) is off: on an H200,
+// samples/attention_dot.spn at D = 64 read P where Q belonged (ptxas gave a
+// loop-invariant A's registers to other values inside the loop); the fix
+// below (A packed at each dot by an asm) was made after the last GPU run
+// of session 16 and is not measured yet. Until it is, those dots take the
+// warp-level path, which is correct everywhere.
+#define __SPN_WGMMA_REGISTER_A 0
 template <typename T>
 struct __spn_wgmma_bf16 {
   static constexpr bool value = false;
@@ -655,6 +662,23 @@ struct __spn_wgmma_n128 {
 #endif
   }
 };
+// An accumulator's registers pinned where a wgmma's results are complete
+// (after wgmma.wait_group): the compiler neither reads nor moves them
+// across this point, which it could otherwise do while the asynchronous
+// wgmma still writes them (CUTLASS's warpgroup_fence_operand).
+template <int TI, int TJ>
+__device__ __forceinline__ void __spn_dot_pin(__spn_mma_acc (&acc)[TI][TJ]) {
+#if defined(__SPN_WGMMA)
+#pragma unroll
+  for (int i = 0; i < TI; ++i)
+#pragma unroll
+    for (int j = 0; j < TJ; ++j)
+#pragma unroll
+      for (int e = 0; e < __SPN_MMA_N; ++e) asm volatile("" : "+f"(acc[i][j].x[e])::"memory");
+#else
+  (void)acc;
+#endif
+}
 // A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor
 // Format"): start address, leading and stride byte offsets (all >> 4),
 // swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32); base offset 0,
@@ -811,21 +835,34 @@ __device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& 
                                              const Where&... where) {
   static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
 #if defined(__SPN_WGMMA)
-  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
+  if constexpr (__SPN_WGMMA_REGISTER_A && sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
     if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
       const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
       fresh = false;
+      // Every step's A packed first, by an asm the compiler cannot hoist:
+      // packed once before a loop (a loop-invariant A, attention's Q),
+      // ptxas gave the wgmma's A registers to other values inside the loop
+      // (measured: samples/attention_dot.spn at D = 64 multiplied P where
+      // Q was; a copy of the hoisted value did not help). All before the
+      // fence, so no register is written between the wgmmas (C7519).
+      uint32_t ra[D / 16][4];
+#pragma unroll
+      for (int s = 0; s < D / 16; ++s)
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          asm volatile("mov.b32 %0, {%1, %2};" : "=r"(ra[s][w]) : "h"(a[s].h[2 * w]), "h"(a[s].h[2 * w + 1]));
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-      for (int kk = 0; kk < D; kk += 16) {
-        const __spn_mma_a<T>& at = a[kk / 16];
-        const uint32_t ra[4] = {__spn_mma_pack(at.h), __spn_mma_pack(at.h + 2), __spn_mma_pack(at.h + 4),
-                                __spn_mma_pack(at.h + 6)};
-        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra, __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
+      for (int kk = 0; kk < D; kk += 16)
+        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra[kk / 16], __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
                                       kk == 0 ? sd : 1);
-      }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      // The packed A registers are the compiler's to reuse once the call
+      // returns, while the wgmma may still read them: a dot with A in
+      // registers waits for itself (and any older one).
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      __spn_dot_pin(acc);
       return;
     }
   }
@@ -861,6 +898,7 @@ __device__ __forceinline__ void __spn_dot_wait() {
 template <int TI, int TJ>
 __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], bool& fresh) {
   __spn_dot_wait<0>();
+  __spn_dot_pin(acc);
   if (fresh) {
 #pragma unroll
     for (int i = 0; i < TI; ++i)
@@ -1066,35 +1104,35 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __r
 }
 #endif
 
-#line 82 "samples/attention_dot.spn"
+#line 87 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 85 "samples/attention_dot.spn"
+#line 90 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
 
-#line 81 "samples/attention_dot.spn"
+#line 86 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 88 "samples/attention_dot.spn"
+#line 93 "samples/attention_dot.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
   __spn_mma_a<__spn_bf16> qa[8] = {};
   __spn_mma_a<__spn_bf16> pa[TJ] = {};
   __spn_mma_acc oacc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 93 "samples/attention_dot.spn"
+#line 98 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 99 "samples/attention_dot.spn"
+#line 104 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1113,10 +1151,10 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
   }
   #pragma unroll
-#line 115 "samples/attention_dot.spn"
+#line 120 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 116 "samples/attention_dot.spn"
+#line 121 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -1125,7 +1163,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 123 "samples/attention_dot.spn"
+#line 128 "samples/attention_dot.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -1136,7 +1174,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         }
       }
     }
-#line 130 "samples/attention_dot.spn"
+#line 135 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -1147,22 +1185,22 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-#line 139 "samples/attention_dot.spn"
+#line 144 "samples/attention_dot.spn"
       __spn_dot_ra<TJ, 16 * 8, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, qa, Ks, 2 * BK, D, 0, s * BK);
       // Scale into log2 units; -inf past S and above the diagonal.
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 142 "samples/attention_dot.spn"
+#line 147 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 144 "samples/attention_dot.spn"
+#line 149 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 145 "samples/attention_dot.spn"
+#line 150 "samples/attention_dot.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1172,87 +1210,87 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           }
         } else {
           #pragma unroll
-#line 151 "samples/attention_dot.spn"
+#line 156 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 152 "samples/attention_dot.spn"
+#line 157 "samples/attention_dot.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 154 "samples/attention_dot.spn"
+#line 159 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 155 "samples/attention_dot.spn"
+#line 160 "samples/attention_dot.spn"
         x = y;
       }
-#line 156 "samples/attention_dot.spn"
+#line 161 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 157 "samples/attention_dot.spn"
+#line 162 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 158 "samples/attention_dot.spn"
-        x = y == -__spn_inff() ? 0.0f : y;
-      }
-      #pragma unroll
-#line 159 "samples/attention_dot.spn"
-      for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
-        float& x = al[0].x[e_1];
-        const float y = mp[0].x[e_1];
-        const float z = ms[0].x[e_1];
-#line 160 "samples/attention_dot.spn"
-        x = exp2f(y - z);
-      }
-      #pragma unroll
-#line 161 "samples/attention_dot.spn"
-      for (int32_t j = 0; j < TJ; ++j) {
-        __spn_dot_settle(sacc, sacc_fresh);
-        #pragma unroll
-#line 162 "samples/attention_dot.spn"
-        for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-          float& v = sacc[0][j].x[e_1];
-          const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
 #line 163 "samples/attention_dot.spn"
-          v = exp2f(v - mr);
-        }
+        x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
 #line 164 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
+        float& x = al[0].x[e_1];
+        const float y = mp[0].x[e_1];
+        const float z = ms[0].x[e_1];
+#line 165 "samples/attention_dot.spn"
+        x = exp2f(y - z);
+      }
+      #pragma unroll
+#line 166 "samples/attention_dot.spn"
+      for (int32_t j = 0; j < TJ; ++j) {
+        __spn_dot_settle(sacc, sacc_fresh);
+        #pragma unroll
+#line 167 "samples/attention_dot.spn"
+        for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
+          float& v = sacc[0][j].x[e_1];
+          const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
+#line 168 "samples/attention_dot.spn"
+          v = exp2f(v - mr);
+        }
+      }
+      #pragma unroll
+#line 169 "samples/attention_dot.spn"
+      for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 165 "samples/attention_dot.spn"
+#line 170 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 166 "samples/attention_dot.spn"
+#line 171 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 167 "samples/attention_dot.spn"
+#line 172 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 168 "samples/attention_dot.spn"
+#line 173 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 169 "samples/attention_dot.spn"
+#line 174 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 171 "samples/attention_dot.spn"
+#line 176 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_dot_settle(sacc, sacc_fresh);
-#line 172 "samples/attention_dot.spn"
+#line 177 "samples/attention_dot.spn"
         __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
       }
-#line 173 "samples/attention_dot.spn"
+#line 178 "samples/attention_dot.spn"
       __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
@@ -1263,17 +1301,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   // stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 179 "samples/attention_dot.spn"
+#line 184 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 180 "samples/attention_dot.spn"
+#line 185 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 181 "samples/attention_dot.spn"
+#line 186 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __spn_bf16(v / ls);

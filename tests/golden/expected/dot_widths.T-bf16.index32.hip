@@ -580,6 +580,13 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define __SPN_WGMMA 1
 #endif
+// wgmma with A from registers (__spn_dot_ra) is off: on an H200,
+// samples/attention_dot.spn at D = 64 read P where Q belonged (ptxas gave a
+// loop-invariant A's registers to other values inside the loop); the fix
+// below (A packed at each dot by an asm) was made after the last GPU run
+// of session 16 and is not measured yet. Until it is, those dots take the
+// warp-level path, which is correct everywhere.
+#define __SPN_WGMMA_REGISTER_A 0
 template <typename T>
 struct __spn_wgmma_bf16 {
   static constexpr bool value = false;
@@ -735,6 +742,23 @@ struct __spn_wgmma_none {
   template <typename T, int TRANS_B>
   __device__ static __forceinline__ void run_ra(float*, const uint32_t*, uint64_t, int) {}
 };
+// An accumulator's registers pinned where a wgmma's results are complete
+// (after wgmma.wait_group): the compiler neither reads nor moves them
+// across this point, which it could otherwise do while the asynchronous
+// wgmma still writes them (CUTLASS's warpgroup_fence_operand).
+template <int TI, int TJ>
+__device__ __forceinline__ void __spn_dot_pin(__spn_mma_acc (&acc)[TI][TJ]) {
+#if defined(__SPN_WGMMA)
+#pragma unroll
+  for (int i = 0; i < TI; ++i)
+#pragma unroll
+    for (int j = 0; j < TJ; ++j)
+#pragma unroll
+      for (int e = 0; e < __SPN_MMA_N; ++e) asm volatile("" : "+f"(acc[i][j].x[e])::"memory");
+#else
+  (void)acc;
+#endif
+}
 // A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor
 // Format"): start address, leading and stride byte offsets (all >> 4),
 // swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32); base offset 0,
@@ -891,21 +915,34 @@ __device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& 
                                              const Where&... where) {
   static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
 #if defined(__SPN_WGMMA)
-  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
+  if constexpr (__SPN_WGMMA_REGISTER_A && sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
     if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
       const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
       fresh = false;
+      // Every step's A packed first, by an asm the compiler cannot hoist:
+      // packed once before a loop (a loop-invariant A, attention's Q),
+      // ptxas gave the wgmma's A registers to other values inside the loop
+      // (measured: samples/attention_dot.spn at D = 64 multiplied P where
+      // Q was; a copy of the hoisted value did not help). All before the
+      // fence, so no register is written between the wgmmas (C7519).
+      uint32_t ra[D / 16][4];
+#pragma unroll
+      for (int s = 0; s < D / 16; ++s)
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+          asm volatile("mov.b32 %0, {%1, %2};" : "=r"(ra[s][w]) : "h"(a[s].h[2 * w]), "h"(a[s].h[2 * w + 1]));
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-      for (int kk = 0; kk < D; kk += 16) {
-        const __spn_mma_a<T>& at = a[kk / 16];
-        const uint32_t ra[4] = {__spn_mma_pack(at.h), __spn_mma_pack(at.h + 2), __spn_mma_pack(at.h + 4),
-                                __spn_mma_pack(at.h + 6)};
-        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra, __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
+      for (int kk = 0; kk < D; kk += 16)
+        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra[kk / 16], __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
                                       kk == 0 ? sd : 1);
-      }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      // The packed A registers are the compiler's to reuse once the call
+      // returns, while the wgmma may still read them: a dot with A in
+      // registers waits for itself (and any older one).
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      __spn_dot_pin(acc);
       return;
     }
   }
@@ -941,6 +978,7 @@ __device__ __forceinline__ void __spn_dot_wait() {
 template <int TI, int TJ>
 __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], bool& fresh) {
   __spn_dot_wait<0>();
+  __spn_dot_pin(acc);
   if (fresh) {
 #pragma unroll
     for (int i = 0; i < TI; ++i)

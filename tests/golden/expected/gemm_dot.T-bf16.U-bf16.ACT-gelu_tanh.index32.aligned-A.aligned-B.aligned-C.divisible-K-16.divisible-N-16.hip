@@ -561,6 +561,13 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define __SPN_WGMMA 1
 #endif
+// wgmma with A from registers (__spn_dot_ra) is off: on an H200,
+// samples/attention_dot.spn at D = 64 read P where Q belonged (ptxas gave a
+// loop-invariant A's registers to other values inside the loop); the fix
+// below (A packed at each dot by an asm) was made after the last GPU run
+// of session 16 and is not measured yet. Until it is, those dots take the
+// warp-level path, which is correct everywhere.
+#define __SPN_WGMMA_REGISTER_A 0
 template <typename T>
 struct __spn_wgmma_bf16 {
   static constexpr bool value = false;
@@ -615,6 +622,23 @@ struct __spn_wgmma_n128 {
 #endif
   }
 };
+// An accumulator's registers pinned where a wgmma's results are complete
+// (after wgmma.wait_group): the compiler neither reads nor moves them
+// across this point, which it could otherwise do while the asynchronous
+// wgmma still writes them (CUTLASS's warpgroup_fence_operand).
+template <int TI, int TJ>
+__device__ __forceinline__ void __spn_dot_pin(__spn_mma_acc (&acc)[TI][TJ]) {
+#if defined(__SPN_WGMMA)
+#pragma unroll
+  for (int i = 0; i < TI; ++i)
+#pragma unroll
+    for (int j = 0; j < TJ; ++j)
+#pragma unroll
+      for (int e = 0; e < __SPN_MMA_N; ++e) asm volatile("" : "+f"(acc[i][j].x[e])::"memory");
+#else
+  (void)acc;
+#endif
+}
 // A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor
 // Format"): start address, leading and stride byte offsets (all >> 4),
 // swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32); base offset 0,
@@ -773,6 +797,7 @@ __device__ __forceinline__ void __spn_dot_wait() {
 template <int TI, int TJ>
 __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], bool& fresh) {
   __spn_dot_wait<0>();
+  __spn_dot_pin(acc);
   if (fresh) {
 #pragma unroll
     for (int i = 0; i < TI; ++i)
