@@ -647,6 +647,24 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
 // extents and strides are the specialization's index type, so that with
 // 32-bit indices the address is 32-bit arithmetic, and r and c are passed
 // as copy_async's coordinates are (32 bits where the bounds allow).
+// Matrix sb of a 3-D tensor (copy_async's source, mma_store's C): base
+// moves to it (matrix 0 for an sb outside [0, dim 0)), and rows become 0
+// there, so every element is outside. The batch is chosen before the
+// multiply (not the product after it), so the compiler still sees the
+// offset as a multiple of the matrix size: with an aligned base and rows
+// of whole 16-byte runs, the alignment tests fold away as for a 2-D one.
+void FunctionPrinter::selectBatchMatrix(const Symbol& tensor, const Expr& batch, std::string& base,
+                                        std::string& rows) const {
+  const std::string index = ctx_.indexType();
+  const std::string sb = value(batch);
+  const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(tensor, 0).text);
+  const std::string matrix =
+      tensor.strided ? fmt::format("{}({})", index, strideName(&tensor, 0))
+                     : fmt::format("{}({}) * {}({})", index, dimExpr(tensor, 1).text, index, dimExpr(tensor, 2).text);
+  base = fmt::format("({} + {}({} ? {} : 0) * {})", base, index, inBatch, sb, matrix);
+  rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
+}
+
 CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 5;
@@ -657,17 +675,7 @@ CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
   std::string s1 = dst.strided && !dst.unitInnerStride ? strideName(&dst, ax + 1) : "1";
   std::string rows = fmt::format("{}({})", index, dimExpr(dst, size_t(ax)).text);
   std::string base = name(&dst);
-  if (batched) {
-    const std::string sb = value(*c.args[1]);
-    const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(dst, 0).text);
-    const std::string matrix =
-        dst.strided ? fmt::format("{}({})", index, strideName(&dst, 0))
-                    : fmt::format("{}({}) * {}({})", index, dimExpr(dst, 1).text, index, dimExpr(dst, 2).text);
-    // The batch chosen before the multiply, as copy_async's: the offset
-    // stays a visible multiple of the matrix size (the alignment test folds).
-    base = fmt::format("({} + {}({} ? {} : 0) * {})", base, index, inBatch, sb, matrix);
-    rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
-  }
+  if (batched) selectBatchMatrix(dst, *c.args[1], base, rows);
   std::string checked;
   if (ctx_.checked)
     checked = fmt::format(", __spn_mma_store_checked{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
@@ -734,19 +742,7 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   const std::string index = ctx_.indexType();
   std::string rows = fmt::format("{}({})", index, dimExpr(src, size_t(ax)).text);
   std::string base = name(&src);
-  if (batched) {
-    const std::string sb = value(*c.args[4]);
-    const std::string inBatch = fmt::format("uint64_t({}) < uint64_t({})", sb, dimExpr(src, 0).text);
-    const std::string matrix =
-        src.strided ? fmt::format("{}({})", index, strideName(&src, 0))
-                    : fmt::format("{}({}) * {}({})", index, dimExpr(src, 1).text, index, dimExpr(src, 2).text);
-    // The batch is chosen before the multiply (not the product after it),
-    // so the compiler still sees the offset as a multiple of the matrix
-    // size: with an aligned base and rows of whole 16-byte runs, the
-    // cp.async alignment test folds away as for a 2-D source.
-    base = fmt::format("({} + {}({} ? {} : 0) * {})", base, index, inBatch, sb, matrix);
-    rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
-  }
+  if (batched) selectBatchMatrix(src, *c.args[4], base, rows);
   std::string checked;
   if (ctx_.checked)
     checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}, {}, {}", ctx_.sourcePath, c.range.begin.line,

@@ -181,6 +181,7 @@ class FunctionPrinter {
   std::vector<const Symbol*> settleDotAccumulators(const Stmt& s);
   std::string dotFreshName(const Symbol& acc) const;
   CppExpr mmaStoreCall(const CallExpr& c) const;
+  void selectBatchMatrix(const Symbol& tensor, const Expr& batch, std::string& base, std::string& rows) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks
