@@ -1261,11 +1261,11 @@ inline hipError_t launch_dot_widths(hipStream_t stream, const __spn_bf16* __rest
 }
 #endif
 
-#line 17 "tests/golden/kernels/dot_widths.spn"
+#line 16 "tests/golden/kernels/dot_widths.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void dot_widths(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, float* __restrict__ C, float* __restrict__ D) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
-#line 18 "tests/golden/kernels/dot_widths.spn"
+#line 17 "tests/golden/kernels/dot_widths.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))));
   __spn_bf16* Bh = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align16(64 * 64 * sizeof(__spn_bf16))) + __spn_align16(64 * 256 * sizeof(__spn_bf16))));
@@ -1273,77 +1273,77 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void dot_widths(
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_acc bt[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (bt_fresh)
   bool bt_fresh = true;
-#line 24 "tests/golden/kernels/dot_widths.spn"
+#line 23 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc ra[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (ra_fresh)
   bool ra_fresh = true;
-#line 25 "tests/golden/kernels/dot_widths.spn"
+#line 24 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc rt[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (rt_fresh)
   bool rt_fresh = true;
-#line 26 "tests/golden/kernels/dot_widths.spn"
+#line 25 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a2[1][2];  // zeros: its first dot ignores the registers, any other use zeroes them (a2_fresh)
   bool a2_fresh = true;
-#line 27 "tests/golden/kernels/dot_widths.spn"
+#line 26 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a3[1][3];  // zeros: its first dot ignores the registers, any other use zeroes them (a3_fresh)
   bool a3_fresh = true;
-#line 28 "tests/golden/kernels/dot_widths.spn"
+#line 27 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a4[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (a4_fresh)
   bool a4_fresh = true;
-#line 29 "tests/golden/kernels/dot_widths.spn"
+#line 28 "tests/golden/kernels/dot_widths.spn"
   __spn_mma_acc a16[1][16];  // zeros: its first dot ignores the registers, any other use zeroes them (a16_fresh)
   bool a16_fresh = true;
-#line 30 "tests/golden/kernels/dot_widths.spn"
+#line 29 "tests/golden/kernels/dot_widths.spn"
   int32_t tid = int(threadIdx.x);
   int32_t q = tid / __SPN_WARP_SIZE % 4;
   const int32_t e_step = int(blockDim.x);
-#line 32 "tests/golden/kernels/dot_widths.spn"
+#line 31 "tests/golden/kernels/dot_widths.spn"
   for (int32_t e = tid; e < 64 * 256; e = __spn_range_next(e, 64 * 256, e_step)) {
     __spn_swizzled<128>(Bs, 64, e / 256, e % 256) = B[e / 256 * 256 + e % 256];
     if (e < 64 * 64) {
       __spn_swizzled<128>(As, 64, e / 64, e % 64) = A[e / 64 * 64 + e % 64];
       __spn_swizzled<128>(Kt, 64, e % 64, e / 64) = B[e / 64 * 256 + e % 64];
     }
-#line 37 "tests/golden/kernels/dot_widths.spn"
+#line 36 "tests/golden/kernels/dot_widths.spn"
     if (e < 64 * 32) {
       __spn_swizzled<64>(Bh, 64, e / 32, e % 32) = B[e / 32 * 256 + e % 32];
     }
   }
-#line 39 "tests/golden/kernels/dot_widths.spn"
+#line 38 "tests/golden/kernels/dot_widths.spn"
   __spn_dot_sync();
   __spn_dot<1, 2, 64, 128, 64, 0, __spn_wgmma_n32>(a2, a2_fresh, As, 64, 64, Bh, 64, 32, 0, 0, 0, 0);
   __spn_dot<1, 3, 64, 128, 128, 0, __spn_wgmma_none>(a3, a3_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 0);
   __spn_dot<1, 4, 64, 128, 128, 0, __spn_wgmma_n64>(a4, a4_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 64);
   __spn_dot<1, 16, 64, 128, 128, 0, __spn_wgmma_n256>(a16, a16_fresh, As, 64, 64, Bs, 64, 256, 0, 0, 0, 0);
   #pragma unroll
-#line 44 "tests/golden/kernels/dot_widths.spn"
+#line 43 "tests/golden/kernels/dot_widths.spn"
   for (int32_t k = 0; k < 4; ++k) {
     __spn_mma_load_a_shared<128>(a[k], As, 64, 64, 64, 1, q * 16, k * 16);
   }
-#line 46 "tests/golden/kernels/dot_widths.spn"
+#line 45 "tests/golden/kernels/dot_widths.spn"
   __spn_dot<1, 4, 64, 128, 128, 1, __spn_wgmma_n64>(bt, bt_fresh, As, 64, 64, Kt, 64, 64, 0, 0, 0, 0);
   __spn_dot_ra<4, 64, 128, 0, __spn_wgmma_n64>(ra, ra_fresh, a, Bs, 64, 256, 0, 0);
   __spn_dot_ra<4, 64, 128, 1, __spn_wgmma_n64>(rt, rt_fresh, a, Kt, 64, 64, 0, 0);
   __spn_dot_wait<0>();
   __spn_dot_settle(a2, a2_fresh);
   #pragma unroll
-#line 50 "tests/golden/kernels/dot_widths.spn"
+#line 49 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 2; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, j * 16, a2[0][j]);
   }
   __spn_dot_settle(a3, a3_fresh);
   #pragma unroll
-#line 52 "tests/golden/kernels/dot_widths.spn"
+#line 51 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 3; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, 32 + j * 16, a3[0][j]);
   }
   __spn_dot_settle(a4, a4_fresh);
   #pragma unroll
-#line 54 "tests/golden/kernels/dot_widths.spn"
+#line 53 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 4; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, 80 + j * 16, a4[0][j]);
   }
   __spn_dot_settle(a16, a16_fresh);
   #pragma unroll
-#line 56 "tests/golden/kernels/dot_widths.spn"
+#line 55 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 16; ++j) {
     __spn_mma_store_f32(C, int32_t(64), int32_t(512), int32_t(512), int32_t(1), q * 16, 144 + j * 16, a16[0][j]);
   }
@@ -1351,7 +1351,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void dot_widths(
   __spn_dot_settle(ra, ra_fresh);
   __spn_dot_settle(rt, rt_fresh);
   #pragma unroll
-#line 58 "tests/golden/kernels/dot_widths.spn"
+#line 57 "tests/golden/kernels/dot_widths.spn"
   for (int32_t j = 0; j < 4; ++j) {
     __spn_mma_store_f32(D, int32_t(64), int32_t(192), int32_t(192), int32_t(1), q * 16, j * 16, bt[0][j]);
     __spn_mma_store_f32(D, int32_t(64), int32_t(192), int32_t(192), int32_t(1), q * 16, 64 + j * 16, ra[0][j]);
