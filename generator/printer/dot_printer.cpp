@@ -82,25 +82,26 @@ void FunctionPrinter::printDotAccumulatorDecl(const Symbol& acc, const std::stri
 }
 
 // Before a statement that uses a dot accumulator other than by dot and
-// holds no dot of it: settle it (once, around the whole statement; the
-// caller unsettles what this returns when the statement is printed). A
-// statement that holds both (a loop that multiplies, then reads the tiles)
-// is settled inside, statement by statement.
+// holds no dot of it: settle it (once, around the whole statement, whose
+// inner statements then need none; the caller unsettles what this returns
+// when the statement is printed). A statement that holds both (a loop
+// that multiplies, then reads the tiles) is settled inside, statement by
+// statement. An accumulator an earlier statement of the same block
+// settled, with no dot of it since, is settled still (straight-line code).
 std::vector<const Symbol*> FunctionPrinter::settleDotAccumulators(const Stmt& s) {
   std::vector<const Symbol*> settled;
   if (s.kind == StmtKind::FuncDef || s.kind == StmtKind::Nonlocal) return settled;
-  // In declaration order: the printed code does not depend on addresses.
-  // An accumulator settled by an earlier statement of the same block, with
-  // no dot of it since, is settled still (straight-line code).
   std::set<const Symbol*>* block = dotSettledInBlock_.empty() ? nullptr : &dotSettledInBlock_.back();
+  // In declaration order: the printed code does not depend on addresses.
   for (const Symbol* acc : dotOrder_) {
     if (dotSettled_.count(acc)) continue;
     const DotUses u = usesIn(s, acc);
-    if (u.dot && block) block->erase(acc);
-    if (!u.other || u.dot) continue;
-    if (block && block->count(acc)) continue;
-    if (block) block->insert(acc);
-    out_.linef("__spn_dot_settle({}, {});", name(acc), dotFresh_.at(acc));
+    if (u.dot) {
+      if (block) block->erase(acc);
+      continue;
+    }
+    if (!u.other) continue;
+    if (!block || block->insert(acc).second) out_.linef("__spn_dot_settle({}, {});", name(acc), dotFresh_.at(acc));
     dotSettled_.insert(acc);
     settled.push_back(acc);
   }

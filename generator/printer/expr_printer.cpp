@@ -638,15 +638,6 @@ CppExpr FunctionPrinter::matrixCall(const CallExpr& c) const {
           kPostfix};
 }
 
-// mma_store(C, r, c, acc[i, j]) -> __spn_mma_store_f32(C, rows, cols,
-// stride0, stride1, r, c, acc[i][j]) (_f16, _bf16 by C's type; a checked
-// build adds __spn_mma_store_checked{.spn location, C's name}). A 3-D C's
-// batch index b (mma_store(C, b, r, c, acc[i, j])) moves the base to
-// matrix b, with no rows for a b outside [0, dim 0) (nothing is stored),
-// as copy_async's does. The
-// extents and strides are the specialization's index type, so that with
-// 32-bit indices the address is 32-bit arithmetic, and r and c are passed
-// as copy_async's coordinates are (32 bits where the bounds allow).
 // Matrix sb of a 3-D tensor (copy_async's source, mma_store's C): base
 // moves to it (matrix 0 for an sb outside [0, dim 0)), and rows become 0
 // there, so every element is outside. The batch is chosen before the
@@ -665,6 +656,14 @@ void FunctionPrinter::selectBatchMatrix(const Symbol& tensor, const Expr& batch,
   rows = fmt::format("({} ? {} : {}(0))", inBatch, rows, index);
 }
 
+// mma_store(C, r, c, acc[i, j]) -> __spn_mma_store_f32(C, rows, cols,
+// stride0, stride1, r, c, acc[i][j]) (_f16, _bf16 by C's type; a checked
+// build adds __spn_mma_store_checked{.spn location, C's name}). A 3-D C's
+// batch index b (mma_store(C, b, r, c, acc[i, j])) moves the base to
+// matrix b, with no rows for a b outside [0, dim 0) (nothing is stored),
+// as copy_async's does (selectBatchMatrix). The extents and strides are the specialization's index type, so that with
+// 32-bit indices the address is 32-bit arithmetic, and r and c are passed
+// as copy_async's coordinates are (32 bits where the bounds allow).
 CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 5;

@@ -175,13 +175,13 @@ class FunctionPrinter {
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr matrixCall(const CallExpr& c) const;
   CppExpr asyncCopyCall(const CallExpr& c) const;
+  CppExpr mmaStoreCall(const CallExpr& c) const;
+  void selectBatchMatrix(const Symbol& tensor, const Expr& batch, std::string& base, std::string& rows) const;
   // --- dot (dot_printer.cpp)
   CppExpr dotCall(const CallExpr& c) const;
   void printDotAccumulatorDecl(const Symbol& acc, const std::string& dims);
   std::vector<const Symbol*> settleDotAccumulators(const Stmt& s);
   std::string dotFreshName(const Symbol& acc) const;
-  CppExpr mmaStoreCall(const CallExpr& c) const;
-  void selectBatchMatrix(const Symbol& tensor, const Expr& batch, std::string& base, std::string& rows) const;
   CppExpr userCall(const CallExpr& c) const;
   void tensorArguments(const Symbol& tensor, const Symbol& param, std::vector<std::string>& args) const;
   // What a statement does to the element it names: a checked build tracks

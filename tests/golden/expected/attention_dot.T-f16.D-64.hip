@@ -1153,7 +1153,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       #pragma unroll
 #line 166 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
-        __spn_dot_settle(sacc, sacc_fresh);
         #pragma unroll
 #line 167 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
@@ -1190,8 +1189,6 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       #pragma unroll
 #line 176 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
-        __spn_dot_settle(sacc, sacc_fresh);
-#line 177 "samples/attention_dot.spn"
         __spn_mma_to_a_f16(pa[j], sacc[0][j]);
       }
 #line 178 "samples/attention_dot.spn"
