@@ -555,13 +555,6 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define __SPN_WGMMA 1
 #endif
-// wgmma with A from registers (__spn_dot_ra) is off: on an H200,
-// samples/attention_dot.spn at D = 64 read P where Q belonged (ptxas gave a
-// loop-invariant A's registers to other values inside the loop); the fix
-// below (A packed at each dot by an asm) was made after the last GPU run
-// of session 16 and is not measured yet. Until it is, those dots take the
-// warp-level path, which is correct everywhere.
-#define __SPN_WGMMA_REGISTER_A 0
 template <typename T>
 struct __spn_wgmma_bf16 {
   static constexpr bool value = false;
@@ -835,7 +828,7 @@ __device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& 
                                              const Where&... where) {
   static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
 #if defined(__SPN_WGMMA)
-  if constexpr (__SPN_WGMMA_REGISTER_A && sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
+  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
     if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
       const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
@@ -1104,35 +1097,35 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __r
 }
 #endif
 
-#line 87 "samples/attention_dot.spn"
+#line 85 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 90 "samples/attention_dot.spn"
+#line 88 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
 
-#line 86 "samples/attention_dot.spn"
+#line 84 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 93 "samples/attention_dot.spn"
+#line 91 "samples/attention_dot.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
   __spn_mma_a<__spn_bf16> qa[8] = {};
   __spn_mma_a<__spn_bf16> pa[TJ] = {};
   __spn_mma_acc oacc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 98 "samples/attention_dot.spn"
+#line 96 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 104 "samples/attention_dot.spn"
+#line 102 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1151,10 +1144,10 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
   }
   #pragma unroll
-#line 120 "samples/attention_dot.spn"
+#line 118 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 121 "samples/attention_dot.spn"
+#line 119 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -1163,7 +1156,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 128 "samples/attention_dot.spn"
+#line 126 "samples/attention_dot.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -1174,7 +1167,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         }
       }
     }
-#line 135 "samples/attention_dot.spn"
+#line 133 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -1185,22 +1178,22 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-#line 144 "samples/attention_dot.spn"
+#line 142 "samples/attention_dot.spn"
       __spn_dot_ra<TJ, 16 * 8, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, qa, Ks, 2 * BK, D, 0, s * BK);
       // Scale into log2 units; -inf past S and above the diagonal.
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 147 "samples/attention_dot.spn"
+#line 145 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 149 "samples/attention_dot.spn"
+#line 147 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 150 "samples/attention_dot.spn"
+#line 148 "samples/attention_dot.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1210,84 +1203,84 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           }
         } else {
           #pragma unroll
-#line 156 "samples/attention_dot.spn"
+#line 154 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 157 "samples/attention_dot.spn"
+#line 155 "samples/attention_dot.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 159 "samples/attention_dot.spn"
+#line 157 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 160 "samples/attention_dot.spn"
+#line 158 "samples/attention_dot.spn"
         x = y;
       }
-#line 161 "samples/attention_dot.spn"
+#line 159 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 162 "samples/attention_dot.spn"
+#line 160 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 163 "samples/attention_dot.spn"
+#line 161 "samples/attention_dot.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 164 "samples/attention_dot.spn"
+#line 162 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 165 "samples/attention_dot.spn"
+#line 163 "samples/attention_dot.spn"
         x = exp2f(y - z);
       }
       #pragma unroll
-#line 166 "samples/attention_dot.spn"
+#line 164 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 167 "samples/attention_dot.spn"
+#line 165 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 168 "samples/attention_dot.spn"
+#line 166 "samples/attention_dot.spn"
           v = exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 169 "samples/attention_dot.spn"
+#line 167 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 170 "samples/attention_dot.spn"
+#line 168 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 171 "samples/attention_dot.spn"
+#line 169 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 172 "samples/attention_dot.spn"
+#line 170 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 173 "samples/attention_dot.spn"
+#line 171 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 174 "samples/attention_dot.spn"
+#line 172 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 176 "samples/attention_dot.spn"
+#line 174 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
       }
-#line 178 "samples/attention_dot.spn"
+#line 176 "samples/attention_dot.spn"
       __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
@@ -1298,17 +1291,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   // stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 184 "samples/attention_dot.spn"
+#line 182 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 185 "samples/attention_dot.spn"
+#line 183 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 186 "samples/attention_dot.spn"
+#line 184 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __spn_bf16(v / ls);

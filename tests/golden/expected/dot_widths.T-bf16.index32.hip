@@ -580,13 +580,6 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define __SPN_WGMMA 1
 #endif
-// wgmma with A from registers (__spn_dot_ra) is off: on an H200,
-// samples/attention_dot.spn at D = 64 read P where Q belonged (ptxas gave a
-// loop-invariant A's registers to other values inside the loop); the fix
-// below (A packed at each dot by an asm) was made after the last GPU run
-// of session 16 and is not measured yet. Until it is, those dots take the
-// warp-level path, which is correct everywhere.
-#define __SPN_WGMMA_REGISTER_A 0
 template <typename T>
 struct __spn_wgmma_bf16 {
   static constexpr bool value = false;
@@ -915,7 +908,7 @@ __device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& 
                                              const Where&... where) {
   static_assert(D > 0 && D % 16 == 0 && D <= 16 * TA, "dot: the depth is a multiple of 16, at most the A tiles'");
 #if defined(__SPN_WGMMA)
-  if constexpr (__SPN_WGMMA_REGISTER_A && sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
+  if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SB != 0) {
     if (__spn_dot_b_aligned<BT, TJ, SB, T>(k2, c)) {
       const uint32_t b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;

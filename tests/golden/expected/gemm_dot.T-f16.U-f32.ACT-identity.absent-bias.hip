@@ -557,13 +557,6 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define __SPN_WGMMA 1
 #endif
-// wgmma with A from registers (__spn_dot_ra) is off: on an H200,
-// samples/attention_dot.spn at D = 64 read P where Q belonged (ptxas gave a
-// loop-invariant A's registers to other values inside the loop); the fix
-// below (A packed at each dot by an asm) was made after the last GPU run
-// of session 16 and is not measured yet. Until it is, those dots take the
-// warp-level path, which is correct everywhere.
-#define __SPN_WGMMA_REGISTER_A 0
 template <typename T>
 struct __spn_wgmma_bf16 {
   static constexpr bool value = false;
