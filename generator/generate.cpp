@@ -289,12 +289,14 @@ void recomputeWrites(SemaModule& sema, const std::set<const FunctionDecl*>& remo
       if (const auto* base = idx->base->as<NameExpr>(); base && base->symbol) base->symbol->written = true;
   };
   std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
-    if (const auto* c = e.as<CallExpr>(); c && !c->symbol && !c->args.empty())
+    if (const auto* c = e.as<CallExpr>(); c && !c->symbol && !c->args.empty()) {
       if (const BuiltinInfo* b = findBuiltin(c->callee);
-          b && (b->category == BuiltinCategory::Atomic || b->category == BuiltinCategory::CachedStore))
+          b && (b->category == BuiltinCategory::Atomic || b->category == BuiltinCategory::CachedStore)) {
         markStore(*c->args[0]);
-      else if (b && b->id == BuiltinId::MmaStore)  // mma_store(C, ..): C itself, not an element
+      } else if (b && b->id == BuiltinId::MmaStore) {  // mma_store(C, ..): C itself, not an element
         if (const auto* dst = c->args[0]->as<NameExpr>(); dst && dst->symbol) dst->symbol->written = true;
+      }
+    }
     forEachChild(e, onExpr);
   };
   std::function<void(const Block&)> onBlock = [&](const Block& b) {
