@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/attention_dot.spn --kernel attention_dot --static D=128 --dtype T=bf16 --aligned K --aligned V --index32
 // kernel:          attention_dot
 // specialization:  NQ dynamic, D = 128 (static), NK dynamic, T = bf16, K 16-byte aligned, V 16-byte aligned, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (cdiv(S, BQ), NQ // S), block (4 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16)) bytes
+// launch:          grid (cdiv(S, BQ), NQ // S), block (4 * warp_size()), dynamic shared memory __spn_align1024(__spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((0 ? 64 : 8) * int64_t(D) * sizeof(__spn_bf16)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __spn_bf16* __restrict__ Q         tensor bf16[NQ, D], read-only
 //    1  const __spn_bf16* __restrict__ K         tensor bf16[NK, D], read-only
@@ -61,6 +61,20 @@ struct __spn_bf16 {
 };
 #endif
 
+// fast_exp2(x) on f32: 2^x by the hardware. NVIDIA: ex2.approx.ftz.f32, one
+// MUFU.EX2 (PTX ISA: at most 2 ulp over the full range; subnormal inputs
+// and results flush to zero), where exp2f adds a range test and two scalings
+// around it. AMD: exp2f, itself v_exp_f32 with that scaling (HIP 5.2 has no
+// native exp2). The cpu target: exp2f.
+__device__ __forceinline__ float __spn_fast_exp2f(float x) {
+#if defined(__SPN_CUDA)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
 // The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
 #if defined(__SPN_CUDA)
 #define __SPN_WARP_SIZE 32
@@ -1070,7 +1084,8 @@ __device__ __forceinline__ void __spn_mma_to_a_bf16(__spn_mma_a<__spn_bf16>& a, 
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BQ = 64, RUN = 8,
-//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 8 (kernel body)
+//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 8 (kernel body), Q_SHARED = 0 (kernel body),
+//   CQ = 1024 (kernel body)
 
 constexpr int32_t D = 128;  // static dim
 
@@ -1088,7 +1103,7 @@ inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_
 }
 inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V, __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   const dim3 block = dim3(uint32_t(4 * __SPN_WARP_SIZE));
-  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16));
+  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((0 ? 64 : 8) * int64_t(D) * sizeof(__spn_bf16));
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&attention_dot), dynamic_shared_bytes))
     return e;
   const dim3 grid = dim3(uint32_t(__spn_cdiv(S, 64)), uint32_t(int64_t(NQ) / S));
@@ -1097,35 +1112,38 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __r
 }
 #endif
 
-#line 85 "samples/attention_dot.spn"
+#line 95 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 88 "samples/attention_dot.spn"
+#line 98 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
+#line 105 "samples/attention_dot.spn"
+constexpr int32_t LQ = __SPN_WARP_SIZE == 64 ? 4 : 8;  // const of the kernel's body, per warp width
 
-#line 84 "samples/attention_dot.spn"
+#line 94 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 91 "samples/attention_dot.spn"
+#line 106 "samples/attention_dot.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
+  __spn_bf16* Qs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
   __spn_mma_a<__spn_bf16> qa[8] = {};
   __spn_mma_a<__spn_bf16> pa[TJ] = {};
   __spn_mma_acc oacc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 96 "samples/attention_dot.spn"
+#line 112 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 102 "samples/attention_dot.spn"
+#line 118 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1140,14 +1158,15 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   int32_t tiles = (kend + BK - 1) / BK;
   float qk = scale * 1.4426950408889634f;
   #pragma unroll
+#line 141 "samples/attention_dot.spn"
   for (int32_t d = 0; d < 8; ++d) {
     __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
   }
   #pragma unroll
-#line 118 "samples/attention_dot.spn"
+#line 143 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 119 "samples/attention_dot.spn"
+#line 144 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -1156,7 +1175,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 126 "samples/attention_dot.spn"
+#line 151 "samples/attention_dot.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -1167,7 +1186,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         }
       }
     }
-#line 133 "samples/attention_dot.spn"
+#line 158 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -1178,22 +1197,22 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-#line 142 "samples/attention_dot.spn"
+#line 170 "samples/attention_dot.spn"
       __spn_dot_ra<TJ, 16 * 8, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, qa, Ks, 2 * BK, D, 0, s * BK);
       // Scale into log2 units; -inf past S and above the diagonal.
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 145 "samples/attention_dot.spn"
+#line 173 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 147 "samples/attention_dot.spn"
+#line 175 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 148 "samples/attention_dot.spn"
+#line 176 "samples/attention_dot.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1203,84 +1222,84 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           }
         } else {
           #pragma unroll
-#line 154 "samples/attention_dot.spn"
+#line 182 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 155 "samples/attention_dot.spn"
+#line 183 "samples/attention_dot.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 157 "samples/attention_dot.spn"
+#line 185 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 158 "samples/attention_dot.spn"
+#line 186 "samples/attention_dot.spn"
         x = y;
       }
-#line 159 "samples/attention_dot.spn"
+#line 187 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 160 "samples/attention_dot.spn"
+#line 188 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 161 "samples/attention_dot.spn"
+#line 189 "samples/attention_dot.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 162 "samples/attention_dot.spn"
+#line 190 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 163 "samples/attention_dot.spn"
-        x = exp2f(y - z);
+#line 191 "samples/attention_dot.spn"
+        x = __spn_fast_exp2f(y - z);
       }
       #pragma unroll
-#line 164 "samples/attention_dot.spn"
+#line 192 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 165 "samples/attention_dot.spn"
+#line 193 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 166 "samples/attention_dot.spn"
-          v = exp2f(v - mr);
+#line 194 "samples/attention_dot.spn"
+          v = __spn_fast_exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 167 "samples/attention_dot.spn"
+#line 195 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 168 "samples/attention_dot.spn"
+#line 196 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 169 "samples/attention_dot.spn"
+#line 197 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 170 "samples/attention_dot.spn"
+#line 198 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 171 "samples/attention_dot.spn"
+#line 199 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 172 "samples/attention_dot.spn"
+#line 200 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 174 "samples/attention_dot.spn"
+#line 202 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
       }
-#line 176 "samples/attention_dot.spn"
+#line 204 "samples/attention_dot.spn"
       __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
@@ -1291,17 +1310,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   // stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 182 "samples/attention_dot.spn"
+#line 210 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 183 "samples/attention_dot.spn"
+#line 211 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 184 "samples/attention_dot.spn"
+#line 212 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __spn_bf16(v / ls);

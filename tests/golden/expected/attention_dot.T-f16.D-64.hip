@@ -61,6 +61,20 @@ struct __spn_bf16 {
 };
 #endif
 
+// fast_exp2(x) on f32: 2^x by the hardware. NVIDIA: ex2.approx.ftz.f32, one
+// MUFU.EX2 (PTX ISA: at most 2 ulp over the full range; subnormal inputs
+// and results flush to zero), where exp2f adds a range test and two scalings
+// around it. AMD: exp2f, itself v_exp_f32 with that scaling (HIP 5.2 has no
+// native exp2). The cpu target: exp2f.
+__device__ __forceinline__ float __spn_fast_exp2f(float x) {
+#if defined(__SPN_CUDA)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
 // The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
 #if defined(__SPN_CUDA)
 #define __SPN_WARP_SIZE 32
@@ -329,12 +343,6 @@ __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t row
     return (void)s0, (void)s1, __spn_checked_swizzled<0, Swz>(const_cast<T*>(src), w.file, w.line, w.col, w.name, r,
                                                               rows, c, cols);
   else return __spn_checked_read(const_cast<T*>(src), w.file, w.line, w.col, w.name, r, rows, s0, c, cols, s1);
-}
-// mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <int Swz = 0, typename T, typename... Where>
-__device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
-                                                 int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
-  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // A T whose bits are all zero (0 of every float and integer type).
 template <int Bytes> struct __spn_uint_of;
@@ -989,7 +997,8 @@ __device__ __forceinline__ void __spn_mma_to_a_f16(__spn_mma_a<__half>& a, const
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BQ = 64, RUN = 8,
-//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 4 (kernel body)
+//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 4 (kernel body), Q_SHARED = 1 (kernel body),
+//   CQ = 512 (kernel body)
 
 constexpr int64_t D = 64;  // static dim
 
@@ -1004,32 +1013,35 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __half* __restr
 }
 #endif
 
-#line 85 "samples/attention_dot.spn"
+#line 95 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 88 "samples/attention_dot.spn"
+#line 98 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 256 : 512;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 1 : 4;  // const of the kernel's body, per warp width
+#line 105 "samples/attention_dot.spn"
+constexpr int32_t LQ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 84 "samples/attention_dot.spn"
+#line 94 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __half* __restrict__ Q, const __half* __restrict__ K, const __half* __restrict__ V, __half* __restrict__ O,
     float* __restrict__ L, int32_t S, int32_t causal, float scale, int64_t NQ, int64_t NK) {
-#line 91 "samples/attention_dot.spn"
+#line 106 "samples/attention_dot.spn"
   alignas(1024) __shared__ __half Ks[(2 * BK) * D];
   alignas(1024) __shared__ __half Vs[(2 * BK) * D];
+  alignas(1024) __shared__ __half Qs[(1 ? 64 : 8) * D];
   __spn_mma_a<__half> qa[4] = {};
   __spn_mma_a<__half> pa[TJ] = {};
   __spn_mma_acc oacc[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 96 "samples/attention_dot.spn"
+#line 112 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 102 "samples/attention_dot.spn"
+#line 118 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1043,15 +1055,21 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   int32_t kend = causal != 0 ? __spn_min<int32_t>(S, q0 + 64) : S;
   int32_t tiles = (kend + BK - 1) / BK;
   float qk = scale * 1.4426950408889634f;
+  // Lands with tile 0 (the first copy group).
   #pragma unroll
-  for (int32_t d = 0; d < 4; ++d) {
-    __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
+#line 134 "samples/attention_dot.spn"
+  for (int32_t lq = 0; lq < LQ; ++lq) {
+    int32_t eq = tid + lq * NT;
+    if (eq < 512) {
+      int64_t qr = eq / (D / 8);
+      int64_t qc = eq % (D / 8) * 8;
+      __spn_copy_async<8, 128>(Qs, 1 ? 64 : 8, qr, qc, Q, int64_t(NQ), D, D, 1, qrow + q0 + qr, qc);
+    }
   }
   #pragma unroll
-#line 118 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 119 "samples/attention_dot.spn"
+#line 144 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -1060,7 +1078,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 126 "samples/attention_dot.spn"
+#line 151 "samples/attention_dot.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -1071,7 +1089,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         }
       }
     }
-#line 133 "samples/attention_dot.spn"
+#line 158 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -1082,22 +1100,22 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-#line 142 "samples/attention_dot.spn"
-      __spn_dot_ra<TJ, 16 * 4, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, qa, Ks, 2 * BK, D, 0, s * BK);
+      __spn_dot<1, TJ, 16 * 4, 128, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, Qs, 1 ? 64 : 8, D, Ks, 2 * BK, D, 0, 0, 0, s * BK);
       // Scale into log2 units; -inf past S and above the diagonal.
+#line 172 "samples/attention_dot.spn"
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 145 "samples/attention_dot.spn"
+#line 173 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 147 "samples/attention_dot.spn"
+#line 175 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 148 "samples/attention_dot.spn"
+#line 176 "samples/attention_dot.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1107,84 +1125,84 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           }
         } else {
           #pragma unroll
-#line 154 "samples/attention_dot.spn"
+#line 182 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 155 "samples/attention_dot.spn"
+#line 183 "samples/attention_dot.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 157 "samples/attention_dot.spn"
+#line 185 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 158 "samples/attention_dot.spn"
+#line 186 "samples/attention_dot.spn"
         x = y;
       }
-#line 159 "samples/attention_dot.spn"
+#line 187 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 160 "samples/attention_dot.spn"
+#line 188 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 161 "samples/attention_dot.spn"
+#line 189 "samples/attention_dot.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 162 "samples/attention_dot.spn"
+#line 190 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 163 "samples/attention_dot.spn"
-        x = exp2f(y - z);
+#line 191 "samples/attention_dot.spn"
+        x = __spn_fast_exp2f(y - z);
       }
       #pragma unroll
-#line 164 "samples/attention_dot.spn"
+#line 192 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 165 "samples/attention_dot.spn"
+#line 193 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 166 "samples/attention_dot.spn"
-          v = exp2f(v - mr);
+#line 194 "samples/attention_dot.spn"
+          v = __spn_fast_exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 167 "samples/attention_dot.spn"
+#line 195 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 168 "samples/attention_dot.spn"
+#line 196 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 169 "samples/attention_dot.spn"
+#line 197 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 170 "samples/attention_dot.spn"
+#line 198 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 4; ++dn) {
         #pragma unroll
-#line 171 "samples/attention_dot.spn"
+#line 199 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 172 "samples/attention_dot.spn"
+#line 200 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 174 "samples/attention_dot.spn"
+#line 202 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_f16(pa[j], sacc[0][j]);
       }
-#line 176 "samples/attention_dot.spn"
+#line 204 "samples/attention_dot.spn"
       __spn_dot_ra<4, BK, 128, 0, __spn_wgmma_n64>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
@@ -1195,17 +1213,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   // stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 182 "samples/attention_dot.spn"
+#line 210 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 4; ++dn) {
     #pragma unroll
-#line 183 "samples/attention_dot.spn"
+#line 211 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 184 "samples/attention_dot.spn"
+#line 212 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __half(v / ls);

@@ -5,7 +5,7 @@
 // launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const float* __restrict__ x              tensor f32[N], read-only
-//    1  float* __restrict__ y                    tensor f32[24, N]
+//    1  float* __restrict__ y                    tensor f32[25, N]
 //    2  int64_t N                                dynamic dim N
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
@@ -26,6 +26,20 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #include <hip/hip_runtime.h>
 #endif
 
+// fast_exp2(x) on f32: 2^x by the hardware. NVIDIA: ex2.approx.ftz.f32, one
+// MUFU.EX2 (PTX ISA: at most 2 ulp over the full range; subnormal inputs
+// and results flush to zero), where exp2f adds a range test and two scalings
+// around it. AMD: exp2f, itself v_exp_f32 with that scaling (HIP 5.2 has no
+// native exp2). The cpu target: exp2f.
+__device__ __forceinline__ float __spn_fast_exp2f(float x) {
+#if defined(__SPN_CUDA)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // ==== Spindle prelude end ====
@@ -43,10 +57,10 @@ inline hipError_t launch_math_more(hipStream_t stream, const float* __restrict__
 }
 #endif
 
-#line 13 "tests/golden/kernels/math_more.spn"
+#line 14 "tests/golden/kernels/math_more.spn"
 extern "C" __global__ __launch_bounds__(128) void math_more(
     const float* __restrict__ x, float* __restrict__ y, int64_t N) {
-#line 14 "tests/golden/kernels/math_more.spn"
+#line 15 "tests/golden/kernels/math_more.spn"
   int64_t i = int64_t(int(blockIdx.x)) * 128 + int(threadIdx.x);
   if (i < N) {
     float v = x[i];
@@ -76,5 +90,6 @@ extern "C" __global__ __launch_bounds__(128) void math_more(
     y[21 * N + i] = fmodf(v * 8.0f, 3.0f);
     y[22 * N + i] = __expf(a);
     y[23 * N + i] = __logf(p);
+    y[24 * N + i] = __spn_fast_exp2f(a);
   }
 }

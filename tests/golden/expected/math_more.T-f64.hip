@@ -5,7 +5,7 @@
 // launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const double* __restrict__ x             tensor f64[N], read-only
-//    1  double* __restrict__ y                   tensor f64[24, N]
+//    1  double* __restrict__ y                   tensor f64[25, N]
 //    2  int64_t N                                dynamic dim N
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
@@ -43,10 +43,10 @@ inline hipError_t launch_math_more(hipStream_t stream, const double* __restrict_
 }
 #endif
 
-#line 13 "tests/golden/kernels/math_more.spn"
+#line 14 "tests/golden/kernels/math_more.spn"
 extern "C" __global__ __launch_bounds__(128) void math_more(
     const double* __restrict__ x, double* __restrict__ y, int64_t N) {
-#line 14 "tests/golden/kernels/math_more.spn"
+#line 15 "tests/golden/kernels/math_more.spn"
   int64_t i = int64_t(int(blockIdx.x)) * 128 + int(threadIdx.x);
   if (i < N) {
     double v = x[i];
@@ -76,5 +76,6 @@ extern "C" __global__ __launch_bounds__(128) void math_more(
     y[21 * N + i] = fmod(v * 8.0, 3.0);
     y[22 * N + i] = exp(a);
     y[23 * N + i] = log(p);
+    y[24 * N + i] = exp2(a);
   }
 }
