@@ -61,6 +61,20 @@ struct __spn_bf16 {
 };
 #endif
 
+// fast_exp2(x) on f32: 2^x by the hardware. NVIDIA: ex2.approx.ftz.f32, one
+// MUFU.EX2 (PTX ISA: at most 2 ulp over the full range; subnormal inputs
+// and results flush to zero), where exp2f adds a range test and two scalings
+// around it. AMD: exp2f, itself v_exp_f32 with that scaling (HIP 5.2 has no
+// native exp2). The cpu target: exp2f.
+__device__ __forceinline__ float __spn_fast_exp2f(float x) {
+#if defined(__SPN_CUDA)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
 // The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
 #if defined(__SPN_CUDA)
 #define __SPN_WARP_SIZE 32
@@ -711,22 +725,22 @@ inline hipError_t launch_attention(hipStream_t stream, const __spn_bf16* __restr
 }
 #endif
 
-#line 82 "samples/attention.spn"
+#line 83 "samples/attention.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 85 "samples/attention.spn"
+#line 86 "samples/attention.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
 
-#line 81 "samples/attention.spn"
+#line 82 "samples/attention.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 88 "samples/attention.spn"
+#line 89 "samples/attention.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align16((2 * BK) * (int64_t(D) + 8) * sizeof(__spn_bf16)));
   __spn_mma_a<__spn_bf16> qa[8] = {};
@@ -740,7 +754,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 102 "samples/attention.spn"
+#line 103 "samples/attention.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -759,10 +773,10 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
     __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
   }
   #pragma unroll
-#line 118 "samples/attention.spn"
+#line 119 "samples/attention.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 119 "samples/attention.spn"
+#line 120 "samples/attention.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
@@ -771,7 +785,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       // r, c], the same for V; zeros past the tensor's end.
       int32_t st = t % 2;
       #pragma unroll
-#line 126 "samples/attention.spn"
+#line 127 "samples/attention.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (e < CK) {
@@ -782,7 +796,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
         }
       }
     }
-#line 133 "samples/attention.spn"
+#line 134 "samples/attention.spn"
     __spn_copy_commit();
     if (t >= 1) {
       __spn_copy_wait<1>();
@@ -791,44 +805,44 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
       int32_t k0 = (t - 1) * BK;
       // S = Q K^T over the head dim, 16 deep a step.
       #pragma unroll
-#line 140 "samples/attention.spn"
+#line 141 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 141 "samples/attention.spn"
+#line 142 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
-#line 142 "samples/attention.spn"
+#line 143 "samples/attention.spn"
           v = 0.0f;
         }
       }
       #pragma unroll
-#line 143 "samples/attention.spn"
+#line 144 "samples/attention.spn"
       for (int32_t d = 0; d < 8; ++d) {
         #pragma unroll
-#line 144 "samples/attention.spn"
+#line 145 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_t_shared(kb[j], Ks, 2 * BK, int64_t(D) + 8, int64_t(D) + 8, 1, s * BK + j * 16, d * 16);
         }
         #pragma unroll
-#line 146 "samples/attention.spn"
+#line 147 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           sacc[0][j] = __spn_mma_bf16(qa[d], kb[j], sacc[0][j]);
         }
       }
       // Scale into log2 units; -inf past S and above the diagonal.
-#line 149 "samples/attention.spn"
+#line 150 "samples/attention.spn"
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       #pragma unroll
-#line 150 "samples/attention.spn"
+#line 151 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 152 "samples/attention.spn"
+#line 153 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 153 "samples/attention.spn"
+#line 154 "samples/attention.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -838,93 +852,93 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
           }
         } else {
           #pragma unroll
-#line 159 "samples/attention.spn"
+#line 160 "samples/attention.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 160 "samples/attention.spn"
+#line 161 "samples/attention.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 162 "samples/attention.spn"
+#line 163 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 163 "samples/attention.spn"
+#line 164 "samples/attention.spn"
         x = y;
       }
-#line 164 "samples/attention.spn"
+#line 165 "samples/attention.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 165 "samples/attention.spn"
+#line 166 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 166 "samples/attention.spn"
+#line 167 "samples/attention.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 167 "samples/attention.spn"
+#line 168 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 168 "samples/attention.spn"
-        x = exp2f(y - z);
+#line 169 "samples/attention.spn"
+        x = __spn_fast_exp2f(y - z);
       }
       #pragma unroll
-#line 169 "samples/attention.spn"
+#line 170 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 170 "samples/attention.spn"
+#line 171 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 171 "samples/attention.spn"
-          v = exp2f(v - mr);
+#line 172 "samples/attention.spn"
+          v = __spn_fast_exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 172 "samples/attention.spn"
+#line 173 "samples/attention.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 173 "samples/attention.spn"
+#line 174 "samples/attention.spn"
         x = x * a;
       }
-#line 174 "samples/attention.spn"
+#line 175 "samples/attention.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       #pragma unroll
-#line 175 "samples/attention.spn"
+#line 176 "samples/attention.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 176 "samples/attention.spn"
+#line 177 "samples/attention.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 177 "samples/attention.spn"
+#line 178 "samples/attention.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 179 "samples/attention.spn"
+#line 180 "samples/attention.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
       }
       #pragma unroll
-#line 181 "samples/attention.spn"
+#line 182 "samples/attention.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 182 "samples/attention.spn"
+#line 183 "samples/attention.spn"
         for (int32_t j = 0; j < TJ; ++j) {
           __spn_mma_load_b_shared(vb[0], Vs, 2 * BK, int64_t(D) + 8, int64_t(D) + 8, 1, s * BK + j * 16, dn * 16);
           oacc[0][dn] = __spn_mma_bf16(pa[j], vb[0], oacc[0][dn]);
         }
       }
-#line 185 "samples/attention.spn"
+#line 186 "samples/attention.spn"
       __syncthreads();
     }
   }
@@ -932,17 +946,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention(
   // O = acc / l; L = m ln 2 + ln l (m in log2 units). Rows past S are not
   // stored; L once per row (the element of column 0).
   #pragma unroll
-#line 189 "samples/attention.spn"
+#line 190 "samples/attention.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 190 "samples/attention.spn"
+#line 191 "samples/attention.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 191 "samples/attention.spn"
+#line 192 "samples/attention.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __spn_bf16(v / ls);
