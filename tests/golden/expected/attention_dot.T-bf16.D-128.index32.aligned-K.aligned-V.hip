@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/attention_dot.spn --kernel attention_dot --static D=128 --dtype T=bf16 --aligned K --aligned V --index32
 // kernel:          attention_dot
 // specialization:  NQ dynamic, D = 128 (static), NK dynamic, T = bf16, K 16-byte aligned, V 16-byte aligned, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (cdiv(S, BQ), NQ // S), block (4 * warp_size()), dynamic shared memory __spn_align1024(__spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((0 ? 64 : 8) * int64_t(D) * sizeof(__spn_bf16)) bytes
+// launch:          grid (cdiv(S, BQ), NQ // S), block (4 * warp_size()), dynamic shared memory __spn_align1024(__spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((1 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16(64 * int64_t(D) * sizeof(__spn_bf16)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __spn_bf16* __restrict__ Q         tensor bf16[NQ, D], read-only
 //    1  const __spn_bf16* __restrict__ K         tensor bf16[NK, D], read-only
@@ -366,12 +366,6 @@ __device__ __forceinline__ T __spn_mma_read(const T* src, int64_t r, int64_t row
     return (void)s0, (void)s1, __spn_checked_swizzled<0, Swz>(const_cast<T*>(src), w.file, w.line, w.col, w.name, r,
                                                               rows, c, cols);
   else return __spn_checked_read(const_cast<T*>(src), w.file, w.line, w.col, w.name, r, rows, s0, c, cols, s1);
-}
-// mma_load_a(a, src, r, k): A[m][kk] = src[r + m, k + kk].
-template <int Swz = 0, typename T, typename... Where>
-__device__ __forceinline__ void __spn_mma_load_a(__spn_mma_a<T>& a, const T* src, int64_t rows, int64_t cols,
-                                                 int64_t s0, int64_t s1, int64_t r, int64_t k, const Where&... where) {
-  __spn_mma_fill<Swz>(a, src, rows, cols, s0, s1, r, k, false, __spn_mma_a_row, __spn_mma_a_col, where...);
 }
 // A T whose bits are all zero (0 of every float and integer type).
 template <int Bytes> struct __spn_uint_of;
@@ -1084,8 +1078,8 @@ __device__ __forceinline__ void __spn_mma_to_a_bf16(__spn_mma_a<__spn_bf16>& a, 
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BQ = 64, RUN = 8,
-//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 8 (kernel body), Q_SHARED = 0 (kernel body),
-//   CQ = 1024 (kernel body)
+//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 8 (kernel body), CQ = 1024 (kernel body),
+//   VS = 1 (kernel body), KWAIT = 2 (kernel body)
 
 constexpr int32_t D = 128;  // static dim
 
@@ -1103,7 +1097,7 @@ inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_
 }
 inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V, __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   const dim3 block = dim3(uint32_t(4 * __SPN_WARP_SIZE));
-  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((0 ? 64 : 8) * int64_t(D) * sizeof(__spn_bf16));
+  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align1024(__spn_align16((2 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((1 * (__SPN_WARP_SIZE == 64 ? 32 : 64)) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16(64 * int64_t(D) * sizeof(__spn_bf16));
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&attention_dot), dynamic_shared_bytes))
     return e;
   const dim3 grid = dim3(uint32_t(__spn_cdiv(S, 64)), uint32_t(int64_t(NQ) / S));
@@ -1112,38 +1106,37 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __r
 }
 #endif
 
-#line 95 "samples/attention_dot.spn"
+#line 97 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 98 "samples/attention_dot.spn"
+#line 100 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
-#line 105 "samples/attention_dot.spn"
+#line 104 "samples/attention_dot.spn"
 constexpr int32_t LQ = __SPN_WARP_SIZE == 64 ? 4 : 8;  // const of the kernel's body, per warp width
 
-#line 94 "samples/attention_dot.spn"
+#line 96 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t S, int32_t causal, float scale, int32_t NQ, int32_t NK) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 106 "samples/attention_dot.spn"
+#line 110 "samples/attention_dot.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
-  __spn_bf16* Qs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
-  __spn_mma_a<__spn_bf16> qa[8] = {};
+  __spn_bf16* Qs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((1 * BK) * int64_t(D) * sizeof(__spn_bf16))));
   __spn_mma_a<__spn_bf16> pa[TJ] = {};
   __spn_mma_acc oacc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 112 "samples/attention_dot.spn"
+#line 115 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 118 "samples/attention_dot.spn"
+#line 121 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1157,22 +1150,30 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   int32_t kend = causal != 0 ? __spn_min<int32_t>(S, q0 + 64) : S;
   int32_t tiles = (kend + BK - 1) / BK;
   float qk = scale * 1.4426950408889634f;
+
+  // The block's Q, landing with tile 0's K (the first copy group).
   #pragma unroll
-#line 141 "samples/attention_dot.spn"
-  for (int32_t d = 0; d < 8; ++d) {
-    __spn_mma_load_a(qa[d], Q, NQ, D, D, 1, qrow + wq, d * 16);
+#line 136 "samples/attention_dot.spn"
+  for (int32_t lq = 0; lq < LQ; ++lq) {
+    int32_t eq = tid + lq * NT;
+    if (eq < 1024) {
+      int64_t qr = int64_t(uint32_t(eq) / (uint32_t(D) / 8u));
+      int64_t qc = int64_t(uint32_t(eq) % (uint32_t(D) / 8u)) * 8;
+      __spn_copy_async<8, 128>(Qs, 64, qr, qc, Q, int32_t(NQ), D, D, 1, qrow + q0 + qr, int32_t(qc));
+    }
   }
   #pragma unroll
-#line 143 "samples/attention_dot.spn"
+#line 142 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 144 "samples/attention_dot.spn"
+#line 143 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
     if (t < tiles) {
       // Tile t into stage t % 2: Ks[st*BK + r, c] = K[kvrow + t*BK +
-      // r, c], the same for V; zeros past the tensor's end.
+      // r, c], the same for V where it has two stages; zeros past the
+      // tensor's end.
       int32_t st = t % 2;
       #pragma unroll
 #line 151 "samples/attention_dot.spn"
@@ -1182,14 +1183,16 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           int64_t kr = int64_t(uint32_t(e) / (uint32_t(D) / 8u));
           int64_t kc = int64_t(uint32_t(e) % (uint32_t(D) / 8u)) * 8;
           __spn_copy_async<8, 128>(Ks, 2 * BK, st * BK + kr, kc, K, int32_t(NK), D, D, 1, kvrow + t * BK + kr, int32_t(kc));
-          __spn_copy_async<8, 128>(Vs, 2 * BK, st * BK + kr, kc, V, int32_t(NK), D, D, 1, kvrow + t * BK + kr, int32_t(kc));
         }
       }
     }
-#line 158 "samples/attention_dot.spn"
+#line 159 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
-      __spn_copy_wait<1>();
+      // Tile t - 1 has landed (this thread's copies; with one V stage,
+      // its K: V of t - 1, the group before the newest, is waited for
+      // below, while S and the softmax run).
+      __spn_copy_wait<2>();
       __spn_dot_sync();
       int32_t s = (t - 1) % 2;
       int32_t k0 = (t - 1) * BK;
@@ -1197,22 +1200,22 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-#line 170 "samples/attention_dot.spn"
-      __spn_dot_ra<TJ, 16 * 8, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, qa, Ks, 2 * BK, D, 0, s * BK);
+#line 171 "samples/attention_dot.spn"
+      __spn_dot<1, TJ, 16 * 8, 128, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, Qs, 64, D, Ks, 2 * BK, D, 0, 0, 0, s * BK);
       // Scale into log2 units; -inf past S and above the diagonal.
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 173 "samples/attention_dot.spn"
+#line 174 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 175 "samples/attention_dot.spn"
+#line 176 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 176 "samples/attention_dot.spn"
+#line 177 "samples/attention_dot.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1222,105 +1225,121 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           }
         } else {
           #pragma unroll
-#line 182 "samples/attention_dot.spn"
+#line 183 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 183 "samples/attention_dot.spn"
+#line 184 "samples/attention_dot.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 185 "samples/attention_dot.spn"
+#line 186 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 186 "samples/attention_dot.spn"
+#line 187 "samples/attention_dot.spn"
         x = y;
       }
-#line 187 "samples/attention_dot.spn"
+#line 188 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 188 "samples/attention_dot.spn"
+#line 189 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 189 "samples/attention_dot.spn"
+#line 190 "samples/attention_dot.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 190 "samples/attention_dot.spn"
+#line 191 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 191 "samples/attention_dot.spn"
+#line 192 "samples/attention_dot.spn"
         x = __spn_fast_exp2f(y - z);
       }
       #pragma unroll
-#line 192 "samples/attention_dot.spn"
+#line 193 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 193 "samples/attention_dot.spn"
+#line 194 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 194 "samples/attention_dot.spn"
+#line 195 "samples/attention_dot.spn"
           v = __spn_fast_exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 195 "samples/attention_dot.spn"
+#line 196 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 196 "samples/attention_dot.spn"
+#line 197 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 197 "samples/attention_dot.spn"
+#line 198 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 198 "samples/attention_dot.spn"
+#line 199 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 199 "samples/attention_dot.spn"
+#line 200 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 200 "samples/attention_dot.spn"
+#line 201 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 202 "samples/attention_dot.spn"
+#line 203 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
       }
-#line 204 "samples/attention_dot.spn"
-      __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
+      __spn_copy_wait<1>();
+      __spn_dot_sync();
+      __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 1 * BK, D, (1 == 2 ? s : 0) * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
     }
+    // V of tile t into the stage P V has just left.
+    if (t < tiles) {
+      #pragma unroll
+#line 214 "samples/attention_dot.spn"
+      for (int32_t lv = 0; lv < LK; ++lv) {
+        int32_t ev = tid + lv * NT;
+        if (ev < CK) {
+          int64_t vr = int64_t(uint32_t(ev) / (uint32_t(D) / 8u));
+          int64_t vc = int64_t(uint32_t(ev) % (uint32_t(D) / 8u)) * 8;
+          __spn_copy_async<8, 128>(Vs, 1 * BK, vr, vc, V, int32_t(NK), D, D, 1, kvrow + t * BK + vr, int32_t(vc));
+        }
+      }
+    }
+#line 220 "samples/attention_dot.spn"
+    __spn_copy_commit();
   }
 
   // O = acc / l; L = m ln 2 + ln l (m in log2 units). Rows past S are not
   // stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 210 "samples/attention_dot.spn"
+#line 224 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 211 "samples/attention_dot.spn"
+#line 225 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 212 "samples/attention_dot.spn"
+#line 226 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __spn_bf16(v / ls);

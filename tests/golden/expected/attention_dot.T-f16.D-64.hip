@@ -997,8 +997,8 @@ __device__ __forceinline__ void __spn_mma_to_a_f16(__spn_mma_a<__half>& a, const
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BQ = 64, RUN = 8,
-//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 4 (kernel body), Q_SHARED = 1 (kernel body),
-//   CQ = 512 (kernel body)
+//   LOG2E = 1.4426950408889634, LN2 = 0.6931471805599453, TD = 4 (kernel body), CQ = 512 (kernel body),
+//   VS = 2 (kernel body), KWAIT = 1 (kernel body)
 
 constexpr int64_t D = 64;  // static dim
 
@@ -1013,35 +1013,34 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __half* __restr
 }
 #endif
 
-#line 95 "samples/attention_dot.spn"
+#line 97 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 98 "samples/attention_dot.spn"
+#line 100 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 256 : 512;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 1 : 4;  // const of the kernel's body, per warp width
-#line 105 "samples/attention_dot.spn"
+#line 104 "samples/attention_dot.spn"
 constexpr int32_t LQ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 94 "samples/attention_dot.spn"
+#line 96 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __half* __restrict__ Q, const __half* __restrict__ K, const __half* __restrict__ V, __half* __restrict__ O,
     float* __restrict__ L, int32_t S, int32_t causal, float scale, int64_t NQ, int64_t NK) {
-#line 106 "samples/attention_dot.spn"
+#line 110 "samples/attention_dot.spn"
   alignas(1024) __shared__ __half Ks[(2 * BK) * D];
   alignas(1024) __shared__ __half Vs[(2 * BK) * D];
-  alignas(1024) __shared__ __half Qs[(1 ? 64 : 8) * D];
-  __spn_mma_a<__half> qa[4] = {};
+  alignas(1024) __shared__ __half Qs[64 * D];
   __spn_mma_a<__half> pa[TJ] = {};
   __spn_mma_acc oacc[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 112 "samples/attention_dot.spn"
+#line 115 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 118 "samples/attention_dot.spn"
+#line 121 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1055,27 +1054,30 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   int32_t kend = causal != 0 ? __spn_min<int32_t>(S, q0 + 64) : S;
   int32_t tiles = (kend + BK - 1) / BK;
   float qk = scale * 1.4426950408889634f;
-  // Lands with tile 0 (the first copy group).
+
+  // The block's Q, landing with tile 0's K (the first copy group).
   #pragma unroll
-#line 134 "samples/attention_dot.spn"
+#line 136 "samples/attention_dot.spn"
   for (int32_t lq = 0; lq < LQ; ++lq) {
     int32_t eq = tid + lq * NT;
     if (eq < 512) {
       int64_t qr = eq / (D / 8);
       int64_t qc = eq % (D / 8) * 8;
-      __spn_copy_async<8, 128>(Qs, 1 ? 64 : 8, qr, qc, Q, int64_t(NQ), D, D, 1, qrow + q0 + qr, qc);
+      __spn_copy_async<8, 128>(Qs, 64, qr, qc, Q, int64_t(NQ), D, D, 1, qrow + q0 + qr, qc);
     }
   }
   #pragma unroll
+#line 142 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 144 "samples/attention_dot.spn"
+#line 143 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   for (int32_t t = 0; t < tiles + 1; ++t) {
     if (t < tiles) {
       // Tile t into stage t % 2: Ks[st*BK + r, c] = K[kvrow + t*BK +
-      // r, c], the same for V; zeros past the tensor's end.
+      // r, c], the same for V where it has two stages; zeros past the
+      // tensor's end.
       int32_t st = t % 2;
       #pragma unroll
 #line 151 "samples/attention_dot.spn"
@@ -1085,13 +1087,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           int64_t kr = e / (D / 8);
           int64_t kc = e % (D / 8) * 8;
           __spn_copy_async<8, 128>(Ks, 2 * BK, st * BK + kr, kc, K, int64_t(NK), D, D, 1, kvrow + t * BK + kr, kc);
+#line 158 "samples/attention_dot.spn"
           __spn_copy_async<8, 128>(Vs, 2 * BK, st * BK + kr, kc, V, int64_t(NK), D, D, 1, kvrow + t * BK + kr, kc);
         }
       }
     }
-#line 158 "samples/attention_dot.spn"
+#line 159 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
+      // Tile t - 1 has landed (this thread's copies; with one V stage,
+      // its K: V of t - 1, the group before the newest, is waited for
+      // below, while S and the softmax run).
       __spn_copy_wait<1>();
       __spn_dot_sync();
       int32_t s = (t - 1) % 2;
@@ -1100,22 +1106,22 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-      __spn_dot<1, TJ, 16 * 4, 128, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, Qs, 1 ? 64 : 8, D, Ks, 2 * BK, D, 0, 0, 0, s * BK);
+#line 171 "samples/attention_dot.spn"
+      __spn_dot<1, TJ, 16 * 4, 128, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, Qs, 64, D, Ks, 2 * BK, D, 0, 0, 0, s * BK);
       // Scale into log2 units; -inf past S and above the diagonal.
-#line 172 "samples/attention_dot.spn"
       bool edge = k0 + BK > S || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 173 "samples/attention_dot.spn"
+#line 174 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 175 "samples/attention_dot.spn"
+#line 176 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 176 "samples/attention_dot.spn"
+#line 177 "samples/attention_dot.spn"
             int32_t key = k0 + j * 16 + c;
             if (key >= S || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1125,85 +1131,85 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
           }
         } else {
           #pragma unroll
-#line 182 "samples/attention_dot.spn"
+#line 183 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             float& v = sacc[0][j].x[e_1];
-#line 183 "samples/attention_dot.spn"
+#line 184 "samples/attention_dot.spn"
             v = v * qk;
           }
         }
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 185 "samples/attention_dot.spn"
+#line 186 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 186 "samples/attention_dot.spn"
+#line 187 "samples/attention_dot.spn"
         x = y;
       }
-#line 187 "samples/attention_dot.spn"
+#line 188 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 188 "samples/attention_dot.spn"
+#line 189 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 189 "samples/attention_dot.spn"
+#line 190 "samples/attention_dot.spn"
         x = y == -__spn_inff() ? 0.0f : y;
       }
       #pragma unroll
-#line 190 "samples/attention_dot.spn"
+#line 191 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 191 "samples/attention_dot.spn"
+#line 192 "samples/attention_dot.spn"
         x = __spn_fast_exp2f(y - z);
       }
       #pragma unroll
-#line 192 "samples/attention_dot.spn"
+#line 193 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 193 "samples/attention_dot.spn"
+#line 194 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 194 "samples/attention_dot.spn"
+#line 195 "samples/attention_dot.spn"
           v = __spn_fast_exp2f(v - mr);
         }
       }
       #pragma unroll
-#line 195 "samples/attention_dot.spn"
+#line 196 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 196 "samples/attention_dot.spn"
+#line 197 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 197 "samples/attention_dot.spn"
+#line 198 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 198 "samples/attention_dot.spn"
+#line 199 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 4; ++dn) {
         #pragma unroll
-#line 199 "samples/attention_dot.spn"
+#line 200 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 200 "samples/attention_dot.spn"
+#line 201 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 202 "samples/attention_dot.spn"
+#line 203 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_f16(pa[j], sacc[0][j]);
       }
-#line 204 "samples/attention_dot.spn"
-      __spn_dot_ra<4, BK, 128, 0, __spn_wgmma_n64>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
+#line 208 "samples/attention_dot.spn"
+      __spn_dot_ra<4, BK, 128, 0, __spn_wgmma_n64>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, (2 == 2 ? s : 0) * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
     }
@@ -1213,17 +1219,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   // stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 210 "samples/attention_dot.spn"
+#line 224 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 4; ++dn) {
     #pragma unroll
-#line 211 "samples/attention_dot.spn"
+#line 225 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 212 "samples/attention_dot.spn"
+#line 226 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < S) {
         O[(qrow + q) * D + dn * 16 + c] = __half(v / ls);
