@@ -136,7 +136,7 @@ inline hipError_t launch_matmul(hipStream_t stream, const float* __restrict__ A,
 }
 #endif
 
-#line 85 "samples/matmul.spn"
+#line 92 "samples/matmul.spn"
 extern "C" __global__ __launch_bounds__(256) void matmul(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int32_t M, int32_t N) {
   A = __spn_assume_aligned<16>(A);  // 16-byte aligned at launch
@@ -145,36 +145,36 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
   __builtin_assume(N % 128 == 0);  // a whole number of grid tiles at launch
   __builtin_assume(M % 128 == 0);  // a whole number of grid tiles at launch
-#line 86 "samples/matmul.spn"
+#line 93 "samples/matmul.spn"
   alignas(16) __shared__ float As[8 * (128 + 4)];
   alignas(16) __shared__ float Bs[8 * 128];
   float acc[8 * 8];
   #pragma unroll
   for (int acc_i = 0; acc_i < 8 * 8; ++acc_i) acc[acc_i] = 0.0f;
-#line 89 "samples/matmul.spn"
-  float a_frag[8];
+#line 96 "samples/matmul.spn"
+  float a_frag[2 * 8];
   #pragma unroll
-  for (int a_frag_i = 0; a_frag_i < 8; ++a_frag_i) a_frag[a_frag_i] = 0.0f;
-#line 90 "samples/matmul.spn"
-  float b_frag[8];
+  for (int a_frag_i = 0; a_frag_i < 2 * 8; ++a_frag_i) a_frag[a_frag_i] = 0.0f;
+#line 97 "samples/matmul.spn"
+  float b_frag[2 * 8];
   #pragma unroll
-  for (int b_frag_i = 0; b_frag_i < 8; ++b_frag_i) b_frag[b_frag_i] = 0.0f;
-#line 91 "samples/matmul.spn"
+  for (int b_frag_i = 0; b_frag_i < 2 * 8; ++b_frag_i) b_frag[b_frag_i] = 0.0f;
+#line 98 "samples/matmul.spn"
   float run[4];
   #pragma unroll
   for (int run_i = 0; run_i < 4; ++run_i) run[run_i] = 0.0f;
-#line 93 "samples/matmul.spn"
+#line 100 "samples/matmul.spn"
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int32_t tid = ty * 16 + tx;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 99 "samples/matmul.spn"
+#line 106 "samples/matmul.spn"
   for (int32_t k0 = 0; k0 < K; k0 += 8) {
     // As[c + k, r] = A[row0 + r, k0 + c + k]: a run of A's row, stored
     // transposed (the inner loop reads runs of rows of As).
     #pragma unroll
-#line 102 "samples/matmul.spn"
+#line 109 "samples/matmul.spn"
     for (int32_t l = 0; l < 128 * 8 / (4 * 256); ++l) {
       int32_t ea = tid + l * 256;
       int32_t ar = ea / (8 / 4);
@@ -182,12 +182,12 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       // row0 + ar < M always: row0 <= M - 128 (block_id(1) < cdiv(M, 128), M % 128 == 0) and ar <= 127
       // k0 + ac + VEC <= K always: k0 <= K - 8 (k0 < K, both multiples of 8) and ac + VEC <= 8
       {
-#line 107 "samples/matmul.spn"
+#line 114 "samples/matmul.spn"
         // vector load of 16 bytes (4 f32 of A, 1 word of 16 bytes)
         __spn_load_run_readonly<4, 16>(run, &A[int32_t(row0 + ar) * K + int32_t(int64_t(k0) + ac)]);
       }
       #pragma unroll
-#line 114 "samples/matmul.spn"
+#line 121 "samples/matmul.spn"
       for (int32_t k = 0; k < 4; ++k) {
         As[(ac + k) * int32_t(128 + 4) + ar] = run[k];
       }
@@ -196,7 +196,7 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
     // consecutive runs of a row of B. With K % BK == 0 (K is static) no
     // slab crosses K, and the test of the row folds away.
     #pragma unroll
-#line 119 "samples/matmul.spn"
+#line 126 "samples/matmul.spn"
     for (int32_t l = 0; l < 8 * 128 / (4 * 256); ++l) {
       int32_t eb = tid + l * 256;
       int32_t br = eb / (128 / 4);
@@ -204,49 +204,73 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       // k0 + br < K always: k0 <= K - 8 (k0 < K, both multiples of 8) and br <= 7
       // col0 + bc + VEC <= N always: col0 <= N - 128 (block_id(0) < cdiv(N, 128), N % 128 == 0) and bc + VEC <= 128
       {
-#line 124 "samples/matmul.spn"
+#line 131 "samples/matmul.spn"
         // vector load of 16 bytes (4 f32 of B, 1 word of 16 bytes)
         __spn_load_run_readonly<4, 16>(run, &B[int32_t(int64_t(k0) + br) * N + int32_t(col0 + bc)]);
       }
       #pragma unroll
-#line 131 "samples/matmul.spn"
+#line 138 "samples/matmul.spn"
       for (int32_t k = 0; k < 4; ++k) {
         Bs[br * 128 + bc + k] = run[k];
       }
     }
-#line 133 "samples/matmul.spn"
-    __syncthreads();
-    #pragma unroll
-    for (int32_t kk = 0; kk < 8; ++kk) {
-      #pragma unroll
-#line 136 "samples/matmul.spn"
-      for (int32_t q = 0; q < 8 / 4; ++q) {
-        #pragma unroll
-#line 137 "samples/matmul.spn"
-        for (int32_t k = 0; k < 4; ++k) {
-          a_frag[q * 4 + k] = As[kk * int32_t(128 + 4) + q * 64 + ty * 4 + k];
-        }
-      }
-      #pragma unroll
-#line 139 "samples/matmul.spn"
-      for (int32_t q = 0; q < 8 / 4; ++q) {
-        #pragma unroll
 #line 140 "samples/matmul.spn"
-        for (int32_t k = 0; k < 4; ++k) {
-          b_frag[q * 4 + k] = Bs[kk * 128 + q * 64 + tx * 4 + k];
+    __syncthreads();
+
+    // The fragments of step 0, then each step reads the next step's
+    // before its FMAs.
+    #pragma unroll
+#line 144 "samples/matmul.spn"
+    for (int32_t q = 0; q < 8 / 4; ++q) {
+      #pragma unroll
+#line 145 "samples/matmul.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        a_frag[0 * 8 + q * 4 + k] = As[0 * int32_t(128 + 4) + q * 64 + ty * 4 + k];
+      }
+    }
+    #pragma unroll
+#line 147 "samples/matmul.spn"
+    for (int32_t q = 0; q < 8 / 4; ++q) {
+      #pragma unroll
+#line 148 "samples/matmul.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        b_frag[0 * 8 + q * 4 + k] = Bs[0 * 128 + q * 64 + tx * 4 + k];
+      }
+    }
+    #pragma unroll
+#line 150 "samples/matmul.spn"
+    for (int32_t kk = 0; kk < 8; ++kk) {
+      if (kk + 1 < 8) {
+        #pragma unroll
+#line 152 "samples/matmul.spn"
+        for (int32_t q = 0; q < 8 / 4; ++q) {
+          #pragma unroll
+#line 153 "samples/matmul.spn"
+          for (int32_t k = 0; k < 4; ++k) {
+            a_frag[(kk + 1) % 2 * 8 + q * 4 + k] = As[(kk + 1) * int32_t(128 + 4) + q * 64 + ty * 4 + k];
+          }
+        }
+        #pragma unroll
+#line 155 "samples/matmul.spn"
+        for (int32_t q = 0; q < 8 / 4; ++q) {
+          #pragma unroll
+#line 156 "samples/matmul.spn"
+          for (int32_t k = 0; k < 4; ++k) {
+            b_frag[(kk + 1) % 2 * 8 + q * 4 + k] = Bs[(kk + 1) * 128 + q * 64 + tx * 4 + k];
+          }
         }
       }
       #pragma unroll
-#line 142 "samples/matmul.spn"
+#line 158 "samples/matmul.spn"
       for (int32_t i = 0; i < 8; ++i) {
         #pragma unroll
-#line 143 "samples/matmul.spn"
+#line 159 "samples/matmul.spn"
         for (int32_t j = 0; j < 8; ++j) {
-          acc[i * 8 + j] = fmaf(a_frag[i], b_frag[j], acc[i * 8 + j]);
+          acc[i * 8 + j] = fmaf(a_frag[kk % 2 * 8 + i], b_frag[kk % 2 * 8 + j], acc[i * 8 + j]);
         }
       }
     }
-#line 145 "samples/matmul.spn"
+#line 161 "samples/matmul.spn"
     __syncthreads();
   }
 
@@ -255,26 +279,26 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   // computed in 32 bits (unsigned, so exact while N <= 2^32) and widened:
   // from an i64 sum nvcc does not prove every run of C 16-byte aligned.
   #pragma unroll
-#line 151 "samples/matmul.spn"
+#line 167 "samples/matmul.spn"
   for (int32_t qi = 0; qi < 8 / 4; ++qi) {
     #pragma unroll
-#line 152 "samples/matmul.spn"
+#line 168 "samples/matmul.spn"
     for (int32_t i = 0; i < 4; ++i) {
       int64_t cr = row0 + qi * 64 + ty * 4 + i;
       #pragma unroll
-#line 154 "samples/matmul.spn"
+#line 170 "samples/matmul.spn"
       for (int32_t qj = 0; qj < 8 / 4; ++qj) {
         int64_t cc = int64_t(uint32_t(int(blockIdx.x)) * 128 + uint32_t(qj * 64 + tx * 4));
         #pragma unroll
-#line 156 "samples/matmul.spn"
+#line 172 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = acc[(qi * 4 + i) * 8 + qj * 4 + k];
         }
-#line 158 "samples/matmul.spn"
+#line 174 "samples/matmul.spn"
         // cr < M always: row0 <= M - 128 (block_id(1) < cdiv(M, 128), M % 128 == 0) and qi * QR + ty * VEC + i <= 127
         // cc + VEC <= N always: u32(block_id(0)) * BN <= N - 128 (block_id(0) < cdiv(N, 128), N % 128 == 0) and qj * QC + tx * VEC + VEC <= 128
         {
-#line 159 "samples/matmul.spn"
+#line 175 "samples/matmul.spn"
           // vector store of 16 bytes (4 f32 of C, 1 word of 16 bytes)
           __spn_store_run<4, 16>(&C[int32_t(cr) * N + int32_t(cc)], run);
         }

@@ -48,39 +48,39 @@ inline hipError_t launch_matmul(hipStream_t stream, const float* __restrict__ A,
 }
 #endif
 
-#line 85 "samples/matmul.spn"
+#line 92 "samples/matmul.spn"
 extern "C" __global__ __launch_bounds__(256) void matmul(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int64_t M, int64_t N) {
-#line 86 "samples/matmul.spn"
+#line 93 "samples/matmul.spn"
   alignas(16) __shared__ float As[8 * (128 + 4)];
   alignas(16) __shared__ float Bs[8 * 128];
   float acc[8 * 8];
   #pragma unroll
   for (int acc_i = 0; acc_i < 8 * 8; ++acc_i) acc[acc_i] = 0.0f;
-#line 89 "samples/matmul.spn"
-  float a_frag[8];
+#line 96 "samples/matmul.spn"
+  float a_frag[2 * 8];
   #pragma unroll
-  for (int a_frag_i = 0; a_frag_i < 8; ++a_frag_i) a_frag[a_frag_i] = 0.0f;
-#line 90 "samples/matmul.spn"
-  float b_frag[8];
+  for (int a_frag_i = 0; a_frag_i < 2 * 8; ++a_frag_i) a_frag[a_frag_i] = 0.0f;
+#line 97 "samples/matmul.spn"
+  float b_frag[2 * 8];
   #pragma unroll
-  for (int b_frag_i = 0; b_frag_i < 8; ++b_frag_i) b_frag[b_frag_i] = 0.0f;
-#line 91 "samples/matmul.spn"
+  for (int b_frag_i = 0; b_frag_i < 2 * 8; ++b_frag_i) b_frag[b_frag_i] = 0.0f;
+#line 98 "samples/matmul.spn"
   float run[4];
   #pragma unroll
   for (int run_i = 0; run_i < 4; ++run_i) run[run_i] = 0.0f;
-#line 93 "samples/matmul.spn"
+#line 100 "samples/matmul.spn"
   int32_t tx = int(threadIdx.x);
   int32_t ty = int(threadIdx.y);
   int32_t tid = ty * 16 + tx;
   int64_t row0 = int64_t(int(blockIdx.y)) * 128;
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
-#line 99 "samples/matmul.spn"
+#line 106 "samples/matmul.spn"
   for (int64_t k0 = 0; k0 < K; k0 += 8) {
     // As[c + k, r] = A[row0 + r, k0 + c + k]: a run of A's row, stored
     // transposed (the inner loop reads runs of rows of As).
     #pragma unroll
-#line 102 "samples/matmul.spn"
+#line 109 "samples/matmul.spn"
     for (int32_t l = 0; l < 128 * 8 / (4 * 256); ++l) {
       int32_t ea = tid + l * 256;
       int32_t ar = ea / (8 / 4);
@@ -88,24 +88,24 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       // k0 + ac + VEC <= K always: k0 <= K - 8 (k0 < K, both multiples of 8) and ac + VEC <= 8
       if (row0 + ar < M) {
         #pragma unroll
-#line 107 "samples/matmul.spn"
+#line 114 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = A[(row0 + ar) * K + k0 + ac + k];
         }
       } else {
         #pragma unroll
-#line 110 "samples/matmul.spn"
+#line 117 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = 0.0f;
           // k0 + ac + k < K always: k0 <= K - 8 (k0 < K, both multiples of 8) and ac + k <= 7
           if (row0 + ar < M) {
-#line 113 "samples/matmul.spn"
+#line 120 "samples/matmul.spn"
             run[k] = A[(row0 + ar) * K + k0 + ac + k];
           }
         }
       }
       #pragma unroll
-#line 114 "samples/matmul.spn"
+#line 121 "samples/matmul.spn"
       for (int32_t k = 0; k < 4; ++k) {
         As[(ac + k) * (128 + 4) + ar] = run[k];
       }
@@ -114,7 +114,7 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
     // consecutive runs of a row of B. With K % BK == 0 (K is static) no
     // slab crosses K, and the test of the row folds away.
     #pragma unroll
-#line 119 "samples/matmul.spn"
+#line 126 "samples/matmul.spn"
     for (int32_t l = 0; l < 8 * 128 / (4 * 256); ++l) {
       int32_t eb = tid + l * 256;
       int32_t br = eb / (128 / 4);
@@ -122,61 +122,85 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
       // k0 + br < K always: k0 <= K - 8 (k0 < K, both multiples of 8) and br <= 7
       if (col0 + bc + 4 <= N) {
         #pragma unroll
-#line 124 "samples/matmul.spn"
+#line 131 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = B[(k0 + br) * N + col0 + bc + k];
         }
       } else {
         #pragma unroll
-#line 127 "samples/matmul.spn"
+#line 134 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = 0.0f;
           // k0 + br < K always: k0 <= K - 8 (k0 < K, both multiples of 8) and br <= 7
           if (col0 + bc + k < N) {
-#line 130 "samples/matmul.spn"
+#line 137 "samples/matmul.spn"
             run[k] = B[(k0 + br) * N + col0 + bc + k];
           }
         }
       }
       #pragma unroll
-#line 131 "samples/matmul.spn"
+#line 138 "samples/matmul.spn"
       for (int32_t k = 0; k < 4; ++k) {
         Bs[br * 128 + bc + k] = run[k];
       }
     }
-#line 133 "samples/matmul.spn"
-    __syncthreads();
-    #pragma unroll
-    for (int32_t kk = 0; kk < 8; ++kk) {
-      #pragma unroll
-#line 136 "samples/matmul.spn"
-      for (int32_t q = 0; q < 8 / 4; ++q) {
-        #pragma unroll
-#line 137 "samples/matmul.spn"
-        for (int32_t k = 0; k < 4; ++k) {
-          a_frag[q * 4 + k] = As[kk * (128 + 4) + q * 64 + ty * 4 + k];
-        }
-      }
-      #pragma unroll
-#line 139 "samples/matmul.spn"
-      for (int32_t q = 0; q < 8 / 4; ++q) {
-        #pragma unroll
 #line 140 "samples/matmul.spn"
-        for (int32_t k = 0; k < 4; ++k) {
-          b_frag[q * 4 + k] = Bs[kk * 128 + q * 64 + tx * 4 + k];
+    __syncthreads();
+
+    // The fragments of step 0, then each step reads the next step's
+    // before its FMAs.
+    #pragma unroll
+#line 144 "samples/matmul.spn"
+    for (int32_t q = 0; q < 8 / 4; ++q) {
+      #pragma unroll
+#line 145 "samples/matmul.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        a_frag[0 * 8 + q * 4 + k] = As[0 * (128 + 4) + q * 64 + ty * 4 + k];
+      }
+    }
+    #pragma unroll
+#line 147 "samples/matmul.spn"
+    for (int32_t q = 0; q < 8 / 4; ++q) {
+      #pragma unroll
+#line 148 "samples/matmul.spn"
+      for (int32_t k = 0; k < 4; ++k) {
+        b_frag[0 * 8 + q * 4 + k] = Bs[0 * 128 + q * 64 + tx * 4 + k];
+      }
+    }
+    #pragma unroll
+#line 150 "samples/matmul.spn"
+    for (int32_t kk = 0; kk < 8; ++kk) {
+      if (kk + 1 < 8) {
+        #pragma unroll
+#line 152 "samples/matmul.spn"
+        for (int32_t q = 0; q < 8 / 4; ++q) {
+          #pragma unroll
+#line 153 "samples/matmul.spn"
+          for (int32_t k = 0; k < 4; ++k) {
+            a_frag[(kk + 1) % 2 * 8 + q * 4 + k] = As[(kk + 1) * (128 + 4) + q * 64 + ty * 4 + k];
+          }
+        }
+        #pragma unroll
+#line 155 "samples/matmul.spn"
+        for (int32_t q = 0; q < 8 / 4; ++q) {
+          #pragma unroll
+#line 156 "samples/matmul.spn"
+          for (int32_t k = 0; k < 4; ++k) {
+            b_frag[(kk + 1) % 2 * 8 + q * 4 + k] = Bs[(kk + 1) * 128 + q * 64 + tx * 4 + k];
+          }
         }
       }
       #pragma unroll
-#line 142 "samples/matmul.spn"
+#line 158 "samples/matmul.spn"
       for (int32_t i = 0; i < 8; ++i) {
         #pragma unroll
-#line 143 "samples/matmul.spn"
+#line 159 "samples/matmul.spn"
         for (int32_t j = 0; j < 8; ++j) {
-          acc[i * 8 + j] = fmaf(a_frag[i], b_frag[j], acc[i * 8 + j]);
+          acc[i * 8 + j] = fmaf(a_frag[kk % 2 * 8 + i], b_frag[kk % 2 * 8 + j], acc[i * 8 + j]);
         }
       }
     }
-#line 145 "samples/matmul.spn"
+#line 161 "samples/matmul.spn"
     __syncthreads();
   }
 
@@ -185,31 +209,31 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   // computed in 32 bits (unsigned, so exact while N <= 2^32) and widened:
   // from an i64 sum nvcc does not prove every run of C 16-byte aligned.
   #pragma unroll
-#line 151 "samples/matmul.spn"
+#line 167 "samples/matmul.spn"
   for (int32_t qi = 0; qi < 8 / 4; ++qi) {
     #pragma unroll
-#line 152 "samples/matmul.spn"
+#line 168 "samples/matmul.spn"
     for (int32_t i = 0; i < 4; ++i) {
       int64_t cr = row0 + qi * 64 + ty * 4 + i;
       #pragma unroll
-#line 154 "samples/matmul.spn"
+#line 170 "samples/matmul.spn"
       for (int32_t qj = 0; qj < 8 / 4; ++qj) {
         int64_t cc = int64_t(uint32_t(int(blockIdx.x)) * 128 + uint32_t(qj * 64 + tx * 4));
         #pragma unroll
-#line 156 "samples/matmul.spn"
+#line 172 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = acc[(qi * 4 + i) * 8 + qj * 4 + k];
         }
-#line 158 "samples/matmul.spn"
+#line 174 "samples/matmul.spn"
         if (cr < M && cc + 4 <= N) {
           #pragma unroll
-#line 159 "samples/matmul.spn"
+#line 175 "samples/matmul.spn"
           for (int32_t k = 0; k < 4; ++k) {
             C[cr * N + cc + k] = run[k];
           }
         } else {
           #pragma unroll
-#line 162 "samples/matmul.spn"
+#line 178 "samples/matmul.spn"
           for (int32_t k = 0; k < 4; ++k) {
             if (cr < M && cc + k < N) {
               C[cr * N + cc + k] = run[k];
