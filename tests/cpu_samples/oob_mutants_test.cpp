@@ -89,17 +89,8 @@ const std::set<std::string> kStaysInBounds = {
     "matmul.spn:120: run[(k) + 1]",
     "matmul.spn:137: B[k0 + br, (col0 + bc + k) - 1]",
     "matmul.spn:137: run[(k) + 1]",
-    "matmul.spn:180: C[cr, (cc + k) - 1]",
-    "matmul.spn:180: run[(k) + 1]",
-    // Its double-buffered fragments: reading step 1 for step 0, or step kk
-    // for kk + 1, stays inside As, Bs (BK rows) and the two fragment rows.
-    // A wrong value no bounds check can see; SampleNumerics sees it.
-    "matmul.spn:146: As[(0) + 1, q * QR + ty * VEC + k]",
-    "matmul.spn:146: a_frag[(0) + 1, q * VEC + k]",
-    "matmul.spn:149: Bs[(0) + 1, q * QC + tx * VEC + k]",
-    "matmul.spn:149: b_frag[(0) + 1, q * VEC + k]",
-    "matmul.spn:154: As[(kk + 1) - 1, q * QR + ty * VEC + k]",
-    "matmul.spn:157: Bs[(kk + 1) - 1, q * QC + tx * VEC + k]",
+    "matmul.spn:175: C[cr, (cc + k) - 1]",
+    "matmul.spn:175: run[(k) + 1]",
     // row_norms' last whole runs use the first VEC of UNROLL * VEC slots,
     // and with an odd N (777) the column after a whole run is in the row.
     "row_norms.spn:62: x[r, (j + k) + 1]",

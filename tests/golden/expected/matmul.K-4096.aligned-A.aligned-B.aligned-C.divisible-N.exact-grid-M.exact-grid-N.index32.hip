@@ -217,60 +217,45 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
 #line 140 "samples/matmul.spn"
     __syncthreads();
 
-    // The fragments of step 0, then each step reads the next step's
-    // before its FMAs.
+    // One step ahead: iteration kk reads step kk's fragments, then
+    // multiplies step kk - 1's.
     #pragma unroll
 #line 144 "samples/matmul.spn"
-    for (int32_t q = 0; q < 8 / 4; ++q) {
-      #pragma unroll
-#line 145 "samples/matmul.spn"
-      for (int32_t k = 0; k < 4; ++k) {
-        a_frag[0 * 8 + q * 4 + k] = As[0 * int32_t(128 + 4) + q * 64 + ty * 4 + k];
-      }
-    }
-    #pragma unroll
+    for (int32_t kk = 0; kk < 8 + 1; ++kk) {
+      if (kk < 8) {
+        #pragma unroll
+#line 146 "samples/matmul.spn"
+        for (int32_t q = 0; q < 8 / 4; ++q) {
+          #pragma unroll
 #line 147 "samples/matmul.spn"
-    for (int32_t q = 0; q < 8 / 4; ++q) {
-      #pragma unroll
-#line 148 "samples/matmul.spn"
-      for (int32_t k = 0; k < 4; ++k) {
-        b_frag[0 * 8 + q * 4 + k] = Bs[0 * 128 + q * 64 + tx * 4 + k];
-      }
-    }
-    #pragma unroll
+          for (int32_t k = 0; k < 4; ++k) {
+            a_frag[kk % 2 * 8 + q * 4 + k] = As[kk * int32_t(128 + 4) + q * 64 + ty * 4 + k];
+          }
+        }
+        #pragma unroll
+#line 149 "samples/matmul.spn"
+        for (int32_t q = 0; q < 8 / 4; ++q) {
+          #pragma unroll
 #line 150 "samples/matmul.spn"
-    for (int32_t kk = 0; kk < 8; ++kk) {
-      if (kk + 1 < 8) {
-        #pragma unroll
-#line 152 "samples/matmul.spn"
-        for (int32_t q = 0; q < 8 / 4; ++q) {
-          #pragma unroll
-#line 153 "samples/matmul.spn"
           for (int32_t k = 0; k < 4; ++k) {
-            a_frag[(kk + 1) % 2 * 8 + q * 4 + k] = As[(kk + 1) * int32_t(128 + 4) + q * 64 + ty * 4 + k];
-          }
-        }
-        #pragma unroll
-#line 155 "samples/matmul.spn"
-        for (int32_t q = 0; q < 8 / 4; ++q) {
-          #pragma unroll
-#line 156 "samples/matmul.spn"
-          for (int32_t k = 0; k < 4; ++k) {
-            b_frag[(kk + 1) % 2 * 8 + q * 4 + k] = Bs[(kk + 1) * 128 + q * 64 + tx * 4 + k];
+            b_frag[kk % 2 * 8 + q * 4 + k] = Bs[kk * 128 + q * 64 + tx * 4 + k];
           }
         }
       }
-      #pragma unroll
-#line 158 "samples/matmul.spn"
-      for (int32_t i = 0; i < 8; ++i) {
+#line 152 "samples/matmul.spn"
+      if (kk >= 1) {
         #pragma unroll
-#line 159 "samples/matmul.spn"
-        for (int32_t j = 0; j < 8; ++j) {
-          acc[i * 8 + j] = fmaf(a_frag[kk % 2 * 8 + i], b_frag[kk % 2 * 8 + j], acc[i * 8 + j]);
+#line 153 "samples/matmul.spn"
+        for (int32_t i = 0; i < 8; ++i) {
+          #pragma unroll
+#line 154 "samples/matmul.spn"
+          for (int32_t j = 0; j < 8; ++j) {
+            acc[i * 8 + j] = fmaf(a_frag[(kk - 1) % 2 * 8 + i], b_frag[(kk - 1) % 2 * 8 + j], acc[i * 8 + j]);
+          }
         }
       }
     }
-#line 161 "samples/matmul.spn"
+#line 156 "samples/matmul.spn"
     __syncthreads();
   }
 
@@ -279,26 +264,26 @@ extern "C" __global__ __launch_bounds__(256) void matmul(
   // computed in 32 bits (unsigned, so exact while N <= 2^32) and widened:
   // from an i64 sum nvcc does not prove every run of C 16-byte aligned.
   #pragma unroll
-#line 167 "samples/matmul.spn"
+#line 162 "samples/matmul.spn"
   for (int32_t qi = 0; qi < 8 / 4; ++qi) {
     #pragma unroll
-#line 168 "samples/matmul.spn"
+#line 163 "samples/matmul.spn"
     for (int32_t i = 0; i < 4; ++i) {
       int64_t cr = row0 + qi * 64 + ty * 4 + i;
       #pragma unroll
-#line 170 "samples/matmul.spn"
+#line 165 "samples/matmul.spn"
       for (int32_t qj = 0; qj < 8 / 4; ++qj) {
         int64_t cc = int64_t(uint32_t(int(blockIdx.x)) * 128 + uint32_t(qj * 64 + tx * 4));
         #pragma unroll
-#line 172 "samples/matmul.spn"
+#line 167 "samples/matmul.spn"
         for (int32_t k = 0; k < 4; ++k) {
           run[k] = acc[(qi * 4 + i) * 8 + qj * 4 + k];
         }
-#line 174 "samples/matmul.spn"
+#line 169 "samples/matmul.spn"
         // cr < M always: row0 <= M - 128 (block_id(1) < cdiv(M, 128), M % 128 == 0) and qi * QR + ty * VEC + i <= 127
         // cc + VEC <= N always: u32(block_id(0)) * BN <= N - 128 (block_id(0) < cdiv(N, 128), N % 128 == 0) and qj * QC + tx * VEC + VEC <= 128
         {
-#line 175 "samples/matmul.spn"
+#line 170 "samples/matmul.spn"
           // vector store of 16 bytes (4 f32 of C, 1 word of 16 bytes)
           __spn_store_run<4, 16>(&C[int32_t(cr) * N + int32_t(cc)], run);
         }
