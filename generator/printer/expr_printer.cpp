@@ -661,9 +661,10 @@ void FunctionPrinter::selectBatchMatrix(const Symbol& tensor, const Expr& batch,
 // build adds __spn_mma_store_checked{.spn location, C's name}). A 3-D C's
 // batch index b (mma_store(C, b, r, c, acc[i, j])) moves the base to
 // matrix b, with no rows for a b outside [0, dim 0) (nothing is stored),
-// as copy_async's does (selectBatchMatrix). The extents and strides are the specialization's index type, so that with
-// 32-bit indices the address is 32-bit arithmetic, and r and c are passed
-// as copy_async's coordinates are (32 bits where the bounds allow).
+// as copy_async's does (selectBatchMatrix). The extents and strides are
+// the specialization's index type, so that with 32-bit indices the address
+// is 32-bit arithmetic, and r and c are passed as copy_async's coordinates
+// are (32 bits where the bounds allow).
 CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 5;
