@@ -115,6 +115,22 @@ CppExpr nonFiniteFloat(bool nan, bool negative, bool isDouble) {
   return negative ? CppExpr{"-" + call, kUnary} : CppExpr{call, kPostfix};
 }
 
+// Whether the device compiler sees `e` as a number: literals, consts,
+// static dims and the warp width, under arithmetic and casts.
+bool knownWhenCompiled(const Expr& e, const PrintContext& ctx) {
+  if (e.as<IntLitExpr>()) return true;
+  if (const auto* n = e.as<NameExpr>())
+    return n->symbol && (n->symbol->kind == SymbolKind::Const ||
+                         (n->symbol->kind == SymbolKind::DimSymbol && ctx.isStaticDim(n->symbol)));
+  if (const auto* u = e.as<UnaryExpr>()) return knownWhenCompiled(*u->operand, ctx);
+  if (const auto* b = e.as<BinaryExpr>()) return knownWhenCompiled(*b->lhs, ctx) && knownWhenCompiled(*b->rhs, ctx);
+  if (const auto* c = e.as<CallExpr>(); c && !c->symbol) {
+    if (const BuiltinInfo* info = findBuiltin(c->callee); info && info->id == BuiltinId::WarpSize) return true;
+    return scalarFromName(c->callee) && c->args.size() == 1 && knownWhenCompiled(*c->args[0], ctx);  // a cast
+  }
+  return false;
+}
+
 // A float literal's text for f32 or f64: a '.' or an exponent, and the 'f'
 // of an f32.
 std::string floatLiteralText(std::string text, bool isDouble) {
@@ -256,6 +272,21 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
       return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
               kPostfix};
   }
+  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && b.type == ScalarType::I32 &&
+      !knownWhenCompiled(*b.rhs, ctx_)) {
+    // A signed 32-bit division by a run-time value is the unsigned one
+    // plus taking absolute values and fixing the sign (on NVIDIA three IABS
+    // and a conditional negation around it): where both operands are known
+    // non-negative the unsigned form gives the same quotient and remainder.
+    // A pair index of rotary_embedding.spn, `i // half` with i from
+    // thread_id(): 1.5% of the kernel's time on an H200. (A division by a
+    // constant is a multiply and a shift either way; a zero divisor is
+    // undefined in either form.)
+    auto lr = bounds_.of(*b.lhs), rr = bounds_.of(*b.rhs);
+    if (lr && rr && lr->lo >= 0 && lr->hi <= INT32_MAX && rr->lo >= 0 && rr->hi <= INT32_MAX &&
+        (lr->lo != lr->hi || rr->lo != rr->hi))
+      return {fmt::format("int32_t({} {} {})", unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)), kPostfix};
+  }
   if (ctx_.index32 && isComparison(b.op) && isInteger(b.lhs->type) && scalarBits(b.lhs->type) == 64 &&
       isInteger(b.rhs->type) && scalarBits(b.rhs->type) == 64) {
     // A bounds test like `row0 + r < M` on i64 values the index bounds
@@ -345,7 +376,10 @@ std::optional<std::string> FunctionPrinter::signed32(const Expr& e) const {
 std::string FunctionPrinter::unsigned32(const Expr& e) const {
   const auto* n = e.as<NameExpr>();
   if (n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) return "uint32_t(" + name(n->symbol) + ")";
-  if (n && n->symbol && loopVars32_.count(n->symbol) && !loopVars32_.at(n->symbol)) return name(n->symbol);
+  // A loop counted in 32 bits (loopCounter32): a uint32_t, or a
+  // non-negative int32_t.
+  if (n && n->symbol && loopVars32_.count(n->symbol))
+    return loopVars32_.at(n->symbol) ? "uint32_t(" + name(n->symbol) + ")" : name(n->symbol);
   if (printsAsLiteral(e)) return value(e) + "u";
   if (const auto* b = e.as<BinaryExpr>();
       b && (b->op == BinaryOp::Add || b->op == BinaryOp::Mul || b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod))

@@ -1082,6 +1082,21 @@ FunctionPrinter::LoopCounter FunctionPrinter::loopCounter32(const ForStmt& f, co
   return f.plainIncrement ? LoopCounter::Wide : LoopCounter::Unsigned;
 }
 
+// Whether `v += step` cannot pass the variable's largest value where sema
+// could not tell (a run-time step, a stop that is no dim): with 32-bit
+// indices the index bounds may show that the last value before the stop
+// plus the largest step fits (`range(tid, 64 * 256, block_dim())`).
+bool FunctionPrinter::incrementProvenInRange(const ForStmt& f, const Expr& stop) const {
+  if (f.stepSign != 1 || !isInteger(f.symbol->type)) return false;
+  const int bits = scalarBits(f.symbol->type);
+  const int64_t typeMax = bits >= 64                 ? INT64_MAX
+                          : isSigned(f.symbol->type) ? (int64_t(1) << (bits - 1)) - 1
+                                                     : (int64_t(1) << bits) - 1;
+  auto last = bounds_.of(stop);
+  auto by = f.rangeArgs.size() == 3 ? bounds_.of(*f.rangeArgs[2]) : std::optional<IndexRange>(IndexRange{1, 1});
+  return last && by && last->hi <= typeMax && by->hi <= typeMax && last->hi - 1 <= typeMax - by->hi;
+}
+
 void FunctionPrinter::printFor(const ForStmt& f) {
   if (f.elementsOf) return printElementsFor(f);
   if (printVectorRun(f)) return;
@@ -1133,8 +1148,12 @@ void FunctionPrinter::printFor(const ForStmt& f) {
                          ? fmt::format("{} > {}", varName, bound)
                          : fmt::format("{s} > 0 ? {v} < {b} : ({s} < 0 && {v} > {b})", fmt::arg("s", signedStep),
                                        fmt::arg("v", varName), fmt::arg("b", bound));
-  std::string incr = !f.plainIncrement && !narrow
-                         ? fmt::format("{v} = __spn_range_next({v}, {b}, {s})", fmt::arg("v", varName),
+  // The overflow-safe step where a plain one might pass the type's limit;
+  // its sign-free form where the step is known positive.
+  const bool plainIncrement = f.plainIncrement || narrow || incrementProvenInRange(f, stop);
+  std::string incr = !plainIncrement
+                         ? fmt::format("{v} = {next}({v}, {b}, {s})", fmt::arg("v", varName),
+                                       fmt::arg("next", f.stepSign == 1 ? "__spn_range_next_up" : "__spn_range_next"),
                                        fmt::arg("b", bound), fmt::arg("s", signedStep))
                      : step == 0  ? fmt::format("{} += {}", varName, signedStep)
                      : step == 1  ? "++" + varName

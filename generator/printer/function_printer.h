@@ -140,6 +140,7 @@ class FunctionPrinter {
   std::vector<const ForStmt*> loopsWithStableStop() const;
   enum class LoopCounter { Wide, Signed, Unsigned };
   LoopCounter loopCounter32(const ForStmt& f, const Expr* start, const Expr& stop, bool hoistStop) const;
+  bool incrementProvenInRange(const ForStmt& f, const Expr& stop) const;
   void printAssert(const AssertStmt& a);
   static std::string cStringLiteral(std::string_view text);
   static std::string typeLimitLiteral(BuiltinId id, ScalarType t);

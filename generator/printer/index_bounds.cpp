@@ -47,8 +47,13 @@ void factors(const Expr& e, std::vector<const Expr*>& out) {
 IndexBounds::IndexBounds(const PrintContext& ctx, const FunctionScope& fn, bool anyIndexWidth)
     : ctx_(ctx), active_(ctx.index32 || anyIndexWidth), dimLimit_(ctx.index32 ? kIndexMax : kLimit) {
   if (!active_) return;  // nothing to prove: dims are not known to fit
-  if (fn.kernel) collect(fn.kernel->body);
-  else if (fn.function) collect(fn.function->body);
+  // A closure's own body, then those of the functions around it: what it
+  // captures by value was defined there (a local assigned once there has
+  // that value whenever the closure runs).
+  for (const FunctionScope* f = &fn; f; f = f->parent) {
+    if (f->kernel) collect(f->kernel->body);
+    else if (f->function) collect(f->function->body);
+  }
   for (const Symbol* s : reassigned_) definitions_.erase(s);
   // A closure that assigns an outer local (nonlocal) receives it by reference.
   for (const auto& scope : ctx.sema.scopes)
@@ -107,6 +112,12 @@ std::optional<IndexRange> IndexBounds::ofOneWidth(const Expr& e) const {
   if (const auto* n = e.as<NameExpr>(); n && n->symbol) return ofName(*n->symbol);
   if (const auto* c = e.as<CallExpr>(); c && !c->symbol) return ofCall(*c);
   if (const auto* b = e.as<BinaryExpr>()) return ofBinary(*b);
+  if (const auto* t = e.as<TernaryExpr>()) {
+    // Either branch: `min(S, q0 + BQ) if causal != 0 else S`.
+    auto a = of(*t->thenValue), b = of(*t->elseValue);
+    if (!a || !b) return std::nullopt;
+    return IndexRange{std::min(a->lo, b->lo), std::max(a->hi, b->hi)};
+  }
   return std::nullopt;
 }
 
@@ -153,14 +164,21 @@ std::optional<IndexRange> IndexBounds::ofName(const Symbol& s) const {
 
 // range(stop), range(start, stop) and range(start, stop, step) with a step
 // known positive: the variable is in [start, stop - 1] while the body runs.
+// A 32-bit variable is also below its type's largest value, whatever the
+// stop (the loop steps up to the stop, never past it): that bounds it where
+// the stop has no known range, or one past the type's (`i32(H) * half`, a
+// product that would wrap).
 std::optional<IndexRange> IndexBounds::ofLoopVar(const ForStmt& loop) const {
   if (loop.elementsOf) return bounded(0, 15);  // a row or column of a 16 x 16 tile
   if (loop.stepSign != 1) return std::nullopt;
   const size_t n = loop.rangeArgs.size();
   auto start = n >= 2 ? of(*loop.rangeArgs[0]) : std::optional<IndexRange>(IndexRange{0, 0});
   auto stop = of(*loop.rangeArgs[n >= 2 ? 1 : 0]);
-  if (!start || !stop) return std::nullopt;
-  return bounded(start->lo, std::max(start->lo, stop->hi - 1));
+  const ScalarType t = loop.symbol ? loop.symbol->type : ScalarType::Invalid;
+  const int64_t typeMax = t == ScalarType::I32 ? INT32_MAX : t == ScalarType::U32 ? UINT32_MAX : kLimit;
+  if (!start || start->hi > typeMax || (!stop && typeMax == kLimit)) return std::nullopt;
+  const int64_t last = std::min(stop ? stop->hi - 1 : typeMax, typeMax - 1);
+  return bounded(start->lo, std::max(start->lo, last));
 }
 
 // block_id(axis) is below @grid's value on that axis: its expression's
@@ -326,8 +344,36 @@ std::optional<IndexRange> IndexBounds::warpOfThread(const BinaryExpr& b) const {
   return IndexRange{0, r->lo - 1};
 }
 
+// grid_dim(a) - block_id(a) is in [1, grid_dim(a)] and grid_dim(a) - 1 -
+// block_id(a) in [0, grid_dim(a) - 1] (the blocks in reverse order,
+// FlashAttention-2's): a block's index is below its grid's size, which
+// interval arithmetic alone cannot see.
+std::optional<IndexRange> IndexBounds::reversedBlock(const BinaryExpr& b) const {
+  auto builtinOf = [](const Expr& e) -> const CallExpr* {
+    const auto* c = e.as<CallExpr>();
+    const BuiltinInfo* info = c && !c->symbol ? findBuiltin(c->callee) : nullptr;
+    return info && (info->id == BuiltinId::BlockId || info->id == BuiltinId::GridDim) ? c : nullptr;
+  };
+  if (b.op != BinaryOp::Sub) return std::nullopt;
+  const CallExpr* id = builtinOf(*b.rhs);
+  if (!id || findBuiltin(id->callee)->id != BuiltinId::BlockId) return std::nullopt;
+  int64_t less = 0;
+  const Expr* lhs = b.lhs.get();
+  if (const auto* inner = lhs->as<BinaryExpr>(); inner && inner->op == BinaryOp::Sub) {
+    const auto* one = inner->rhs->as<IntLitExpr>();
+    if (!one || one->value != 1) return std::nullopt;
+    less = 1, lhs = inner->lhs.get();
+  }
+  const CallExpr* grid = builtinOf(*lhs);
+  if (!grid || findBuiltin(grid->callee)->id != BuiltinId::GridDim || axisOf(*grid) != axisOf(*id)) return std::nullopt;
+  auto g = gridAxis(axisOf(*id));
+  if (!g) return std::nullopt;
+  return bounded(1 - less, g->hi - less);
+}
+
 std::optional<IndexRange> IndexBounds::ofBinary(const BinaryExpr& b) const {
   if (auto w = warpOfThread(b)) return w;
+  if (auto r = reversedBlock(b)) return r;
   if (b.op == BinaryOp::Mul && ctx_.index32 && isDimProductOfOneTensor(b)) return IndexRange{1, kIndexMax};
   auto l = of(*b.lhs), r = of(*b.rhs);
   if (!l || !r || l->lo < 0 || r->lo < 0) return std::nullopt;  // non-negative operands only

@@ -8,7 +8,8 @@
 //     tensor: at most its element count);
 //   - launch geometry: thread_id() below @block's axis (and
 //     thread_id() // warp_size() below c under @block(c * warp_size())), block_id() below
-//     @grid's axis (its expression bounded the same way), lane_id(),
+//     @grid's axis (its expression bounded the same way; grid_dim(a) - 1 -
+//     block_id(a), the blocks in reverse, too), lane_id(),
 //     warp_size(), block_dim(), grid_dim();
 //   - literals and integer consts (a const per warp width, `BK = 64 if
 //     warp_size() == 32 else 16`, and warp_size() itself: the expression is
@@ -17,7 +18,8 @@
 //     than by K / 16 * 64);
 //   - locals assigned exactly once (their value's range), and range loop
 //     variables with a positive step ([start, stop - 1]);
-//   - + - * // % of non-negative values, widening casts, cdiv, min, max.
+//   - + - * // % of non-negative values, widening casts, cdiv, min, max,
+//     and a conditional expression (either branch).
 // Anything else (a scalar parameter, a loaded value, a local assigned twice
 // or through nonlocal) has no known range.
 // Made with `anyIndexWidth`, it bounds expressions without 32-bit indices
@@ -57,6 +59,7 @@ class IndexBounds {
   std::optional<IndexRange> ofLoopVar(const ForStmt& loop) const;
   std::optional<IndexRange> gridAxis(int axis) const;
   std::optional<IndexRange> warpOfThread(const BinaryExpr& b) const;
+  std::optional<IndexRange> reversedBlock(const BinaryExpr& b) const;
   bool isDimProductOfOneTensor(const Expr& e) const;
   int64_t dimMax(const Symbol& dim) const;
   void collect(const Block& body);

@@ -99,12 +99,12 @@ const std::set<std::string> kStaysInBounds = {
     "row_norms.spn:65: xs[(k) + 1]",
     // A cache row is ROT / 2 cosines, then ROT / 2 sines; a head's pair
     // (xi, yi) = (r, ROT / 2 + r) are both inside the head (NEOX).
-    "rotary_embedding.spn:96: cos_sin_cache[pos, (r) + 1]",
-    "rotary_embedding.spn:97: cos_sin_cache[pos, (half + r) - 1]",
-    "rotary_embedding.spn:98: x[token, head, (xi) + 1]",
-    "rotary_embedding.spn:99: x[token, head, (yi) - 1]",
-    "rotary_embedding.spn:101: x[token, head, (xi) + 1]",
-    "rotary_embedding.spn:102: x[token, head, (yi) - 1]",
+    "rotary_embedding.spn:97: cos_sin_cache[pos, (r) + 1]",
+    "rotary_embedding.spn:98: cos_sin_cache[pos, (half + r) - 1]",
+    "rotary_embedding.spn:99: x[token, head, (xi) + 1]",
+    "rotary_embedding.spn:100: x[token, head, (yi) - 1]",
+    "rotary_embedding.spn:102: x[token, head, (xi) + 1]",
+    "rotary_embedding.spn:103: x[token, head, (yi) - 1]",
 };
 
 std::string readText(const std::string& path) {

@@ -1,6 +1,6 @@
 // Loops with any step, by value (docs/language.md 5.8): the `for` headers the
 // printer writes for tests/golden/kernels/ranges.spn, with the prelude's
-// __spn_range_next, are compiled on the host and run over random and edge
+// __spn_range_next and __spn_range_next_up, are compiled on the host and run over random and edge
 // bounds and steps, near the limits of i32 and u32 included. Each must visit
 // exactly what Python's range visits (computed here in 128-bit arithmetic),
 // never overflow and never hang (a zero step runs no times).
@@ -38,14 +38,18 @@ TEST(RangeLoops, PrintedLoopsVisitWhatPythonsRangeVisits) {
   const std::string countDown = forHeader(source, "int32_t", "d", "first");   // step -64
   const std::string unsignedStep = forHeader(source, "uint32_t", "u", "n");   // step u32(block_dim())
   ASSERT_FALSE(unknownSign.empty() || constStep.empty() || countDown.empty() || unsignedStep.empty()) << source;
-  // The ones that could pass a limit advance through the helper.
-  EXPECT_NE(constStep.find("__spn_range_next"), std::string::npos) << constStep;
-  EXPECT_NE(countDown.find("__spn_range_next"), std::string::npos) << countDown;
+  // The ones that could pass a limit advance through the helpers: the
+  // sign-free one where the step is known positive.
+  EXPECT_NE(constStep.find("__spn_range_next_up("), std::string::npos) << constStep;
+  EXPECT_NE(unsignedStep.find("__spn_range_next_up("), std::string::npos) << unsignedStep;
+  EXPECT_NE(countDown.find("__spn_range_next("), std::string::npos) << countDown;
 
   std::string helper;
+  int helpers = 0;
   for (const auto& part : preludeTemplate().parts)
-    if (part.name == "__spn_range_next") helper = part.text;
-  ASSERT_FALSE(helper.empty());
+    if (part.name == "__spn_distance" || part.name == "__spn_range_next" || part.name == "__spn_range_next_up")
+      helper += part.text, ++helpers;
+  ASSERT_EQ(helpers, 3);
 
   fs::path dir = fs::temp_directory_path() / ("spindle-range-loops-" + std::to_string(getpid()));
   fs::create_directories(dir);

@@ -82,18 +82,6 @@ __host__ __device__ constexpr T __spn_align1024(T bytes) { return (bytes + 1023)
 #else
 #define __SPN_DYNAMIC_SHARED_1024(name) extern __shared__ __attribute__((aligned(1024))) unsigned char name[]
 #endif
-// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
-// type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
-// signedness (a loop over int32_t stays in 32-bit instructions), else 64: exact either way.
-template <bool Wide> struct __spn_distance_type { typedef unsigned long long type; };
-template <> struct __spn_distance_type<false> { typedef unsigned type; };
-template <typename T, typename B, typename S>
-__device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
-  typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
-                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type U;
-  const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
-  return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
-}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -1289,7 +1277,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void dot_widths(
   int32_t q = tid / __SPN_WARP_SIZE % 4;
   const int32_t e_step = int(blockDim.x);
 #line 31 "tests/golden/kernels/dot_widths.spn"
-  for (int32_t e = tid; e < 64 * 256; e = __spn_range_next(e, 64 * 256, e_step)) {
+  for (int32_t e = tid; e < 64 * 256; e += e_step) {
     __spn_swizzled<128>(Bs, 64, e / 256, e % 256) = B[e / 256 * 256 + e % 256];
     if (e < 64 * 64) {
       __spn_swizzled<128>(As, 64, e / 64, e % 64) = A[e / 64 * 64 + e % 64];

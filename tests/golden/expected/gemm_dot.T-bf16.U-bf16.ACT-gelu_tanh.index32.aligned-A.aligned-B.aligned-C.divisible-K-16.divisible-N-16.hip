@@ -58,6 +58,33 @@ struct __spn_bf16 {
 };
 #endif
 
+// fast_exp2(x) on f32: 2^x by the hardware. NVIDIA: ex2.approx.ftz.f32, one
+// MUFU.EX2 (PTX ISA: at most 2 ulp over the full range; subnormal inputs
+// and results flush to zero), where exp2f adds a range test and two scalings
+// around it. AMD: exp2f, itself v_exp_f32 with that scaling (HIP 5.2 has no
+// native exp2). The cpu target: exp2f.
+__device__ __forceinline__ float __spn_fast_exp2f(float x) {
+#if defined(__SPN_CUDA)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
+// fast_div(a, b): a / b without IEEE division's range tests and slow path.
+// NVIDIA, f32: __fdividef, a MUFU.RCP and a product (CUDA Math API: at most
+// 2 ulp for 2^-126 <= |b| <= 2^126; 0 for larger finite |b|, and then a /
+// inf is 0 as well). Elsewhere, and for f64, the division itself (HIP's
+// __fdividef is that division too).
+__device__ __forceinline__ float __spn_fast_div(float a, float b) {
+#if defined(__SPN_CUDA)
+  return __fdividef(a, b);
+#else
+  return a / b;
+#endif
+}
+__device__ __forceinline__ double __spn_fast_div(double a, double b) { return a / b; }
 // The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
 #if defined(__SPN_CUDA)
 #define __SPN_WARP_SIZE 32
@@ -1078,7 +1105,7 @@ __device__ __forceinline__ void __spn_mma_store_bf16(__spn_bf16* dst, I rows, I 
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 256, BN = 128, TJ = 8, RUN = 8,
-//   GELU_C = 0.7978845608028654
+//   GELU_C = 0.7978845608028654, LOG2E = 1.4426950408889634, GELU_K = -2.302208198144325, GELU_K3 = -0.1029432395800235
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
@@ -1103,7 +1130,7 @@ inline hipError_t launch_gemm_dot(hipStream_t stream, const __spn_bf16* __restri
 }
 #endif
 
-#line 71 "samples/gemm_dot.spn"
+#line 84 "samples/gemm_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 1024 : 512;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 3 : 4;  // const of the kernel's body, per warp width
@@ -1111,16 +1138,17 @@ constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kerne
 constexpr int32_t AHEAD = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
-#line 81 "samples/gemm_dot.spn"
+#line 94 "samples/gemm_dot.spn"
 constexpr int32_t PART_A = __SPN_WARP_SIZE == 64 ? 512 : 0;  // const of the kernel's body, per warp width
 constexpr int32_t PART_B = __SPN_WARP_SIZE == 64 ? 256 : 0;  // const of the kernel's body, per warp width
 
-#line 64 "samples/gemm_dot.spn"
+#line 76 "samples/gemm_dot.spn"
 __device__ __forceinline__ float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  float e = __spn_fast_exp2f(x * (-2.302208198144325f + -0.1029432395800235f * x * x));
+  return __spn_fast_div(x, 1.0f + e);
 }
 
-#line 70 "samples/gemm_dot.spn"
+#line 83 "samples/gemm_dot.spn"
 extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias,
     __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N) {
@@ -1130,7 +1158,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(K % 16 == 0);  // a multiple of 16 at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 83 "samples/gemm_dot.spn"
+#line 96 "samples/gemm_dot.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 256) * BK * sizeof(__spn_bf16))));
   __spn_mma_acc acc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
@@ -1146,7 +1174,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   for (int32_t pt = 0; pt < AHEAD; ++pt) {
     int64_t pk0 = int64_t(pt) * BK;
     #pragma unroll
-#line 97 "samples/gemm_dot.spn"
+#line 110 "samples/gemm_dot.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t pea = tid + la * NT;
       if (PART_A == 0 || pea < 256 * BK / 8) {
@@ -1156,7 +1184,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
       }
     }
     #pragma unroll
-#line 103 "samples/gemm_dot.spn"
+#line 116 "samples/gemm_dot.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t peb = tid + lb * NT;
       if (PART_B == 0 || peb < BK * 128 / 8) {
@@ -1165,12 +1193,12 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         __spn_copy_async<8, 128>(Bs, STAGES * BK, pt * BK + pbr, pbc, B, int32_t(K), N, N, 1, int32_t(pk0) + pbr, int32_t(col0) + pbc);
       }
     }
-#line 109 "samples/gemm_dot.spn"
+#line 122 "samples/gemm_dot.spn"
     __spn_copy_commit();
   }
 
   // Iteration t copies slab t and multiplies slab t - AHEAD.
-#line 112 "samples/gemm_dot.spn"
+#line 125 "samples/gemm_dot.spn"
   for (int32_t t = AHEAD; t < slabs + AHEAD; ++t) {
     // Slab t - AHEAD has landed for every thread (at most AHEAD - 1
     // younger groups in flight); the stage refilled below was last
@@ -1182,7 +1210,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * BK;
     #pragma unroll
-#line 122 "samples/gemm_dot.spn"
+#line 135 "samples/gemm_dot.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t ea = tid + la * NT;
       if (PART_A == 0 || ea < 256 * BK / 8) {
@@ -1192,7 +1220,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
       }
     }
     #pragma unroll
-#line 128 "samples/gemm_dot.spn"
+#line 141 "samples/gemm_dot.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t eb = tid + lb * NT;
       if (PART_B == 0 || eb < BK * 128 / 8) {
@@ -1201,7 +1229,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         __spn_copy_async<8, 128>(Bs, STAGES * BK, st * BK + br, bc, B, int32_t(K), N, N, 1, uint32_t(k0) + uint32_t(br), int32_t(col0) + bc);
       }
     }
-#line 134 "samples/gemm_dot.spn"
+#line 147 "samples/gemm_dot.spn"
     __spn_copy_commit();
     // acc += this group's 64 rows of slab t - AHEAD times its B slab.
     int32_t s = (t - AHEAD) % STAGES;
@@ -1216,22 +1244,22 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   // for the last dot (any use of acc but dot does).
   __spn_dot_settle(acc, acc_fresh);
   #pragma unroll
-#line 145 "samples/gemm_dot.spn"
+#line 158 "samples/gemm_dot.spn"
   for (int32_t j = 0; j < 8; ++j) {
     #pragma unroll
-#line 146 "samples/gemm_dot.spn"
+#line 159 "samples/gemm_dot.spn"
     for (int e = 0; e < __SPN_MMA_N; ++e) {
       const int32_t c = __spn_mma_col(e);
       float& v = acc[0][j].x[e];
-#line 148 "samples/gemm_dot.spn"
+#line 161 "samples/gemm_dot.spn"
       int64_t col = col0 + j * 16 + c;
       if (int32_t(col) < N) {
         v += float(bias[col]);
       }
-#line 151 "samples/gemm_dot.spn"
+#line 164 "samples/gemm_dot.spn"
       v = gelu_tanh(v);
     }
-#line 152 "samples/gemm_dot.spn"
+#line 165 "samples/gemm_dot.spn"
     __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), int32_t(row0) + g * 64 + warp % 4 * 16, int32_t(col0) + j * 16, acc[0][j]);
   }
 }

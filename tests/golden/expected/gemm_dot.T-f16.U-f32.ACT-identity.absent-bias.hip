@@ -1047,7 +1047,7 @@ __device__ __forceinline__ void __spn_mma_store_f32(float* dst, I rows, I cols, 
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 256, BN = 128, TJ = 8, RUN = 8,
-//   GELU_C = 0.7978845608028654
+//   GELU_C = 0.7978845608028654, LOG2E = 1.4426950408889634, GELU_K = -2.302208198144325, GELU_K3 = -0.1029432395800235
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
@@ -1072,7 +1072,7 @@ inline hipError_t launch_gemm_dot(hipStream_t stream, const __half* __restrict__
 }
 #endif
 
-#line 71 "samples/gemm_dot.spn"
+#line 84 "samples/gemm_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 1024 : 512;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 3 : 4;  // const of the kernel's body, per warp width
@@ -1080,21 +1080,21 @@ constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kerne
 constexpr int32_t AHEAD = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
-#line 81 "samples/gemm_dot.spn"
+#line 94 "samples/gemm_dot.spn"
 constexpr int32_t PART_A = __SPN_WARP_SIZE == 64 ? 512 : 0;  // const of the kernel's body, per warp width
 constexpr int32_t PART_B = __SPN_WARP_SIZE == 64 ? 256 : 0;  // const of the kernel's body, per warp width
 
-#line 59 "samples/gemm_dot.spn"
+#line 63 "samples/gemm_dot.spn"
 __device__ __forceinline__ float identity(float x) {
   return x;
 }
 
-#line 70 "samples/gemm_dot.spn"
+#line 83 "samples/gemm_dot.spn"
 extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     const __half* __restrict__ A, const __half* __restrict__ B, const __half* __restrict__ bias, float* __restrict__ C,
     int64_t M, int64_t K, int64_t N) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
-#line 83 "samples/gemm_dot.spn"
+#line 96 "samples/gemm_dot.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 256) * BK * sizeof(__half))));
   __spn_mma_acc acc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
@@ -1110,7 +1110,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   for (int32_t pt = 0; pt < AHEAD; ++pt) {
     int64_t pk0 = int64_t(pt) * BK;
     #pragma unroll
-#line 97 "samples/gemm_dot.spn"
+#line 110 "samples/gemm_dot.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t pea = tid + la * NT;
       if (PART_A == 0 || pea < 256 * BK / 8) {
@@ -1120,7 +1120,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
       }
     }
     #pragma unroll
-#line 103 "samples/gemm_dot.spn"
+#line 116 "samples/gemm_dot.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t peb = tid + lb * NT;
       if (PART_B == 0 || peb < BK * 128 / 8) {
@@ -1129,12 +1129,12 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         __spn_copy_async<8, 128>(Bs, STAGES * BK, pt * BK + pbr, pbc, B, int64_t(K), N, N, 1, pk0 + pbr, col0 + pbc);
       }
     }
-#line 109 "samples/gemm_dot.spn"
+#line 122 "samples/gemm_dot.spn"
     __spn_copy_commit();
   }
 
   // Iteration t copies slab t and multiplies slab t - AHEAD.
-#line 112 "samples/gemm_dot.spn"
+#line 125 "samples/gemm_dot.spn"
   for (int32_t t = AHEAD; t < slabs + AHEAD; ++t) {
     // Slab t - AHEAD has landed for every thread (at most AHEAD - 1
     // younger groups in flight); the stage refilled below was last
@@ -1146,7 +1146,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * BK;
     #pragma unroll
-#line 122 "samples/gemm_dot.spn"
+#line 135 "samples/gemm_dot.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t ea = tid + la * NT;
       if (PART_A == 0 || ea < 256 * BK / 8) {
@@ -1156,7 +1156,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
       }
     }
     #pragma unroll
-#line 128 "samples/gemm_dot.spn"
+#line 141 "samples/gemm_dot.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t eb = tid + lb * NT;
       if (PART_B == 0 || eb < BK * 128 / 8) {
@@ -1165,7 +1165,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         __spn_copy_async<8, 128>(Bs, STAGES * BK, st * BK + br, bc, B, int64_t(K), N, N, 1, k0 + br, col0 + bc);
       }
     }
-#line 134 "samples/gemm_dot.spn"
+#line 147 "samples/gemm_dot.spn"
     __spn_copy_commit();
     // acc += this group's 64 rows of slab t - AHEAD times its B slab.
     int32_t s = (t - AHEAD) % STAGES;
@@ -1180,16 +1180,16 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   // for the last dot (any use of acc but dot does).
   __spn_dot_settle(acc, acc_fresh);
   #pragma unroll
-#line 145 "samples/gemm_dot.spn"
+#line 158 "samples/gemm_dot.spn"
   for (int32_t j = 0; j < 8; ++j) {
     #pragma unroll
-#line 146 "samples/gemm_dot.spn"
+#line 159 "samples/gemm_dot.spn"
     for (int e = 0; e < __SPN_MMA_N; ++e) {
       float& v = acc[0][j].x[e];
-#line 151 "samples/gemm_dot.spn"
+#line 164 "samples/gemm_dot.spn"
       v = identity(v);
     }
-#line 152 "samples/gemm_dot.spn"
+#line 165 "samples/gemm_dot.spn"
     __spn_mma_store_f32(C, int64_t(M), int64_t(N), int64_t(N), int64_t(1), row0 + g * 64 + warp % 4 * 16, col0 + j * 16, acc[0][j]);
   }
 }

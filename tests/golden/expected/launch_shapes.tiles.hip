@@ -39,15 +39,19 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
-// type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
+// The unsigned type of a range's distances: 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
 // signedness (a loop over int32_t stays in 32-bit instructions), else 64: exact either way.
 template <bool Wide> struct __spn_distance_type { typedef unsigned long long type; };
 template <> struct __spn_distance_type<false> { typedef unsigned type; };
+template <typename T, typename B, typename S> struct __spn_distance {
+  typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
+                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type type;
+};
+// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
+// type's limit.
 template <typename T, typename B, typename S>
 __device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
-  typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
-                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type U;
+  typedef typename __spn_distance<T, B, S>::type U;
   const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
   return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
 }

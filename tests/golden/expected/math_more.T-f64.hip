@@ -5,7 +5,7 @@
 // launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const double* __restrict__ x             tensor f64[N], read-only
-//    1  double* __restrict__ y                   tensor f64[25, N]
+//    1  double* __restrict__ y                   tensor f64[26, N]
 //    2  int64_t N                                dynamic dim N
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
@@ -26,6 +26,19 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #include <hip/hip_runtime.h>
 #endif
 
+// fast_div(a, b): a / b without IEEE division's range tests and slow path.
+// NVIDIA, f32: __fdividef, a MUFU.RCP and a product (CUDA Math API: at most
+// 2 ulp for 2^-126 <= |b| <= 2^126; 0 for larger finite |b|, and then a /
+// inf is 0 as well). Elsewhere, and for f64, the division itself (HIP's
+// __fdividef is that division too).
+__device__ __forceinline__ float __spn_fast_div(float a, float b) {
+#if defined(__SPN_CUDA)
+  return __fdividef(a, b);
+#else
+  return a / b;
+#endif
+}
+__device__ __forceinline__ double __spn_fast_div(double a, double b) { return a / b; }
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // ==== Spindle prelude end ====
@@ -77,5 +90,6 @@ extern "C" __global__ __launch_bounds__(128) void math_more(
     y[22 * N + i] = exp(a);
     y[23 * N + i] = log(p);
     y[24 * N + i] = exp2(a);
+    y[25 * N + i] = __spn_fast_div(v, p);
   }
 }

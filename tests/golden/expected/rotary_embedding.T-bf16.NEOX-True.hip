@@ -62,17 +62,20 @@ struct __spn_bf16 {
 
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
-// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
-// type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
+// The unsigned type of a range's distances: 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
 // signedness (a loop over int32_t stays in 32-bit instructions), else 64: exact either way.
 template <bool Wide> struct __spn_distance_type { typedef unsigned long long type; };
 template <> struct __spn_distance_type<false> { typedef unsigned type; };
-template <typename T, typename B, typename S>
-__device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
+template <typename T, typename B, typename S> struct __spn_distance {
   typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
-                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type U;
-  const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
-  return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
+                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type type;
+};
+// The same for a step the language knows is positive (block_dim(), a positive constant): no test of its sign, so
+// the device compiler does not compile the loop twice, once per sign.
+template <typename T, typename B, typename S>
+__device__ __forceinline__ T __spn_range_next_up(T i, B stop, S step) {
+  typedef typename __spn_distance<T, B, S>::type U;
+  return U(stop) - U(i) > U(step) ? T(i + step) : T(stop);
 }
 // ==== Spindle prelude end ====
 
@@ -89,17 +92,17 @@ inline hipError_t launch_rotary_embedding(hipStream_t stream, const int64_t* __r
 }
 #endif
 
-#line 84 "samples/rotary_embedding.spn"
+#line 85 "samples/rotary_embedding.spn"
 constexpr bool NEOX = true;  // compile-time parameter
 
-#line 90 "samples/rotary_embedding.spn"
+#line 91 "samples/rotary_embedding.spn"
 __device__ __forceinline__ void rotary_embedding_rotate(
     __spn_bf16* x, int64_t x_stride0, int64_t x_stride1, int64_t x_stride2, int64_t H,
     const __spn_bf16* __restrict__ cos_sin_cache, int32_t token, int64_t pos, int32_t half, int64_t ROT) {
-#line 91 "samples/rotary_embedding.spn"
+#line 92 "samples/rotary_embedding.spn"
   const int32_t i_step = int(blockDim.x);
-#line 91 "samples/rotary_embedding.spn"
-  for (int32_t i = int(threadIdx.x); i < int32_t(H) * half; i = __spn_range_next(i, int32_t(H) * half, i_step)) {
+#line 92 "samples/rotary_embedding.spn"
+  for (int32_t i = int(threadIdx.x); i < int32_t(H) * half; i = __spn_range_next_up(i, int32_t(H) * half, i_step)) {
     int32_t head = i / half;
     int32_t r = i % half;
     int32_t xi = NEOX ? r : 2 * r;
@@ -114,17 +117,17 @@ __device__ __forceinline__ void rotary_embedding_rotate(
   }
 }
 
-#line 84 "samples/rotary_embedding.spn"
+#line 85 "samples/rotary_embedding.spn"
 extern "C" __global__ __launch_bounds__(512) void rotary_embedding(
     const int64_t* __restrict__ positions, __spn_bf16* __restrict__ q, int64_t q_stride0, int64_t q_stride1,
     int64_t q_stride2, __spn_bf16* __restrict__ k, int64_t k_stride0, int64_t k_stride1, int64_t k_stride2,
     const __spn_bf16* __restrict__ cos_sin_cache, int64_t NT, int64_t NH, int64_t HS, int64_t NKV, int64_t MAXPOS,
     int64_t ROT) {
-#line 86 "samples/rotary_embedding.spn"
+#line 87 "samples/rotary_embedding.spn"
   int32_t token = int(blockIdx.x);
   int64_t pos = positions[token];
   int32_t half = int32_t(ROT / 2);
-#line 104 "samples/rotary_embedding.spn"
+#line 105 "samples/rotary_embedding.spn"
   rotary_embedding_rotate(q, q_stride0, q_stride1, q_stride2, NH, cos_sin_cache, token, pos, half, ROT);
   rotary_embedding_rotate(k, k_stride0, k_stride1, k_stride2, NKV, cos_sin_cache, token, pos, half, ROT);
 }

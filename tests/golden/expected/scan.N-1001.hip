@@ -37,17 +37,20 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
-// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
-// type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
+// The unsigned type of a range's distances: 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
 // signedness (a loop over int32_t stays in 32-bit instructions), else 64: exact either way.
 template <bool Wide> struct __spn_distance_type { typedef unsigned long long type; };
 template <> struct __spn_distance_type<false> { typedef unsigned type; };
-template <typename T, typename B, typename S>
-__device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
+template <typename T, typename B, typename S> struct __spn_distance {
   typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
-                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type U;
-  const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
-  return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
+                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type type;
+};
+// The same for a step the language knows is positive (block_dim(), a positive constant): no test of its sign, so
+// the device compiler does not compile the loop twice, once per sign.
+template <typename T, typename B, typename S>
+__device__ __forceinline__ T __spn_range_next_up(T i, B stop, S step) {
+  typedef typename __spn_distance<T, B, S>::type U;
+  return U(stop) - U(i) > U(step) ? T(i + step) : T(stop);
 }
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
@@ -234,7 +237,7 @@ extern "C" __global__ __launch_bounds__(256) void scan(const float* __restrict__
   // 3: every (tile, warp) slot becomes the sum of all slots before it.
   int64_t slots = __spn_cdiv(N, int64_t(256) * 4) * warps;
   float carry = 0.0f;
-  for (int64_t first = 0; first < slots; first = __spn_range_next(first, slots, 256)) {
+  for (int64_t first = 0; first < slots; first = __spn_range_next_up(first, slots, 256)) {
     int64_t s = first + t;
     float own = s < slots ? totals[s] : 0.0f;
     float upto = __spn_block_cumsum(own, __spn_reduce_scratch);

@@ -48,17 +48,20 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
-// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
-// type's limit. Distances are unsigned, 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
+// The unsigned type of a range's distances: 32 bits wide when i, stop and step all fit 32 bits and i and stop agree in
 // signedness (a loop over int32_t stays in 32-bit instructions), else 64: exact either way.
 template <bool Wide> struct __spn_distance_type { typedef unsigned long long type; };
 template <> struct __spn_distance_type<false> { typedef unsigned type; };
-template <typename T, typename B, typename S>
-__device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
+template <typename T, typename B, typename S> struct __spn_distance {
   typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
-                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type U;
-  const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
-  return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
+                                        (T(-1) < T(0)) != (B(-1) < B(0)))>::type type;
+};
+// The same for a step the language knows is positive (block_dim(), a positive constant): no test of its sign, so
+// the device compiler does not compile the loop twice, once per sign.
+template <typename T, typename B, typename S>
+__device__ __forceinline__ T __spn_range_next_up(T i, B stop, S step) {
+  typedef typename __spn_distance<T, B, S>::type U;
+  return U(stop) - U(i) > U(step) ? T(i + step) : T(stop);
 }
 // ==== Spindle prelude end ====
 
@@ -83,7 +86,7 @@ __device__ __forceinline__ void rope_rotate(
 #line 66 "tests/golden/kernels/tensor_params.spn"
   const int32_t i_step = int(blockDim.x);
 #line 66 "tests/golden/kernels/tensor_params.spn"
-  for (int64_t i = int(threadIdx.x); i < H * half; i = __spn_range_next(i, H * half, i_step)) {
+  for (int64_t i = int(threadIdx.x); i < H * half; i = __spn_range_next_up(i, H * half, i_step)) {
     int64_t head = i / half;
     int64_t r = i % half;
     int64_t xi = NEOX ? r : 2 * r;
