@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   // The kernel is named as its file (attention.spn: attention, attention_dot.spn: attention_dot).
   const size_t base = spn.find_last_of('/') + 1;
   spindle::Kernel k = rt.loadModule(spn).kernel(spn.substr(base, spn.rfind(".spn") - base));
+  // Q as [B * HQ, S, D] with S a dim (samples/attention_dot.spn), or as the
+  // 2-D [B * HQ * S, D] with S a scalar (samples/attention.spn).
+  const bool perHead = !k.info().params.empty() && k.info().params[0].dims.size() == 3;
   FILE* out = results.empty() ? nullptr : std::fopen(results.c_str(), "w");
 
   std::vector<Config> configs;
@@ -150,12 +153,20 @@ int main(int argc, char** argv) {
     rt.copyToDevice(dO, O.data(), eq * 2);
     rt.copyToDevice(dL, L.data(), nq * 4);
     auto launch = [&] {
-      k.launch(
-          nullptr,
-          {spindle::tensor(dQ.data(), c.t, {int64_t(nq), c.D}), spindle::tensor(dK.data(), c.t, {int64_t(nk), c.D}),
-           spindle::tensor(dV.data(), c.t, {int64_t(nk), c.D}), spindle::tensor(dO.data(), c.t, {int64_t(nq), c.D}),
-           spindle::tensor(dL.data(), ScalarType::F32, {int64_t(nq)}), spindle::scalar(int32_t(c.S)),
-           spindle::scalar(int32_t(c.causal ? 1 : 0)), spindle::scalar(float(scale))});
+      const int64_t qh = c.B * c.HQ, kh = c.B * c.HKV;
+      if (perHead)
+        k.launch(nullptr,
+                 {spindle::tensor(dQ.data(), c.t, {qh, c.S, c.D}), spindle::tensor(dK.data(), c.t, {kh, c.S, c.D}),
+                  spindle::tensor(dV.data(), c.t, {kh, c.S, c.D}), spindle::tensor(dO.data(), c.t, {qh, c.S, c.D}),
+                  spindle::tensor(dL.data(), ScalarType::F32, {qh, c.S}), spindle::scalar(int32_t(c.causal ? 1 : 0)),
+                  spindle::scalar(float(scale))});
+      else
+        k.launch(
+            nullptr,
+            {spindle::tensor(dQ.data(), c.t, {int64_t(nq), c.D}), spindle::tensor(dK.data(), c.t, {int64_t(nk), c.D}),
+             spindle::tensor(dV.data(), c.t, {int64_t(nk), c.D}), spindle::tensor(dO.data(), c.t, {int64_t(nq), c.D}),
+             spindle::tensor(dL.data(), ScalarType::F32, {int64_t(nq)}), spindle::scalar(int32_t(c.S)),
+             spindle::scalar(int32_t(c.causal ? 1 : 0)), spindle::scalar(float(scale))});
     };
     launch();
     rt.synchronize();

@@ -14,7 +14,10 @@
 # PARITY_ONLY=1 (build, then run the parity benchmark alone), GEMM=1 (also
 # issue 17's GEMM section, bench/gemm_gpu.sh: Spindle's GEMM variants checked
 # and timed against cuBLAS, addmm + GELU and Triton; about 6-8 more minutes;
-# GEMM_TYPES, GEMM_ROWS as there).
+# GEMM_TYPES, GEMM_ROWS as there; GEMM_SPN picks the sample, default
+# samples/gemm.spn), ATTENTION=1 (also issue 17's attention section,
+# bench/attention_gpu.sh on samples/attention_dot.spn: checked, timed, and
+# torch's SDPA timed as the anchor; about a minute).
 # Exit status: non-zero when the build fails or any kernel (Spindle's, a
 # peer's or a hand-written one) is numerically wrong, against the CPU
 # references, PyTorch, or each other.
@@ -46,6 +49,7 @@ command -v ninja >/dev/null && gen_args=(-G Ninja)
 echo "== build ($BUILD)"
 targets=(spindle_gpu_check spindle_parity spindle)
 [ "${GEMM:-0}" = 1 ] && targets+=(spindle_gemm_check)
+[ "${ATTENTION:-0}" = 1 ] && targets+=(spindle_attention_check)
 if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF \
        "${fmt_args[@]}" > "$RESULTS/build.log" 2>&1 ||
    ! cmake --build "$BUILD" --target "${targets[@]}" -j "$JOBS" >> "$RESULTS/build.log" 2>&1; then
@@ -80,12 +84,21 @@ rc_parity=${PIPESTATUS[0]}
 rc_gemm=0
 if [ "${GEMM:-0}" = 1 ]; then
   echo "== gemm (issue 17: Spindle's GEMM variants and their anchors, bench/gemm_gpu.sh)"
-  GEMM_CHECK="$BUILD/bin/gemm_check" GEMM_RESULTS="$RESULTS/gemm" bash "$ROOT/bench/gemm_gpu.sh" 2>&1 \
+  GEMM_CHECK="$BUILD/bin/gemm_check" GEMM_RESULTS="$RESULTS/gemm" bash "$ROOT/bench/gemm_gpu.sh" ${GEMM_SPN:-} 2>&1 \
     | tee "$RESULTS/gemm.log"
   rc_gemm=${PIPESTATUS[0]}
 fi
 
-echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, parity exit $rc_parity, gemm exit $rc_gemm, $(( $(date +%s) - start )) s in all)"
+rc_attention=0
+if [ "${ATTENTION:-0}" = 1 ]; then
+  echo "== attention (issue 17: samples/attention_dot.spn against torch's SDPA, bench/attention_gpu.sh)"
+  ATTENTION_CHECK="$BUILD/bin/attention_check" bash "$ROOT/bench/attention_gpu.sh" "$ROOT/samples/attention_dot.spn" 2>&1 \
+    | tee "$RESULTS/attention.log"
+  rc_attention=${PIPESTATUS[0]}
+fi
+
+echo "== report (gpu_check exit $rc_check, peers exit $rc_peers, parity exit $rc_parity, gemm exit $rc_gemm," \
+  "attention exit $rc_attention, $(( $(date +%s) - start )) s in all)"
 if [ "${PARITY_ONLY:-0}" != 1 ]; then
   python3 "$ROOT/bench/report.py" "$JSON" | tee "$RESULTS/report.txt"
   rc_report=${PIPESTATUS[0]}
@@ -97,9 +110,13 @@ if [ "${GEMM:-0}" = 1 ]; then  # the GEMM table again, last, with the others
   echo
   sed -n '/^| shape | variant/,$p' "$RESULTS/gemm.log"
 fi
+if [ "${ATTENTION:-0}" = 1 ]; then  # and the attention table
+  echo
+  sed -n '/^config /,$p' "$RESULTS/attention.log"
+fi
 
 if [ "$rc_check" -ne 0 ] || [ "$rc_peers" -ne 0 ] || [ "$rc_report" -ne 0 ] || [ "$rc_parity" -ne 0 ] ||
-   [ "$rc_parity_report" -ne 0 ] || [ "$rc_gemm" -ne 0 ]; then
+   [ "$rc_parity_report" -ne 0 ] || [ "$rc_gemm" -ne 0 ] || [ "$rc_attention" -ne 0 ]; then
   exit 1
 fi
 exit 0

@@ -677,7 +677,10 @@ std::vector<Case> gemmDotCases(Rng& rng) {
 // grouped-query (HKV < HQ) and not, sequence lengths that cut the 64-query
 // block, the K/V tile (64 keys at warp 32, 32 at warp 64) and the 16 x 16
 // tiles (33, 77, 130: odd), one of whole tiles (128), and two batches.
-// Inputs in [-1, 1], scale 2 / sqrt(D) (sharper rows than 1 / sqrt(D)).
+// Inputs in [-1, 1], scale 2 / sqrt(D) (sharper rows than 1 / sqrt(D)),
+// and in two cases -1 / sqrt(D) and 0 (attention_dot takes the row maxima
+// of unscaled scores and negates Q for a negative scale; 0 is a uniform
+// average).
 // The bound: the kernel rounds P in [0, 1] to T before P V (as
 // FlashAttention does) and O to T; with |V| <= 1 that is at most u |O| +
 // u (u = 2^-11 for f16, 2^-8 for bf16, the unit roundoff), and the f32
@@ -688,31 +691,45 @@ std::vector<Case> attentionCasesOf(const char* kernel, Rng& rng) {
     ST t;
     int64_t B, HQ, HKV, S, D;
     bool causal;
+    double scaleTimesRootD = 2;
   };
   const std::vector<V> vs = {
-      {ST::F16, 1, 2, 2, 77, 64, false},   {ST::F16, 1, 4, 2, 77, 64, true},   {ST::BF16, 1, 2, 1, 130, 128, true},
-      {ST::BF16, 1, 2, 2, 33, 128, false}, {ST::F16, 1, 2, 1, 128, 128, true}, {ST::BF16, 2, 2, 1, 100, 64, false},
+      {ST::F16, 1, 2, 2, 77, 64, false},       {ST::F16, 1, 4, 2, 77, 64, true},
+      {ST::BF16, 1, 2, 1, 130, 128, true},     {ST::BF16, 1, 2, 2, 33, 128, false},
+      {ST::F16, 1, 2, 1, 128, 128, true},      {ST::BF16, 2, 2, 1, 100, 64, false},
+      {ST::F16, 1, 4, 2, 100, 64, true, -1.0}, {ST::BF16, 1, 2, 2, 70, 128, false, 0.0},
   };
+  // Q, K, V, O per head ([B * H, S, D], S a dim) in attention_dot, as 2-D
+  // rows ([B * H * S, D], S a scalar) in attention.
+  const bool perHead = std::string(kernel) == "attention_dot";
   std::vector<Case> out;
   for (V v : vs) {
     const size_t nq = size_t(v.B * v.HQ * v.S), nk = size_t(v.B * v.HKV * v.S);
     auto Q = std::make_shared<Host>(randomHost(v.t, nq * size_t(v.D), rng));
     auto K = std::make_shared<Host>(randomHost(v.t, nk * size_t(v.D), rng));
     auto Vv = std::make_shared<Host>(randomHost(v.t, nk * size_t(v.D), rng));
-    const double scale = 2.0 / std::sqrt(double(v.D));
+    const double scale = v.scaleTimesRootD / std::sqrt(double(v.D));
     Case c;
     c.label = tname(v.t) + " B" + std::to_string(v.B) + " HQ" + std::to_string(v.HQ) + " HKV" + std::to_string(v.HKV) +
-              " S" + std::to_string(v.S) + " D" + std::to_string(v.D) + (v.causal ? " causal" : "");
-    c.mutate = v.t == ST::F16 && v.D == 64 && v.causal;
-    c.run = [kernel, v, Q, K, Vv, nq, nk, scale](Device& d) {
+              " S" + std::to_string(v.S) + " D" + std::to_string(v.D) + (v.causal ? " causal" : "") +
+              (v.scaleTimesRootD != 2 ? " scale " + std::to_string(v.scaleTimesRootD) + "/sqrt(D)" : "");
+    c.mutate = v.t == ST::F16 && v.D == 64 && v.causal && v.scaleTimesRootD == 2;
+    c.run = [kernel, perHead, v, Q, K, Vv, nq, nk, scale](Device& d) {
       DeviceBuffer dQ = d.upload(Q->bytes), dK = d.upload(K->bytes), dV = d.upload(Vv->bytes);
       DeviceBuffer dO = d.filled(nq * size_t(v.D) * elemBytes(v.t));
       DeviceBuffer dL = d.filled(nq * 4);
-      d.kernel(kernel).launch(
-          nullptr, {tensor(dQ.data(), v.t, {int64_t(nq), v.D}), tensor(dK.data(), v.t, {int64_t(nk), v.D}),
-                    tensor(dV.data(), v.t, {int64_t(nk), v.D}), tensor(dO.data(), v.t, {int64_t(nq), v.D}),
-                    tensor(dL.data(), ST::F32, {int64_t(nq)}), scalar(int32_t(v.S)), scalar(int32_t(v.causal ? 1 : 0)),
-                    scalar(float(scale))});
+      const int64_t qh = v.B * v.HQ, kh = v.B * v.HKV;
+      if (perHead)
+        d.kernel(kernel).launch(
+            nullptr, {tensor(dQ.data(), v.t, {qh, v.S, v.D}), tensor(dK.data(), v.t, {kh, v.S, v.D}),
+                      tensor(dV.data(), v.t, {kh, v.S, v.D}), tensor(dO.data(), v.t, {qh, v.S, v.D}),
+                      tensor(dL.data(), ST::F32, {qh, v.S}), scalar(int32_t(v.causal ? 1 : 0)), scalar(float(scale))});
+      else
+        d.kernel(kernel).launch(nullptr,
+                                {tensor(dQ.data(), v.t, {int64_t(nq), v.D}), tensor(dK.data(), v.t, {int64_t(nk), v.D}),
+                                 tensor(dV.data(), v.t, {int64_t(nk), v.D}), tensor(dO.data(), v.t, {int64_t(nq), v.D}),
+                                 tensor(dL.data(), ST::F32, {int64_t(nq)}), scalar(int32_t(v.S)),
+                                 scalar(int32_t(v.causal ? 1 : 0)), scalar(float(scale))});
       return std::vector<Bytes>{d.download(dO), d.download(dL)};
     };
     c.check = [v, Q, K, Vv, nq, scale](const std::vector<Bytes>& out, Checker& ch) {
