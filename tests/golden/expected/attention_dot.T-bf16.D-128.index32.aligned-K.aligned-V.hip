@@ -1111,37 +1111,37 @@ inline hipError_t launch_attention_dot(hipStream_t stream, const __spn_bf16* __r
 }
 #endif
 
-#line 116 "samples/attention_dot.spn"
+#line 118 "samples/attention_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 32 : 64;  // const of the kernel's body, per warp width
-#line 119 "samples/attention_dot.spn"
+#line 121 "samples/attention_dot.spn"
 constexpr int32_t TJ = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t CK = __SPN_WARP_SIZE == 64 ? 512 : 1024;  // const of the kernel's body, per warp width
 constexpr int32_t LK = __SPN_WARP_SIZE == 64 ? 2 : 8;  // const of the kernel's body, per warp width
-#line 123 "samples/attention_dot.spn"
+#line 125 "samples/attention_dot.spn"
 constexpr int32_t LQ = __SPN_WARP_SIZE == 64 ? 4 : 8;  // const of the kernel's body, per warp width
 
-#line 114 "samples/attention_dot.spn"
+#line 116 "samples/attention_dot.spn"
 extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     const __spn_bf16* __restrict__ Q, const __spn_bf16* __restrict__ K, const __spn_bf16* __restrict__ V,
     __spn_bf16* __restrict__ O, float* __restrict__ L, int32_t causal, float scale, int32_t QH, int32_t S, int32_t KH) {
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   K = __spn_assume_aligned<16>(K);  // 16-byte aligned at launch
   V = __spn_assume_aligned<16>(V);  // 16-byte aligned at launch
-#line 129 "samples/attention_dot.spn"
+#line 131 "samples/attention_dot.spn"
   __spn_bf16* Ks = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Vs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))));
   __spn_bf16* Qs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align1024(__spn_align16((2 * BK) * int64_t(D) * sizeof(__spn_bf16))) + __spn_align16((1 * BK) * int64_t(D) * sizeof(__spn_bf16))));
   __spn_mma_a<__spn_bf16> pa[TJ] = {};
   __spn_mma_acc oacc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (oacc_fresh)
   bool oacc_fresh = true;
-#line 134 "samples/attention_dot.spn"
+#line 136 "samples/attention_dot.spn"
   __spn_mma_rows m[1] = {};
   __spn_mma_rows l[1] = {};
   __spn_mma_rows mp[1] = {};
   __spn_mma_rows ms[1] = {};
   __spn_mma_rows al[1] = {};
-#line 140 "samples/attention_dot.spn"
+#line 142 "samples/attention_dot.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   // The block's first query: the last query blocks first, so that with
@@ -1164,7 +1164,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
 
   // The block's Q, landing with tile 0's K (the first copy group).
   #pragma unroll
-#line 161 "samples/attention_dot.spn"
+#line 163 "samples/attention_dot.spn"
   for (int32_t lq = 0; lq < LQ; ++lq) {
     int32_t eq = tid + lq * NT;
     if (1024 % NT == 0 || eq < 1024) {
@@ -1174,34 +1174,34 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     }
   }
   #pragma unroll
-#line 167 "samples/attention_dot.spn"
+#line 169 "samples/attention_dot.spn"
   for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
     float& x = m[0].x[e_1];
-#line 168 "samples/attention_dot.spn"
+#line 170 "samples/attention_dot.spn"
     x = -__spn_inff();
   }
   // O starts as zeros here, once, so that no use of it in the loop has
   // to test whether it is still fresh.
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 171 "samples/attention_dot.spn"
+#line 173 "samples/attention_dot.spn"
   for (int32_t dz = 0; dz < 8; ++dz) {
     #pragma unroll
-#line 172 "samples/attention_dot.spn"
+#line 174 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       float& v = oacc[0][dz].x[e_1];
-#line 173 "samples/attention_dot.spn"
+#line 175 "samples/attention_dot.spn"
       v = 0.0f;
     }
   }
-#line 175 "samples/attention_dot.spn"
+#line 177 "samples/attention_dot.spn"
   for (int32_t t = 0; t < int32_t(tiles) + 1; ++t) {
     if (t < int32_t(tiles)) {
       // Tile t into stage t % 2: Ks[st*BK + r, c] = K[kvh, t*BK + r,
       // c], the same for V where it has two stages; zeros past S.
       int64_t st = int64_t(uint32_t(t) % 2u);
       #pragma unroll
-#line 180 "samples/attention_dot.spn"
+#line 182 "samples/attention_dot.spn"
       for (int32_t lk = 0; lk < LK; ++lk) {
         int32_t e = tid + lk * NT;
         if (CK % NT == 0 || e < CK) {
@@ -1211,7 +1211,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         }
       }
     }
-#line 188 "samples/attention_dot.spn"
+#line 190 "samples/attention_dot.spn"
     __spn_copy_commit();
     if (t >= 1) {
       // Tile t - 1 has landed (this thread's copies; with one V stage,
@@ -1225,44 +1225,44 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         // Q has landed (the first group): each thread negates the
         // elements it copied.
         #pragma unroll
-#line 200 "samples/attention_dot.spn"
+#line 202 "samples/attention_dot.spn"
         for (int32_t ln = 0; ln < LQ; ++ln) {
           int32_t en = tid + ln * NT;
           if (1024 % NT == 0 || en < 1024) {
             int64_t nr = int64_t(uint32_t(en) / (uint32_t(D) / 8u));
             int64_t nc = int64_t(uint32_t(en) % (uint32_t(D) / 8u)) * 8;
             #pragma unroll
-#line 205 "samples/attention_dot.spn"
+#line 207 "samples/attention_dot.spn"
             for (int32_t k = 0; k < 8; ++k) {
               __spn_swizzled<128>(Qs, 64, nr, nc + k) = __spn_bf16(-float(__spn_swizzled<128>(Qs, 64, nr, nc + k)));
             }
           }
         }
-#line 207 "samples/attention_dot.spn"
+#line 209 "samples/attention_dot.spn"
         __spn_dot_sync();
       }
       // S = Q K^T over the head dim: the group's 64 x BK scores, the
       // warp's 16 rows in sacc (fresh: the dot does not add to it).
-#line 210 "samples/attention_dot.spn"
+#line 212 "samples/attention_dot.spn"
       __spn_mma_acc sacc[1][TJ];  // zeros: its first dot ignores the registers, any other use zeroes them (sacc_fresh)
       bool sacc_fresh = true;
-#line 211 "samples/attention_dot.spn"
+#line 213 "samples/attention_dot.spn"
       __spn_dot<1, TJ, 16 * 8, 128, 128, 1, __spn_wgmma_n64>(sacc, sacc_fresh, Qs, 64, D, Ks, 2 * BK, D, 0, 0, 0, s * BK);
       // -inf past S and above the diagonal (the scores stay unscaled:
       // the scale is in exp2's argument below).
       bool edge = k0 + BK > int64_t(S) || (causal != 0 && k0 + BK > q0 + 1);
       __spn_dot_settle(sacc, sacc_fresh);
       #pragma unroll
-#line 215 "samples/attention_dot.spn"
+#line 217 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         if (edge) {
           #pragma unroll
-#line 217 "samples/attention_dot.spn"
+#line 219 "samples/attention_dot.spn"
           for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
             const int32_t r = __spn_mma_row(e_1);
             const int32_t c = __spn_mma_col(e_1);
             float& v = sacc[0][j].x[e_1];
-#line 218 "samples/attention_dot.spn"
+#line 220 "samples/attention_dot.spn"
             int64_t key = k0 + j * 16 + c;
             if (key >= int64_t(S) || (causal != 0 && key > wq + r)) {
               v = -__spn_inff();
@@ -1272,70 +1272,70 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       }
       // The online softmax's step, row by row.
       #pragma unroll
-#line 222 "samples/attention_dot.spn"
+#line 224 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = mp[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 223 "samples/attention_dot.spn"
+#line 225 "samples/attention_dot.spn"
         x = y;
       }
-#line 224 "samples/attention_dot.spn"
+#line 226 "samples/attention_dot.spn"
       __spn_mma_row_max(m[0], sacc[0]);
       #pragma unroll
-#line 225 "samples/attention_dot.spn"
+#line 227 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = ms[0].x[e_1];
         const float y = m[0].x[e_1];
-#line 226 "samples/attention_dot.spn"
+#line 228 "samples/attention_dot.spn"
         x = y == -__spn_inff() ? 0.0f : y * qk;
       }
       #pragma unroll
-#line 227 "samples/attention_dot.spn"
+#line 229 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = al[0].x[e_1];
         const float y = mp[0].x[e_1];
         const float z = ms[0].x[e_1];
-#line 228 "samples/attention_dot.spn"
+#line 230 "samples/attention_dot.spn"
         x = __spn_fast_exp2f(y * qk - z);
       }
       #pragma unroll
-#line 229 "samples/attention_dot.spn"
+#line 231 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         #pragma unroll
-#line 230 "samples/attention_dot.spn"
+#line 232 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = sacc[0][j].x[e_1];
           const float mr = ms[0].x[__spn_mma_row_slot(e_1)];
-#line 231 "samples/attention_dot.spn"
+#line 233 "samples/attention_dot.spn"
           v = __spn_fast_exp2f(v * qk - mr);
         }
       }
       #pragma unroll
-#line 232 "samples/attention_dot.spn"
+#line 234 "samples/attention_dot.spn"
       for (int e_1 = 0; e_1 < __SPN_MMA_ROWS; ++e_1) {
         float& x = l[0].x[e_1];
         const float a = al[0].x[e_1];
-#line 233 "samples/attention_dot.spn"
+#line 235 "samples/attention_dot.spn"
         x = x * a;
       }
-#line 234 "samples/attention_dot.spn"
+#line 236 "samples/attention_dot.spn"
       __spn_mma_row_sum(l[0], sacc[0]);
       __spn_dot_settle(oacc, oacc_fresh);
       #pragma unroll
-#line 235 "samples/attention_dot.spn"
+#line 237 "samples/attention_dot.spn"
       for (int32_t dn = 0; dn < 8; ++dn) {
         #pragma unroll
-#line 236 "samples/attention_dot.spn"
+#line 238 "samples/attention_dot.spn"
         for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
           float& v = oacc[0][dn].x[e_1];
           const float a = al[0].x[__spn_mma_row_slot(e_1)];
-#line 237 "samples/attention_dot.spn"
+#line 239 "samples/attention_dot.spn"
           v = v * a;
         }
       }
       // O += P V: P from the score tiles, in registers.
       #pragma unroll
-#line 239 "samples/attention_dot.spn"
+#line 241 "samples/attention_dot.spn"
       for (int32_t j = 0; j < TJ; ++j) {
         __spn_mma_to_a_bf16(pa[j], sacc[0][j]);
       }
@@ -1348,7 +1348,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
     // V of tile t into the stage P V has just left.
     if (t < int32_t(tiles)) {
       #pragma unroll
-#line 250 "samples/attention_dot.spn"
+#line 252 "samples/attention_dot.spn"
       for (int32_t lv = 0; lv < LK; ++lv) {
         int32_t ev = tid + lv * NT;
         if (CK % NT == 0 || ev < CK) {
@@ -1358,7 +1358,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         }
       }
     }
-#line 256 "samples/attention_dot.spn"
+#line 258 "samples/attention_dot.spn"
     __spn_copy_commit();
   }
 
@@ -1366,17 +1366,17 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
   // are not stored; L once per row (the element of column 0).
   __spn_dot_settle(oacc, oacc_fresh);
   #pragma unroll
-#line 260 "samples/attention_dot.spn"
+#line 262 "samples/attention_dot.spn"
   for (int32_t dn = 0; dn < 8; ++dn) {
     #pragma unroll
-#line 261 "samples/attention_dot.spn"
+#line 263 "samples/attention_dot.spn"
     for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
       const int32_t r = __spn_mma_row(e_1);
       const int32_t c = __spn_mma_col(e_1);
       const float v = oacc[0][dn].x[e_1];
       const float mr = m[0].x[__spn_mma_row_slot(e_1)];
       const float ls = l[0].x[__spn_mma_row_slot(e_1)];
-#line 262 "samples/attention_dot.spn"
+#line 264 "samples/attention_dot.spn"
       int32_t q = wq + r;
       if (q < int64_t(S)) {
         O[(bh * S + q) * D + dn * 16 + c] = __spn_bf16(v / ls);
