@@ -260,32 +260,31 @@ CppExpr FunctionPrinter::binary(const BinaryExpr& b) const {
     // The exponent is a compile-time integer, evaluated by sema.
     return {fmt::format("__spn_powi<{}>({})", b.exponent, value(*b.lhs)), kPostfix};
   }
-  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && scalarBits(b.type) == 64) {
-    // 64-bit division is a long subroutine on GPUs. With 32-bit indices,
-    // operands made of dims, launch geometry, non-negative constants and
-    // locals defined from them are known to fit 32 bits unsigned
-    // (index_bounds.h), where it is one short sequence.
+  const bool wideDivision = scalarBits(b.type) == 64;
+  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) &&
+      (wideDivision || (b.type == ScalarType::I32 && !knownWhenCompiled(*b.rhs, ctx_)))) {
+    // With 32-bit indices, operands made of dims, launch geometry,
+    // non-negative constants and locals defined from them have known
+    // ranges (index_bounds.h); where both are non-negative and fit, the
+    // division is one 32-bit unsigned division:
+    // - of i64 values that fit 32 bits unsigned: a 64-bit division is a
+    //   long subroutine on GPUs;
+    // - of i32 values by a run-time divisor: a signed 32-bit division is the
+    //   unsigned one plus taking absolute values and fixing the sign (on
+    //   NVIDIA three IABS and a conditional negation around it). A pair
+    //   index of rotary_embedding.spn, `i // half` with i from thread_id():
+    //   1.5% of the kernel's time on an H200. A division by a constant is a
+    //   multiply and a shift either way, and is left as written; the i32
+    //   form admits a divisor range from 0 (a zero divisor is undefined in
+    //   either form).
     // Constants on both sides are left to the compiler to fold.
-    auto l32 = bounds_.of(*b.lhs), r32 = bounds_.of(*b.rhs);
-    if (l32 && r32 && l32->lo >= 0 && l32->hi <= UINT32_MAX && r32->lo >= 1 && r32->hi <= UINT32_MAX &&
-        (l32->lo != l32->hi || r32->lo != r32->hi))
+    const int64_t top = wideDivision ? int64_t(UINT32_MAX) : int64_t(INT32_MAX);
+    const int64_t leastDivisor = wideDivision ? 1 : 0;
+    auto lr = bounds_.of(*b.lhs), rr = bounds_.of(*b.rhs);
+    if (lr && rr && lr->lo >= 0 && lr->hi <= top && rr->lo >= leastDivisor && rr->hi <= top &&
+        (lr->lo != lr->hi || rr->lo != rr->hi))
       return {fmt::format("{}({} {} {})", cppType(b.type), unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)),
               kPostfix};
-  }
-  if (ctx_.index32 && (b.op == BinaryOp::FloorDiv || b.op == BinaryOp::Mod) && b.type == ScalarType::I32 &&
-      !knownWhenCompiled(*b.rhs, ctx_)) {
-    // A signed 32-bit division by a run-time value is the unsigned one
-    // plus taking absolute values and fixing the sign (on NVIDIA three IABS
-    // and a conditional negation around it): where both operands are known
-    // non-negative the unsigned form gives the same quotient and remainder.
-    // A pair index of rotary_embedding.spn, `i // half` with i from
-    // thread_id(): 1.5% of the kernel's time on an H200. (A division by a
-    // constant is a multiply and a shift either way; a zero divisor is
-    // undefined in either form.)
-    auto lr = bounds_.of(*b.lhs), rr = bounds_.of(*b.rhs);
-    if (lr && rr && lr->lo >= 0 && lr->hi <= INT32_MAX && rr->lo >= 0 && rr->hi <= INT32_MAX &&
-        (lr->lo != lr->hi || rr->lo != rr->hi))
-      return {fmt::format("int32_t({} {} {})", unsigned32(*b.lhs), cppOperator(b.op), unsigned32(*b.rhs)), kPostfix};
   }
   if (ctx_.index32 && isComparison(b.op) && isInteger(b.lhs->type) && scalarBits(b.lhs->type) == 64 &&
       isInteger(b.rhs->type) && scalarBits(b.rhs->type) == 64) {

@@ -1088,10 +1088,7 @@ FunctionPrinter::LoopCounter FunctionPrinter::loopCounter32(const ForStmt& f, co
 // plus the largest step fits (`range(tid, 64 * 256, block_dim())`).
 bool FunctionPrinter::incrementProvenInRange(const ForStmt& f, const Expr& stop) const {
   if (f.stepSign != 1 || !isInteger(f.symbol->type)) return false;
-  const int bits = scalarBits(f.symbol->type);
-  const int64_t typeMax = bits >= 64                 ? INT64_MAX
-                          : isSigned(f.symbol->type) ? (int64_t(1) << (bits - 1)) - 1
-                                                     : (int64_t(1) << bits) - 1;
+  const int64_t typeMax = integerTypeRange(f.symbol->type).hi;
   auto last = bounds_.of(stop);
   auto by = f.rangeArgs.size() == 3 ? bounds_.of(*f.rangeArgs[2]) : std::optional<IndexRange>(IndexRange{1, 1});
   return last && by && last->hi <= typeMax && by->hi <= typeMax && last->hi - 1 <= typeMax - by->hi;

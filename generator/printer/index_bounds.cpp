@@ -44,6 +44,13 @@ void factors(const Expr& e, std::vector<const Expr*>& out) {
 
 }  // namespace
 
+IndexRange integerTypeRange(ScalarType t) {
+  const int bits = scalarBits(t);
+  if (bits >= 64) return isSigned(t) ? IndexRange{INT64_MIN, INT64_MAX} : IndexRange{0, INT64_MAX};
+  if (isSigned(t)) return {-(int64_t(1) << (bits - 1)), (int64_t(1) << (bits - 1)) - 1};
+  return {0, (int64_t(1) << bits) - 1};
+}
+
 IndexBounds::IndexBounds(const PrintContext& ctx, const FunctionScope& fn, bool anyIndexWidth)
     : ctx_(ctx), active_(ctx.index32 || anyIndexWidth), dimLimit_(ctx.index32 ? kIndexMax : kLimit) {
   if (!active_) return;  // nothing to prove: dims are not known to fit
@@ -175,7 +182,7 @@ std::optional<IndexRange> IndexBounds::ofLoopVar(const ForStmt& loop) const {
   auto start = n >= 2 ? of(*loop.rangeArgs[0]) : std::optional<IndexRange>(IndexRange{0, 0});
   auto stop = of(*loop.rangeArgs[n >= 2 ? 1 : 0]);
   const ScalarType t = loop.symbol ? loop.symbol->type : ScalarType::Invalid;
-  const int64_t typeMax = t == ScalarType::I32 ? INT32_MAX : t == ScalarType::U32 ? UINT32_MAX : kLimit;
+  const int64_t typeMax = t == ScalarType::I32 || t == ScalarType::U32 ? integerTypeRange(t).hi : kLimit;
   if (!start || start->hi > typeMax || (!stop && typeMax == kLimit)) return std::nullopt;
   const int64_t last = std::min(stop ? stop->hi - 1 : typeMax, typeMax - 1);
   return bounded(start->lo, std::max(start->lo, last));
@@ -227,10 +234,8 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
     return of(*c.args[0]);
   // A narrowing cast (i32(cdiv(K, BK))) keeps a value that its type holds.
   if (c.args.size() == 1 && isInteger(c.args[0]->type) && isInteger(c.type) && scalarBits(c.type) < 64) {
-    const int bits = scalarBits(c.type);
-    const int64_t lo = isSigned(c.type) ? -(int64_t(1) << (bits - 1)) : 0;
-    const int64_t hi = isSigned(c.type) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
-    if (auto r = of(*c.args[0]); r && r->lo >= lo && r->hi <= hi) return r;
+    const IndexRange holds = integerTypeRange(c.type);
+    if (auto r = of(*c.args[0]); r && r->lo >= holds.lo && r->hi <= holds.hi) return r;
   }
   return std::nullopt;
 }
@@ -349,23 +354,23 @@ std::optional<IndexRange> IndexBounds::warpOfThread(const BinaryExpr& b) const {
 // FlashAttention-2's): a block's index is below its grid's size, which
 // interval arithmetic alone cannot see.
 std::optional<IndexRange> IndexBounds::reversedBlock(const BinaryExpr& b) const {
-  auto builtinOf = [](const Expr& e) -> const CallExpr* {
+  auto isCall = [](const Expr& e, BuiltinId id) {
     const auto* c = e.as<CallExpr>();
     const BuiltinInfo* info = c && !c->symbol ? findBuiltin(c->callee) : nullptr;
-    return info && (info->id == BuiltinId::BlockId || info->id == BuiltinId::GridDim) ? c : nullptr;
+    return info && info->id == id ? c : nullptr;
   };
   if (b.op != BinaryOp::Sub) return std::nullopt;
-  const CallExpr* id = builtinOf(*b.rhs);
-  if (!id || findBuiltin(id->callee)->id != BuiltinId::BlockId) return std::nullopt;
-  int64_t less = 0;
+  const CallExpr* id = isCall(*b.rhs, BuiltinId::BlockId);
+  if (!id) return std::nullopt;
+  int64_t less = 0;  // grid_dim(a) - 1 - block_id(a), or grid_dim(a) - block_id(a)
   const Expr* lhs = b.lhs.get();
   if (const auto* inner = lhs->as<BinaryExpr>(); inner && inner->op == BinaryOp::Sub) {
     const auto* one = inner->rhs->as<IntLitExpr>();
     if (!one || one->value != 1) return std::nullopt;
     less = 1, lhs = inner->lhs.get();
   }
-  const CallExpr* grid = builtinOf(*lhs);
-  if (!grid || findBuiltin(grid->callee)->id != BuiltinId::GridDim || axisOf(*grid) != axisOf(*id)) return std::nullopt;
+  const CallExpr* grid = isCall(*lhs, BuiltinId::GridDim);
+  if (!grid || axisOf(*grid) != axisOf(*id)) return std::nullopt;
   auto g = gridAxis(axisOf(*id));
   if (!g) return std::nullopt;
   return bounded(1 - less, g->hi - less);

@@ -44,6 +44,10 @@ struct IndexRange {
   int64_t lo = 0, hi = 0;  // inclusive
 };
 
+// The values integer type `t` holds (a 64-bit type: all of int64_t's,
+// which covers every range IndexBounds tracks); `t` must be an integer.
+IndexRange integerTypeRange(ScalarType t);
+
 class IndexBounds {
  public:
   IndexBounds(const PrintContext& ctx, const FunctionScope& fn, bool anyIndexWidth = false);

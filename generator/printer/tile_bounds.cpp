@@ -12,15 +12,13 @@ namespace spindle {
 
 namespace {
 
-// The range of values of integer type `t`, or nothing for 64-bit types
-// (IndexBounds keeps its ranges within +-2^62, which they hold).
+// Whether integer type `t` holds every value of `r`; a 64-bit type always
+// does (IndexBounds keeps its ranges within +-2^62).
 bool typeHolds(ScalarType t, IndexRange r) {
   if (!isInteger(t)) return false;
-  const int bits = scalarBits(t);
-  if (bits >= 64) return true;
-  const int64_t lo = isSigned(t) ? -(int64_t(1) << (bits - 1)) : 0;
-  const int64_t hi = isSigned(t) ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
-  return r.lo >= lo && r.hi <= hi;
+  if (scalarBits(t) >= 64) return true;
+  const IndexRange holds = integerTypeRange(t);
+  return r.lo >= holds.lo && r.hi <= holds.hi;
 }
 
 // `T(x)`: an integer cast of an integer.
