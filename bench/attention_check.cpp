@@ -152,22 +152,23 @@ int main(int argc, char** argv) {
     std::memset(L.data(), 0xff, nq * 4);
     rt.copyToDevice(dO, O.data(), eq * 2);
     rt.copyToDevice(dL, L.data(), nq * 4);
-    auto launch = [&] {
-      const int64_t qh = c.B * c.HQ, kh = c.B * c.HKV;
-      if (perHead)
-        k.launch(nullptr,
-                 {spindle::tensor(dQ.data(), c.t, {qh, c.S, c.D}), spindle::tensor(dK.data(), c.t, {kh, c.S, c.D}),
-                  spindle::tensor(dV.data(), c.t, {kh, c.S, c.D}), spindle::tensor(dO.data(), c.t, {qh, c.S, c.D}),
-                  spindle::tensor(dL.data(), ScalarType::F32, {qh, c.S}), spindle::scalar(int32_t(c.causal ? 1 : 0)),
-                  spindle::scalar(float(scale))});
-      else
-        k.launch(
-            nullptr,
-            {spindle::tensor(dQ.data(), c.t, {int64_t(nq), c.D}), spindle::tensor(dK.data(), c.t, {int64_t(nk), c.D}),
-             spindle::tensor(dV.data(), c.t, {int64_t(nk), c.D}), spindle::tensor(dO.data(), c.t, {int64_t(nq), c.D}),
-             spindle::tensor(dL.data(), ScalarType::F32, {int64_t(nq)}), spindle::scalar(int32_t(c.S)),
-             spindle::scalar(int32_t(c.causal ? 1 : 0)), spindle::scalar(float(scale))});
+    // The shapes of Q and O, K and V, L in the kernel's form (perHead above);
+    // the 2-D form takes S as a scalar after L.
+    const int64_t qh = c.B * c.HQ, kh = c.B * c.HKV;
+    const std::vector<int64_t> qShape =
+        perHead ? std::vector<int64_t>{qh, c.S, c.D} : std::vector<int64_t>{int64_t(nq), c.D};
+    const std::vector<int64_t> kShape =
+        perHead ? std::vector<int64_t>{kh, c.S, c.D} : std::vector<int64_t>{int64_t(nk), c.D};
+    const std::vector<int64_t> lShape = perHead ? std::vector<int64_t>{qh, c.S} : std::vector<int64_t>{int64_t(nq)};
+    auto shaped = [](const DeviceBuffer& b, ScalarType t, const std::vector<int64_t>& shape) {
+      return spindle::tensor(b.data(), t, shape.data(), int(shape.size()));
     };
+    std::vector<spindle::Arg> args = {shaped(dQ, c.t, qShape), shaped(dK, c.t, kShape), shaped(dV, c.t, kShape),
+                                      shaped(dO, c.t, qShape), shaped(dL, ScalarType::F32, lShape)};
+    if (!perHead) args.push_back(spindle::scalar(int32_t(c.S)));
+    args.push_back(spindle::scalar(int32_t(c.causal ? 1 : 0)));
+    args.push_back(spindle::scalar(float(scale)));
+    auto launch = [&] { k.launch(nullptr, args.data(), args.size()); };
     launch();
     rt.synchronize();
     rt.copyToHost(O.data(), dO, eq * 2);

@@ -719,17 +719,20 @@ std::vector<Case> attentionCasesOf(const char* kernel, Rng& rng) {
       DeviceBuffer dO = d.filled(nq * size_t(v.D) * elemBytes(v.t));
       DeviceBuffer dL = d.filled(nq * 4);
       const int64_t qh = v.B * v.HQ, kh = v.B * v.HKV;
-      if (perHead)
-        d.kernel(kernel).launch(
-            nullptr, {tensor(dQ.data(), v.t, {qh, v.S, v.D}), tensor(dK.data(), v.t, {kh, v.S, v.D}),
-                      tensor(dV.data(), v.t, {kh, v.S, v.D}), tensor(dO.data(), v.t, {qh, v.S, v.D}),
-                      tensor(dL.data(), ST::F32, {qh, v.S}), scalar(int32_t(v.causal ? 1 : 0)), scalar(float(scale))});
-      else
-        d.kernel(kernel).launch(nullptr,
-                                {tensor(dQ.data(), v.t, {int64_t(nq), v.D}), tensor(dK.data(), v.t, {int64_t(nk), v.D}),
-                                 tensor(dV.data(), v.t, {int64_t(nk), v.D}), tensor(dO.data(), v.t, {int64_t(nq), v.D}),
-                                 tensor(dL.data(), ST::F32, {int64_t(nq)}), scalar(int32_t(v.S)),
-                                 scalar(int32_t(v.causal ? 1 : 0)), scalar(float(scale))});
+      const std::vector<int64_t> qShape =
+          perHead ? std::vector<int64_t>{qh, v.S, v.D} : std::vector<int64_t>{int64_t(nq), v.D};
+      const std::vector<int64_t> kShape =
+          perHead ? std::vector<int64_t>{kh, v.S, v.D} : std::vector<int64_t>{int64_t(nk), v.D};
+      const std::vector<int64_t> lShape = perHead ? std::vector<int64_t>{qh, v.S} : std::vector<int64_t>{int64_t(nq)};
+      auto shaped = [](const DeviceBuffer& b, ST t, const std::vector<int64_t>& shape) {
+        return tensor(b.data(), t, shape.data(), int(shape.size()));
+      };
+      std::vector<spindle::Arg> args = {shaped(dQ, v.t, qShape), shaped(dK, v.t, kShape), shaped(dV, v.t, kShape),
+                                        shaped(dO, v.t, qShape), shaped(dL, ST::F32, lShape)};
+      if (!perHead) args.push_back(scalar(int32_t(v.S)));  // the 2-D form's sequence length
+      args.push_back(scalar(int32_t(v.causal ? 1 : 0)));
+      args.push_back(scalar(float(scale)));
+      d.kernel(kernel).launch(nullptr, args.data(), args.size());
       return std::vector<Bytes>{d.download(dO), d.download(dL)};
     };
     c.check = [v, Q, K, Vv, nq, scale](const std::vector<Bytes>& out, Checker& ch) {
