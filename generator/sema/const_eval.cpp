@@ -55,6 +55,7 @@ double floatMath(BuiltinId id, const std::vector<ConstValue>& a) {
   if (id == BuiltinId::FastLog) return std::log(x);
   if (id == BuiltinId::FastExp2) return std::exp2(x);
   if (id == BuiltinId::FastDiv) return x / a[1].asDouble();
+  if (id == BuiltinId::FastTanh) return std::tanh(x);
   return std::nan("");  // a FloatMath builtin this list lacks: a NaN a test would see
 }
 

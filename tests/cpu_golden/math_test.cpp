@@ -95,14 +95,14 @@ void MathBuiltins::mathMore() {
   std::vector<T> x = random<T>(size_t(N), -4, 4);
   x[0] = T(0.125), x[1] = T(-0.375), x[2] = T(0.625), x[3] = T(-0.875);  // v * 4 halfway: half to even
   auto dx = upload(x);
-  auto y = poisoned<T>(size_t(26 * N));
-  k.launch(nullptr, {dx.arg({N}), y.arg({26, N})});
+  auto y = poisoned<T>(size_t(27 * N));
+  k.launch(nullptr, {dx.arg({N}), y.arg({27, N})});
   auto got = y.read();
-  const char* names[26] = {"tan",   "asin",     "acos",     "atan",      "atan2",   "sinh",  "cosh",
-                           "asinh", "acosh",    "atanh",    "expm1",     "log1p",   "log10", "cbrt",
-                           "erfc",  "lgamma",   "hypot",    "copysign",  "trunc",   "round", "rint",
-                           "fmod",  "fast_exp", "fast_log", "fast_exp2", "fast_div"};
-  for (int f = 0; f < 26; ++f) {
+  const char* names[27] = {"tan",   "asin",     "acos",     "atan",      "atan2",    "sinh",     "cosh",
+                           "asinh", "acosh",    "atanh",    "expm1",     "log1p",    "log10",    "cbrt",
+                           "erfc",  "lgamma",   "hypot",    "copysign",  "trunc",    "round",    "rint",
+                           "fmod",  "fast_exp", "fast_log", "fast_exp2", "fast_div", "fast_tanh"};
+  for (int f = 0; f < 27; ++f) {
     Check check(std::string("math_more ") + names[f]);
     for (int64_t i = 0; i < N; ++i) {
       const double v = x[size_t(i)];
@@ -137,6 +137,7 @@ void MathBuiltins::mathMore() {
         case 23: ref = std::log(lp); break;
         case 24: ref = std::exp2(la); break;
         case 25: ref = LD(v) / lp; break;
+        case 26: ref = std::tanh(lv); break;
       }
       const double want = roundT<T>(ref), g = got[size_t(f * N + i)];
       if (exact) {

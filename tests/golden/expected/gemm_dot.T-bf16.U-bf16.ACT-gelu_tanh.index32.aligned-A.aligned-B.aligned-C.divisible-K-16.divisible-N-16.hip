@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/gemm_dot.spn --kernel gemm_dot --dtype T=bf16 --dtype U=bf16 --const ACT=gelu_tanh --aligned A --aligned B --aligned C --divisible K --divisible N --index32
 // kernel:          gemm_dot
 // specialization:  M dynamic, K dynamic, N dynamic, T = bf16, U = bf16, A 16-byte aligned, B 16-byte aligned, C 16-byte aligned, K % 16 == 0, N % 16 == 0, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (16 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * 256) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) bytes
+// launch:          grid (cdiv(N, BN), cdiv(M, BM)), block (16 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * 256) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(128 * sizeof(float)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __spn_bf16* __restrict__ A         tensor bf16[M, K], read-only
 //    1  const __spn_bf16* __restrict__ B         tensor bf16[K, N], read-only
@@ -58,33 +58,21 @@ struct __spn_bf16 {
 };
 #endif
 
-// fast_exp2(x) on f32: 2^x by the hardware. NVIDIA: ex2.approx.ftz.f32, one
-// MUFU.EX2 (PTX ISA: at most 2 ulp over the full range; subnormal inputs
-// and results flush to zero), where exp2f adds a range test and two scalings
-// around it. AMD: exp2f, itself v_exp_f32 with that scaling (HIP 5.2 has no
-// native exp2). The cpu target: exp2f.
-__device__ __forceinline__ float __spn_fast_exp2f(float x) {
-#if defined(__SPN_CUDA)
+// fast_tanh(x) on f32: tanh by the hardware. NVIDIA sm_75 and later:
+// tanh.approx.f32, one MUFU.TANH (PTX ISA: relative error about 2^-11 over
+// the full range; measured on an H200, at most 2^-16.4 relative and 8e-6
+// absolute for |x| <= 10, docs/language.md 8.3), where tanhf is about twenty
+// instructions with a branch. Older NVIDIA GPUs, AMD and the cpu target:
+// tanhf.
+__device__ __forceinline__ float __spn_fast_tanhf(float x) {
+#if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
   float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 #else
-  return exp2f(x);
+  return tanhf(x);
 #endif
 }
-// fast_div(a, b): a / b without IEEE division's range tests and slow path.
-// NVIDIA, f32: __fdividef, a MUFU.RCP and a product (CUDA Math API: at most
-// 2 ulp for 2^-126 <= |b| <= 2^126; 0 for larger finite |b|, and then a /
-// inf is 0 as well). Elsewhere, and for f64, the division itself (HIP's
-// __fdividef is that division too).
-__device__ __forceinline__ float __spn_fast_div(float a, float b) {
-#if defined(__SPN_CUDA)
-  return __fdividef(a, b);
-#else
-  return a / b;
-#endif
-}
-__device__ __forceinline__ double __spn_fast_div(double a, double b) { return a / b; }
 // The warp width as a constant (CUDA's warpSize is not) so shuffle loops unroll: 32 on NVIDIA, the wavefront on AMD.
 #if defined(__SPN_CUDA)
 #define __SPN_WARP_SIZE 32
@@ -1105,7 +1093,7 @@ __device__ __forceinline__ void __spn_mma_store_bf16(__spn_bf16* dst, I rows, I 
 // ==== Spindle prelude end ====
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 256, BN = 128, TJ = 8, RUN = 8,
-//   GELU_C = 0.7978845608028654, LOG2E = 1.4426950408889634, GELU_K = -2.302208198144325, GELU_K3 = -0.1029432395800235
+//   GELU_C = 0.7978845608028654, GELU_C3 = 0.035677408136300125
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
@@ -1121,7 +1109,7 @@ inline hipError_t __spn_allow_dynamic_shared(const void* kernel, size_t dynamic_
 }
 inline hipError_t launch_gemm_dot(hipStream_t stream, const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias, __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N) {
   const dim3 block = dim3(uint32_t(16 * __SPN_WARP_SIZE));
-  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * 256) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16));
+  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * 256) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 4) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(128 * sizeof(float));
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm_dot), dynamic_shared_bytes))
     return e;
   const dim3 grid = dim3(uint32_t(__spn_cdiv(int64_t(N), 128)), uint32_t(__spn_cdiv(int64_t(M), 256)));
@@ -1130,7 +1118,7 @@ inline hipError_t launch_gemm_dot(hipStream_t stream, const __spn_bf16* __restri
 }
 #endif
 
-#line 84 "samples/gemm_dot.spn"
+#line 79 "samples/gemm_dot.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 1024 : 512;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 3 : 4;  // const of the kernel's body, per warp width
@@ -1138,17 +1126,17 @@ constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kerne
 constexpr int32_t AHEAD = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 4;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
-#line 94 "samples/gemm_dot.spn"
+#line 89 "samples/gemm_dot.spn"
 constexpr int32_t PART_A = __SPN_WARP_SIZE == 64 ? 512 : 0;  // const of the kernel's body, per warp width
 constexpr int32_t PART_B = __SPN_WARP_SIZE == 64 ? 256 : 0;  // const of the kernel's body, per warp width
 
-#line 76 "samples/gemm_dot.spn"
+#line 71 "samples/gemm_dot.spn"
 __device__ __forceinline__ float gelu_tanh(float x) {
-  float e = __spn_fast_exp2f(x * (-2.302208198144325f + -0.1029432395800235f * x * x));
-  return __spn_fast_div(x, 1.0f + e);
+  float h = 0.5f * x;
+  return h + h * __spn_fast_tanhf(x * (0.7978845608028654f + 0.035677408136300125f * x * x));
 }
 
-#line 83 "samples/gemm_dot.spn"
+#line 78 "samples/gemm_dot.spn"
 extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias,
     __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N) {
@@ -1158,9 +1146,10 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(K % 16 == 0);  // a multiple of 16 at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 96 "samples/gemm_dot.spn"
+#line 91 "samples/gemm_dot.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 256) * BK * sizeof(__spn_bf16))));
+  float* bias_s = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 256) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)));
   __spn_mma_acc acc[1][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
   bool acc_fresh = true;
   int32_t tid = int(threadIdx.x);
@@ -1170,11 +1159,21 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   int64_t col0 = int64_t(int(blockIdx.x)) * 128;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
 
+  // The bias goes to shared memory first, its load in flight under the
+  // main loop: read from global memory in the epilogue, each warp waited
+  // there on a load a column of tiles (4% of the time of bias + GELU at
+  // 8192x8192x1024 on an H200, docs/performance.md).
+#line 108 "samples/gemm_dot.spn"
+  if (tid < 128) {
+    bias_s[tid] = uint32_t(col0) + uint32_t(tid) < uint32_t(N) ? float(bias[col0 + tid]) : 0.0f;
+  }
+
   // Prologue: the copies of slabs 0 .. AHEAD - 1.
+#line 112 "samples/gemm_dot.spn"
   for (int32_t pt = 0; pt < AHEAD; ++pt) {
     int64_t pk0 = int64_t(pt) * BK;
     #pragma unroll
-#line 110 "samples/gemm_dot.spn"
+#line 114 "samples/gemm_dot.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t pea = tid + la * NT;
       if (PART_A == 0 || pea < 256 * BK / 8) {
@@ -1184,7 +1183,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
       }
     }
     #pragma unroll
-#line 116 "samples/gemm_dot.spn"
+#line 120 "samples/gemm_dot.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t peb = tid + lb * NT;
       if (PART_B == 0 || peb < BK * 128 / 8) {
@@ -1193,12 +1192,12 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         __spn_copy_async<8, 128>(Bs, STAGES * BK, pt * BK + pbr, pbc, B, int32_t(K), N, N, 1, int32_t(pk0) + pbr, int32_t(col0) + pbc);
       }
     }
-#line 122 "samples/gemm_dot.spn"
+#line 126 "samples/gemm_dot.spn"
     __spn_copy_commit();
   }
 
   // Iteration t copies slab t and multiplies slab t - AHEAD.
-#line 125 "samples/gemm_dot.spn"
+#line 129 "samples/gemm_dot.spn"
   for (int32_t t = AHEAD; t < slabs + AHEAD; ++t) {
     // Slab t - AHEAD has landed for every thread (at most AHEAD - 1
     // younger groups in flight); the stage refilled below was last
@@ -1206,30 +1205,34 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     // landed (dot_wait(1) below, one iteration ago).
     __spn_copy_wait<AHEAD - 1>();
     __spn_dot_sync();
-    // The copies of slab t (zeros past K) into its stage.
+    // The copies of slab t (zeros past K) into its stage; none in the
+    // last AHEAD iterations, whose slabs no dot reads (at K = 128 they
+    // were 30% of the kernel's instructions).
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * BK;
-    #pragma unroll
-#line 135 "samples/gemm_dot.spn"
-    for (int32_t la = 0; la < LA; ++la) {
-      int32_t ea = tid + la * NT;
-      if (PART_A == 0 || ea < 256 * BK / 8) {
-        int32_t ar = ea / (BK / 8);
-        int32_t ac = ea % (BK / 8) * 8;
-        __spn_copy_async<8, SWA>(As, STAGES * 256, st * 256 + ar, ac, A, int32_t(M), K, K, 1, int32_t(row0) + ar, uint32_t(k0) + uint32_t(ac));
+    if (t < slabs) {
+      #pragma unroll
+#line 142 "samples/gemm_dot.spn"
+      for (int32_t la = 0; la < LA; ++la) {
+        int32_t ea = tid + la * NT;
+        if (PART_A == 0 || ea < 256 * BK / 8) {
+          int32_t ar = ea / (BK / 8);
+          int32_t ac = ea % (BK / 8) * 8;
+          __spn_copy_async<8, SWA>(As, STAGES * 256, st * 256 + ar, ac, A, int32_t(M), K, K, 1, int32_t(row0) + ar, uint32_t(k0) + uint32_t(ac));
+        }
+      }
+      #pragma unroll
+#line 148 "samples/gemm_dot.spn"
+      for (int32_t lb = 0; lb < LB; ++lb) {
+        int32_t eb = tid + lb * NT;
+        if (PART_B == 0 || eb < BK * 128 / 8) {
+          int32_t br = eb / (128 / 8);
+          int32_t bc = eb % (128 / 8) * 8;
+          __spn_copy_async<8, 128>(Bs, STAGES * BK, st * BK + br, bc, B, int32_t(K), N, N, 1, uint32_t(k0) + uint32_t(br), int32_t(col0) + bc);
+        }
       }
     }
-    #pragma unroll
-#line 141 "samples/gemm_dot.spn"
-    for (int32_t lb = 0; lb < LB; ++lb) {
-      int32_t eb = tid + lb * NT;
-      if (PART_B == 0 || eb < BK * 128 / 8) {
-        int32_t br = eb / (128 / 8);
-        int32_t bc = eb % (128 / 8) * 8;
-        __spn_copy_async<8, 128>(Bs, STAGES * BK, st * BK + br, bc, B, int32_t(K), N, N, 1, uint32_t(k0) + uint32_t(br), int32_t(col0) + bc);
-      }
-    }
-#line 147 "samples/gemm_dot.spn"
+#line 154 "samples/gemm_dot.spn"
     __spn_copy_commit();
     // acc += this group's 64 rows of slab t - AHEAD times its B slab.
     int32_t s = (t - AHEAD) % STAGES;
@@ -1238,28 +1241,28 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   }
 
   // The epilogue: each warp's 16 rows become ACT(sum + bias) in f32, in
-  // place (the bias read only for columns inside it; with no bias and
-  // ACT = identity the loop is empty), then mma_store rounds them to U
-  // and stores the elements inside C in 16-byte runs. Reading acc waits
-  // for the last dot (any use of acc but dot does).
+  // place (with no bias and ACT = identity the loop is empty), then
+  // mma_store rounds them to U and stores the elements inside C in
+  // 16-byte runs. Reading acc waits for the last dot (any use of acc but
+  // dot does). The main loop's barriers ordered bias_s's stores before
+  // these reads, except where K = 0 leaves it no iteration.
+  if (slabs == 0) {
+    __spn_dot_sync();
+  }
   __spn_dot_settle(acc, acc_fresh);
   #pragma unroll
-#line 158 "samples/gemm_dot.spn"
+#line 169 "samples/gemm_dot.spn"
   for (int32_t j = 0; j < 8; ++j) {
     #pragma unroll
-#line 159 "samples/gemm_dot.spn"
+#line 170 "samples/gemm_dot.spn"
     for (int e = 0; e < __SPN_MMA_N; ++e) {
       const int32_t c = __spn_mma_col(e);
       float& v = acc[0][j].x[e];
-#line 161 "samples/gemm_dot.spn"
-      int64_t col = col0 + j * 16 + c;
-      if (int32_t(col) < N) {
-        v += float(bias[col]);
-      }
-#line 164 "samples/gemm_dot.spn"
+#line 172 "samples/gemm_dot.spn"
+      v += bias_s[j * 16 + c];
       v = gelu_tanh(v);
     }
-#line 165 "samples/gemm_dot.spn"
+#line 174 "samples/gemm_dot.spn"
     __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), int32_t(row0) + g * 64 + warp % 4 * 16, int32_t(col0) + j * 16, acc[0][j]);
   }
 }

@@ -841,8 +841,7 @@ __device__ __forceinline__ void __spn_mma_store_f32(float* dst, I rows, I cols, 
 
 // Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 256, BK = 32,
 //   WM = 64, WN = 64, TI = 4, TJ = 4, PAD = 8, RUN = 8, STEPS = 2, GELU_C = 0.7978845608028654,
-//   LOG2E = 1.4426950408889634, GELU_K = -2.302208198144325, GELU_K3 = -0.1029432395800235, AR = 32 (kernel body),
-//   BR = 32 (kernel body)
+//   GELU_C3 = 0.035677408136300125, AR = 32 (kernel body), BR = 32 (kernel body)
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
@@ -867,30 +866,30 @@ inline hipError_t launch_gemm_ex(hipStream_t stream, const __spn_bf16* __restric
 }
 #endif
 
-#line 88 "samples/gemm_ex.spn"
+#line 85 "samples/gemm_ex.spn"
 constexpr int32_t NT = __SPN_WARP_SIZE == 64 ? 512 : 256;  // const of the kernel's body, per warp width
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 2 : 3;  // const of the kernel's body, per warp width
 constexpr int32_t LA = __SPN_WARP_SIZE == 64 ? 1 : 2;  // const of the kernel's body, per warp width
 constexpr int32_t LB = __SPN_WARP_SIZE == 64 ? 2 : 4;  // const of the kernel's body, per warp width
 
-#line 70 "samples/gemm_ex.spn"
+#line 67 "samples/gemm_ex.spn"
 __device__ __forceinline__ float identity(float x) {
   return x;
 }
 
-#line 86 "samples/gemm_ex.spn"
+#line 83 "samples/gemm_ex.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ At, const __spn_bf16* __restrict__ B,
     const __spn_bf16* __restrict__ Bt, const __spn_bf16* __restrict__ bias, float* __restrict__ C, int64_t NB,
     int64_t M, int64_t K, int64_t N) {
   __SPN_DYNAMIC_SHARED(__spn_dynamic_shared);
-#line 96 "samples/gemm_ex.spn"
+#line 93 "samples/gemm_ex.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align16((STAGES * 32) * (128 * 32 / 32 + 8) * sizeof(__spn_bf16)));
   __spn_mma_acc acc[4][4] = {};
   __spn_mma_a<__spn_bf16> a[4] = {};
   __spn_mma_b<__spn_bf16> b[4] = {};
-#line 102 "samples/gemm_ex.spn"
+#line 99 "samples/gemm_ex.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t wm = warp / 4 * 64;
@@ -905,31 +904,31 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
   for (int32_t pt = 0; pt < STAGES - 1; ++pt) {
     int64_t pk0 = int64_t(pt) * 32;
     #pragma unroll
-#line 115 "samples/gemm_ex.spn"
+#line 112 "samples/gemm_ex.spn"
     for (int32_t la = 0; la < LA; ++la) {
       int32_t pea = tid + la * NT;
-#line 122 "samples/gemm_ex.spn"
+#line 119 "samples/gemm_ex.spn"
       int32_t pkr = pea / (128 / 8);
       int32_t pmc = pea % (128 / 8) * 8;
       __spn_copy_async<8>(As, 128 * 32 / 32 + 8, pt * 32 + pkr, pmc, (At + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(K) * int64_t(M)), (uint64_t(bz) < uint64_t(NB) ? int64_t(K) : int64_t(0)), M, M, 1, pk0 + pkr, row0 + pmc);
     }
     #pragma unroll
-#line 125 "samples/gemm_ex.spn"
+#line 122 "samples/gemm_ex.spn"
     for (int32_t lb = 0; lb < LB; ++lb) {
       int32_t peb = tid + lb * NT;
-#line 128 "samples/gemm_ex.spn"
+#line 125 "samples/gemm_ex.spn"
       int32_t pbr = peb / (256 / 8);
       int32_t pbc = peb % (256 / 8) * 8;
       __spn_copy_async<8>(Bs, 32 * 256 / 32 + 8, pt * 32 + pbr, pbc, (B + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(K) * int64_t(N)), (uint64_t(bz) < uint64_t(NB) ? int64_t(K) : int64_t(0)), N, N, 1, pk0 + pbr, col0 + pbc);
     }
-#line 135 "samples/gemm_ex.spn"
+#line 132 "samples/gemm_ex.spn"
     __spn_copy_commit();
   }
 
   // Steady state, with no branch in the body but the layout's, which the
   // specialization removes (gemm.spn: iteration t multiplies slab
   // t - (STAGES - 1) and copies slab t; past K the copies are zeros).
-#line 140 "samples/gemm_ex.spn"
+#line 137 "samples/gemm_ex.spn"
   for (int32_t t = STAGES - 1; t < slabs + STAGES - 1; ++t) {
     __spn_copy_wait<STAGES - 2>();
     __syncthreads();
@@ -937,25 +936,25 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * 32;
     #pragma unroll
-#line 146 "samples/gemm_ex.spn"
+#line 143 "samples/gemm_ex.spn"
     for (int32_t q = 0; q < 2; ++q) {
       int32_t kk = q * 16;
       #pragma unroll
-#line 148 "samples/gemm_ex.spn"
+#line 145 "samples/gemm_ex.spn"
       for (int32_t i = 0; i < 4; ++i) {
-#line 152 "samples/gemm_ex.spn"
+#line 149 "samples/gemm_ex.spn"
         __spn_mma_load_a_t_shared(a[i], As, STAGES * 32, 128 * 32 / 32 + 8, 128 * 32 / 32 + 8, 1, s * 32 + kk, wm + i * 16);
       }
       #pragma unroll
-#line 153 "samples/gemm_ex.spn"
+#line 150 "samples/gemm_ex.spn"
       for (int32_t j = 0; j < 4; ++j) {
-#line 155 "samples/gemm_ex.spn"
+#line 152 "samples/gemm_ex.spn"
         __spn_mma_load_b_shared(b[j], Bs, STAGES * 32, 32 * 256 / 32 + 8, 32 * 256 / 32 + 8, 1, s * 32 + kk, wn + j * 16);
       }
       #pragma unroll
       for (int32_t i = 0; i < 4; ++i) {
         #pragma unroll
-#line 159 "samples/gemm_ex.spn"
+#line 156 "samples/gemm_ex.spn"
         for (int32_t j = 0; j < 4; ++j) {
           acc[i][j] = __spn_mma_bf16(a[i], b[j], acc[i][j]);
         }
@@ -963,29 +962,29 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
       // Slab t's copies, spread over the steps as in gemm.spn; each
       // runs along a stored row of its operand.
       #pragma unroll
-#line 163 "samples/gemm_ex.spn"
+#line 160 "samples/gemm_ex.spn"
       for (int32_t la = 0; la < LA; ++la) {
         if (la * 2 / LA == q) {
           int32_t ea = tid + la * NT;
-#line 171 "samples/gemm_ex.spn"
+#line 168 "samples/gemm_ex.spn"
           int32_t kr = ea / (128 / 8);
           int32_t mc = ea % (128 / 8) * 8;
           __spn_copy_async<8>(As, 128 * 32 / 32 + 8, st * 32 + kr, mc, (At + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(K) * int64_t(M)), (uint64_t(bz) < uint64_t(NB) ? int64_t(K) : int64_t(0)), M, M, 1, k0 + kr, row0 + mc);
         }
       }
       #pragma unroll
-#line 174 "samples/gemm_ex.spn"
+#line 171 "samples/gemm_ex.spn"
       for (int32_t lb = 0; lb < LB; ++lb) {
         if (lb * 2 / LB == q) {
           int32_t eb = tid + lb * NT;
-#line 178 "samples/gemm_ex.spn"
+#line 175 "samples/gemm_ex.spn"
           int32_t br = eb / (256 / 8);
           int32_t bc = eb % (256 / 8) * 8;
           __spn_copy_async<8>(Bs, 32 * 256 / 32 + 8, st * 32 + br, bc, (B + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(K) * int64_t(N)), (uint64_t(bz) < uint64_t(NB) ? int64_t(K) : int64_t(0)), N, N, 1, k0 + br, col0 + bc);
         }
       }
     }
-#line 185 "samples/gemm_ex.spn"
+#line 182 "samples/gemm_ex.spn"
     __spn_copy_commit();
   }
 
@@ -994,19 +993,19 @@ extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void gemm_ex(
   // rounds the tile to U once and stores the elements inside C[bz], in
   // 16-byte runs of a row (docs/language.md 8.11).
   #pragma unroll
-#line 191 "samples/gemm_ex.spn"
+#line 188 "samples/gemm_ex.spn"
   for (int32_t i = 0; i < 4; ++i) {
     #pragma unroll
-#line 192 "samples/gemm_ex.spn"
+#line 189 "samples/gemm_ex.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 193 "samples/gemm_ex.spn"
+#line 190 "samples/gemm_ex.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         float& v = acc[i][j].x[e];
-#line 198 "samples/gemm_ex.spn"
+#line 195 "samples/gemm_ex.spn"
         v = identity(v);
       }
-#line 199 "samples/gemm_ex.spn"
+#line 196 "samples/gemm_ex.spn"
       __spn_mma_store_f32((C + int64_t(uint64_t(bz) < uint64_t(NB) ? bz : 0) * int64_t(M) * int64_t(N)), (uint64_t(bz) < uint64_t(NB) ? int64_t(M) : int64_t(0)), int64_t(N), int64_t(N), int64_t(1), row0 + wm + i * 16, col0 + wn + j * 16, acc[i][j]);
     }
   }

@@ -5,7 +5,7 @@
 // launch:          grid (cdiv(N, BLOCK)), block (128), dynamic shared memory none
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const double* __restrict__ x             tensor f64[N], read-only
-//    1  double* __restrict__ y                   tensor f64[26, N]
+//    1  double* __restrict__ y                   tensor f64[27, N]
 //    2  int64_t N                                dynamic dim N
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
@@ -91,5 +91,6 @@ extern "C" __global__ __launch_bounds__(128) void math_more(
     y[23 * N + i] = log(p);
     y[24 * N + i] = exp2(a);
     y[25 * N + i] = __spn_fast_div(v, p);
+    y[26 * N + i] = tanh(v);
   }
 }
