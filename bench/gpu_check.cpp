@@ -8,7 +8,7 @@
 // 0xFF bytes (NaN for floats) before the launch, results compared with the
 // double-precision CPU references in references.cpp. Then language features
 // by value against references written beside them (warp primitives,
-// key-value reductions, the v2 atomics), the runtime's cache behaviour
+// fast_tanh's accuracy, key-value reductions, the v2 atomics), the runtime's cache behaviour
 // (dynamic dims: one binary; two static values: two), a refused launch, a
 // timing of each sample at a GPU-filling size (CUDA-event median after
 // warm-up), the launch overhead of the runtime against a raw
@@ -1307,6 +1307,35 @@ void checkWarpPrimitives(Ctx& c) {
   c.check("warp_primitives", "ballot", "1000", gotVotes, wantVotes, 0, 0);
 }
 
+// fast_tanh (docs/language.md 8.3) on this GPU against tanh in double:
+// tests/golden/kernels/math_more.spn's row 26 at fresh random values in
+// [-10, 10]. On NVIDIA sm_75 and later it is tanh.approx.f32, one
+// MUFU.TANH, whose relative error the PTX ISA bounds by about 2^-11 but
+// which is at most 1.113e-5 in fact (every f32 in [-10, 10] on an H200;
+// the same figure is published for Turing): the bound here is that, so a
+// GPU whose instruction is coarser than the language documents is
+// reported. Elsewhere it is tanhf, within a few ulp.
+void checkFastTanh(Ctx& c) {
+  const std::string path = c.samplesDir + "/../tests/golden/kernels/math_more.spn";
+  Kernel k = c.rt->loadModule(path).kernel("math_more");
+  const int64_t N = 100000, F = 27, row = 26;
+  Vec x;
+  auto hx = c.randF32(size_t(N), x, -10, 10);
+  auto dx = c.upload(hx);
+  auto dy = c.poisoned(size_t(F * N) * 4);
+  k.launch(nullptr, {t32(dx, {N}), t32(dy, {F, N})});
+  const Vec all = c.downloadF32(dy, size_t(F * N));
+  const Vec got(all.begin() + row * N, all.begin() + (row + 1) * N);
+  Vec want(static_cast<size_t>(N));
+  double worstRel = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    want[i] = std::tanh(x[i]);
+    if (want[i] != 0) worstRel = std::max(worstRel, std::fabs(got[i] - want[i]) / std::fabs(want[i]));
+  }
+  if (c.check("math_more", "fast_tanh", shapeText({N}), got, want, 0, 1.12e-5))
+    std::printf("         (worst relative error %.4g, 2^%.2f)\n", worstRel, std::log2(std::max(worstRel, 1e-300)));
+}
+
 // The key-value reductions (tests/golden/kernels/argmax.spn) on this GPU's
 // warps, against a brute-force CPU reference written here (not the
 // prelude's combine): values drawn from a small set so that ties, -0.0 and
@@ -2367,6 +2396,11 @@ int main(int argc, char** argv) {
         checkWarpPrimitives(c);
       } catch (const spindle::Error& e) {
         c.fail("warp_primitives", std::string("spindle::Error: ") + e.what());
+      }
+      try {
+        checkFastTanh(c);
+      } catch (const spindle::Error& e) {
+        c.fail("math_more", std::string("spindle::Error: ") + e.what());
       }
       try {
         checkArgReduce(c);

@@ -5,6 +5,7 @@
 
 #include "function_printer.h"
 #include "sema/builtins.h"
+#include "sema/const_eval.h"
 #include "sema/tensor_arguments.h"
 
 namespace spindle {
@@ -89,6 +90,17 @@ CppExpr FunctionPrinter::expr(const Expr& e) const {
     case ExprKind::Binary: return binary(*e.as<BinaryExpr>());
     case ExprKind::Ternary: {
       const auto& t = *e.as<TernaryExpr>();
+      // A condition this specialization decides (consts, static dims and
+      // types, the same at both warp widths) prints the branch it picks:
+      // `s if VS == 2 else 0` at a D where VS is 1 is `0`, not `(1 == 2 ? s
+      // : 0)`. Only where that branch has the expression's own type.
+      if (ctx_.spec) {
+        const PerWarpWidth c = evaluateForWarpWidths(*t.cond, ctx_.spec->staticDims, &ctx_.spec->typeArgs);
+        if (c.known() && (c.wave32->asDouble() != 0) == (c.wave64->asDouble() != 0)) {
+          const Expr& picked = c.wave32->asDouble() != 0 ? *t.thenValue : *t.elseValue;
+          if (picked.type == e.type) return expr(picked);
+        }
+      }
       return {
           value(*t.cond, kLogicalOr) + " ? " + value(*t.thenValue, kTernary) + " : " + value(*t.elseValue, kTernary),
           kTernary};

@@ -1341,7 +1341,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
       }
       __spn_copy_wait<1>();
       __spn_dot_sync();
-      __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 1 * BK, D, (1 == 2 ? s : 0) * BK, 0);
+      __spn_dot_ra<8, BK, 128, 0, __spn_wgmma_n128>(oacc, oacc_fresh, pa, Vs, 1 * BK, D, 0 * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
     }

@@ -1246,7 +1246,7 @@ extern "C" __global__ __launch_bounds__(4 * __SPN_WARP_SIZE) void attention_dot(
         __spn_mma_to_a_f16(pa[j], sacc[0][j]);
       }
 #line 246 "samples/attention_dot.spn"
-      __spn_dot_ra<4, BK, 128, 0, __spn_wgmma_n64>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, (2 == 2 ? s : 0) * BK, 0);
+      __spn_dot_ra<4, BK, 128, 0, __spn_wgmma_n64>(oacc, oacc_fresh, pa, Vs, 2 * BK, D, s * BK, 0);
       __spn_dot_wait<0>();
       __spn_dot_sync();
     }

@@ -103,8 +103,8 @@ __device__ __forceinline__ void rotary_embedding_rotate(
   for (int32_t i = int(threadIdx.x); i < int32_t(int64_t(H)) * half; i = __spn_range_next_up(i, int32_t(int64_t(H)) * half, i_step)) {
     int32_t head = int32_t(uint32_t(i) / uint32_t(half));
     int32_t r = int32_t(uint32_t(i) % uint32_t(half));
-    int32_t xi = NEOX ? r : 2 * r;
-    int32_t yi = NEOX ? half + r : 2 * r + 1;
+    int32_t xi = 2 * r;
+    int32_t yi = 2 * r + 1;
     float c = float(cos_sin_cache[pos * ROT + r]);
     float s = float(cos_sin_cache[pos * ROT + half + r]);
     float a = float(x[token * x_stride0 + head * x_stride1 + xi * x_stride2]);

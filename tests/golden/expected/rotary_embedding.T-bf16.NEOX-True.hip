@@ -105,8 +105,8 @@ __device__ __forceinline__ void rotary_embedding_rotate(
   for (int32_t i = int(threadIdx.x); i < int32_t(H) * half; i = __spn_range_next_up(i, int32_t(H) * half, i_step)) {
     int32_t head = i / half;
     int32_t r = i % half;
-    int32_t xi = NEOX ? r : 2 * r;
-    int32_t yi = NEOX ? half + r : 2 * r + 1;
+    int32_t xi = r;
+    int32_t yi = half + r;
     float c = float(cos_sin_cache[pos * ROT + r]);
     float s = float(cos_sin_cache[pos * ROT + half + r]);
     float a = float(x[token * x_stride0 + head * x_stride1 + xi * x_stride2]);

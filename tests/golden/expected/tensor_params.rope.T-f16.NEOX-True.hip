@@ -89,8 +89,8 @@ __device__ __forceinline__ void rope_rotate(
   for (int64_t i = int(threadIdx.x); i < H * half; i = __spn_range_next_up(i, H * half, i_step)) {
     int64_t head = i / half;
     int64_t r = i % half;
-    int64_t xi = NEOX ? r : 2 * r;
-    int64_t yi = NEOX ? half + r : 2 * r + 1;
+    int64_t xi = r;
+    int64_t yi = half + r;
     float c = float(cache[pos * ROT + r]);
     float s = float(cache[pos * ROT + half + r]);
     float a = float(x[token * x_stride0 + head * x_stride1 + xi * x_stride2]);
