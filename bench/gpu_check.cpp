@@ -8,12 +8,13 @@
 // 0xFF bytes (NaN for floats) before the launch, results compared with the
 // double-precision CPU references in references.cpp. Then language features
 // by value against references written beside them (warp primitives,
-// fast_tanh's accuracy, key-value reductions, the v2 atomics), the runtime's cache behaviour
-// (dynamic dims: one binary; two static values: two), a refused launch, a
-// timing of each sample at a GPU-filling size (CUDA-event median after
-// warm-up), the launch overhead of the runtime against a raw
-// cuLaunchKernel of the same binary, and cold compile against a disk-cache hit
-// in fresh processes. Everything measurable goes to --json as JSON lines.
+// fast_tanh's accuracy, key-value reductions, the v2 atomics), the
+// runtime's cache behaviour (dynamic dims: one binary; two static values:
+// two), a refused launch, a timing of each sample at a GPU-filling size
+// (CUDA-event median after warm-up), the launch overhead of the runtime
+// against a raw cuLaunchKernel of the same binary, and cold compile against
+// a disk-cache hit in fresh processes. Everything measurable goes to --json
+// as JSON lines.
 // Exit status: 0 all correct, 1 a kernel was numerically wrong or a check
 // failed, 2 the program itself failed.
 //

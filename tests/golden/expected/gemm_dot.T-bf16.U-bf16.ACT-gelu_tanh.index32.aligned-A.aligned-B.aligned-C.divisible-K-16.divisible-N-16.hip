@@ -1160,9 +1160,9 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
 
   // The bias goes to shared memory first, its load in flight under the
-  // main loop: read from global memory in the epilogue, each warp waited
-  // there on a load a column of tiles (4% of the time of bias + GELU at
-  // 8192x8192x1024 on an H200, docs/performance.md).
+  // main loop. Read from global memory in the epilogue, it kept each warp
+  // waiting on a load for every accumulator tile (4% of the time of bias
+  // + GELU at 8192x8192x1024 on an H200, docs/performance.md).
 #line 108 "samples/gemm_dot.spn"
   if (tid < 128) {
     bias_s[tid] = uint32_t(col0) + uint32_t(tid) < uint32_t(N) ? float(bias[col0 + tid]) : 0.0f;
@@ -1206,13 +1206,14 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     __spn_copy_wait<AHEAD - 1>();
     __spn_dot_sync();
     // The copies of slab t (zeros past K) into its stage; none in the
-    // last AHEAD iterations, whose slabs no dot reads (at K = 128 they
-    // were 30% of the kernel's instructions).
+    // last AHEAD iterations, whose slabs no dot reads (at K = 128, half
+    // the iterations: the plain GEMM is 11% faster without them on an
+    // H200, docs/performance.md).
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * BK;
     if (t < slabs) {
       #pragma unroll
-#line 142 "samples/gemm_dot.spn"
+#line 143 "samples/gemm_dot.spn"
       for (int32_t la = 0; la < LA; ++la) {
         int32_t ea = tid + la * NT;
         if (PART_A == 0 || ea < 256 * BK / 8) {
@@ -1222,7 +1223,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         }
       }
       #pragma unroll
-#line 148 "samples/gemm_dot.spn"
+#line 149 "samples/gemm_dot.spn"
       for (int32_t lb = 0; lb < LB; ++lb) {
         int32_t eb = tid + lb * NT;
         if (PART_B == 0 || eb < BK * 128 / 8) {
@@ -1232,7 +1233,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         }
       }
     }
-#line 154 "samples/gemm_dot.spn"
+#line 155 "samples/gemm_dot.spn"
     __spn_copy_commit();
     // acc += this group's 64 rows of slab t - AHEAD times its B slab.
     int32_t s = (t - AHEAD) % STAGES;
@@ -1251,18 +1252,18 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   }
   __spn_dot_settle(acc, acc_fresh);
   #pragma unroll
-#line 169 "samples/gemm_dot.spn"
+#line 170 "samples/gemm_dot.spn"
   for (int32_t j = 0; j < 8; ++j) {
     #pragma unroll
-#line 170 "samples/gemm_dot.spn"
+#line 171 "samples/gemm_dot.spn"
     for (int e = 0; e < __SPN_MMA_N; ++e) {
       const int32_t c = __spn_mma_col(e);
       float& v = acc[0][j].x[e];
-#line 172 "samples/gemm_dot.spn"
+#line 173 "samples/gemm_dot.spn"
       v += bias_s[j * 16 + c];
       v = gelu_tanh(v);
     }
-#line 174 "samples/gemm_dot.spn"
+#line 175 "samples/gemm_dot.spn"
     __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), int32_t(row0) + g * 64 + warp % 4 * 16, int32_t(col0) + j * 16, acc[0][j]);
   }
 }

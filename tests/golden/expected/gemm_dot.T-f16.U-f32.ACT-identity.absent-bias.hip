@@ -1145,13 +1145,14 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
     __spn_copy_wait<AHEAD - 1>();
     __spn_dot_sync();
     // The copies of slab t (zeros past K) into its stage; none in the
-    // last AHEAD iterations, whose slabs no dot reads (at K = 128 they
-    // were 30% of the kernel's instructions).
+    // last AHEAD iterations, whose slabs no dot reads (at K = 128, half
+    // the iterations: the plain GEMM is 11% faster without them on an
+    // H200, docs/performance.md).
     int32_t st = t % STAGES;
     int64_t k0 = int64_t(t) * BK;
     if (t < slabs) {
       #pragma unroll
-#line 142 "samples/gemm_dot.spn"
+#line 143 "samples/gemm_dot.spn"
       for (int32_t la = 0; la < LA; ++la) {
         int32_t ea = tid + la * NT;
         if (PART_A == 0 || ea < 256 * BK / 8) {
@@ -1161,7 +1162,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         }
       }
       #pragma unroll
-#line 148 "samples/gemm_dot.spn"
+#line 149 "samples/gemm_dot.spn"
       for (int32_t lb = 0; lb < LB; ++lb) {
         int32_t eb = tid + lb * NT;
         if (PART_B == 0 || eb < BK * 128 / 8) {
@@ -1171,7 +1172,7 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
         }
       }
     }
-#line 154 "samples/gemm_dot.spn"
+#line 155 "samples/gemm_dot.spn"
     __spn_copy_commit();
     // acc += this group's 64 rows of slab t - AHEAD times its B slab.
     int32_t s = (t - AHEAD) % STAGES;
@@ -1180,16 +1181,16 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
   }
   __spn_dot_settle(acc, acc_fresh);
   #pragma unroll
-#line 169 "samples/gemm_dot.spn"
+#line 170 "samples/gemm_dot.spn"
   for (int32_t j = 0; j < 8; ++j) {
     #pragma unroll
-#line 170 "samples/gemm_dot.spn"
+#line 171 "samples/gemm_dot.spn"
     for (int e = 0; e < __SPN_MMA_N; ++e) {
       float& v = acc[0][j].x[e];
-#line 173 "samples/gemm_dot.spn"
+#line 174 "samples/gemm_dot.spn"
       v = identity(v);
     }
-#line 174 "samples/gemm_dot.spn"
+#line 175 "samples/gemm_dot.spn"
     __spn_mma_store_f32(C, int64_t(M), int64_t(N), int64_t(N), int64_t(1), row0 + g * 64 + warp % 4 * 16, col0 + j * 16, acc[0][j]);
   }
 }
