@@ -1,7 +1,7 @@
 // Statements and integer code: control_flow, int_ops, bits, ranges,
 // comments, name_clashes, asserts (checked and not), alias,
-// optional_tensors (every presence) and pruned_branches (each static N and
-// the dynamic one).
+// optional_tensors (every presence), pruned_branches (each static N and
+// the dynamic one) and decided_ternary (each condition decided or not).
 #include <string>
 #include <vector>
 
@@ -424,6 +424,38 @@ TEST_F(ControlFlow, PrunedBranchesDynamic) {
       k.launch(nullptr, {dx.arg({M, N}), y.arg({M, N})});
       checkRowScale(x, y.read(), M, N);
     }
+  });
+}
+
+// ---- decided_ternary.spn: pick[FLIP] at static W 4 and dynamic W, FLIP
+// true and false, at both warp widths (its third conditional expression
+// differs between them).
+
+TEST_F(ControlFlow, DecidedTernary) {
+  atBothWidths([&] {
+    for (bool staticW : {true, false})
+      for (bool flip : {true, false})
+        for (int64_t W : staticW ? std::vector<int64_t>{4} : std::vector<int64_t>{4, 7}) {
+          SCOPED_TRACE(std::string(staticW ? "static" : "dynamic") + " W = " + std::to_string(W) +
+                       ", FLIP = " + (flip ? "True" : "False"));
+          KernelOptions o;
+          if (staticW) o.staticDims = {"W"};
+          o.consts = {{"FLIP", ConstOverride::ofInt(flip ? 1 : 0)}};
+          Kernel k = kernel("decided_ternary.spn", "pick", o);
+          const int64_t N = 300;
+          std::vector<float> x = random<float>(size_t(N * W), -2, 2);
+          auto dx = upload(x);
+          auto y = poisoned<float>(size_t(N));
+          k.launch(nullptr, {dx.arg({N, W}), y.arg({N})});
+          auto got = y.read();
+          Check check("y");
+          for (int64_t i = 0; i < N; ++i) {
+            const float a = W == 4 ? x[size_t(i * W)] : x[size_t(i * W + W - 1)];
+            const float b = flip ? -a : a;
+            const float c = warp() == 32 ? b * 2.0f : b;
+            check.exact(at(i), got[size_t(i)], c > 0.0f ? c : 0.0f);
+          }
+        }
   });
 }
 
