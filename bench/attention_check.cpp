@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_args.hpp"
 #include "references.hpp"
 
 using spindle::DeviceBuffer;
@@ -152,22 +153,9 @@ int main(int argc, char** argv) {
     std::memset(L.data(), 0xff, nq * 4);
     rt.copyToDevice(dO, O.data(), eq * 2);
     rt.copyToDevice(dL, L.data(), nq * 4);
-    // The shapes of Q and O, K and V, L in the kernel's form (perHead above);
-    // the 2-D form takes S as a scalar after L.
-    const int64_t qh = c.B * c.HQ, kh = c.B * c.HKV;
-    const std::vector<int64_t> qShape =
-        perHead ? std::vector<int64_t>{qh, c.S, c.D} : std::vector<int64_t>{int64_t(nq), c.D};
-    const std::vector<int64_t> kShape =
-        perHead ? std::vector<int64_t>{kh, c.S, c.D} : std::vector<int64_t>{int64_t(nk), c.D};
-    const std::vector<int64_t> lShape = perHead ? std::vector<int64_t>{qh, c.S} : std::vector<int64_t>{int64_t(nq)};
-    auto shaped = [](const DeviceBuffer& b, ScalarType t, const std::vector<int64_t>& shape) {
-      return spindle::tensor(b.data(), t, shape.data(), int(shape.size()));
-    };
-    std::vector<spindle::Arg> args = {shaped(dQ, c.t, qShape), shaped(dK, c.t, kShape), shaped(dV, c.t, kShape),
-                                      shaped(dO, c.t, qShape), shaped(dL, ScalarType::F32, lShape)};
-    if (!perHead) args.push_back(spindle::scalar(int32_t(c.S)));
-    args.push_back(spindle::scalar(int32_t(c.causal ? 1 : 0)));
-    args.push_back(spindle::scalar(float(scale)));
+    const std::vector<spindle::Arg> args = bench::attentionArgs(perHead, {c.B, c.HQ, c.HKV, c.S, c.D, c.causal, scale},
+                                                                c.t, dQ.data(), dK.data(), dV.data(), dO.data(),
+                                                                dL.data());  // the kernel's form: perHead above
     auto launch = [&] { k.launch(nullptr, args.data(), args.size()); };
     launch();
     rt.synchronize();

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "attention_args.hpp"
 #include "references.hpp"
 
 namespace spindle::cpu_samples {
@@ -714,24 +715,13 @@ std::vector<Case> attentionCasesOf(const char* kernel, Rng& rng) {
               " S" + std::to_string(v.S) + " D" + std::to_string(v.D) + (v.causal ? " causal" : "") +
               (v.scaleTimesRootD != 2 ? " scale " + std::to_string(v.scaleTimesRootD) + "/sqrt(D)" : "");
     c.mutate = v.t == ST::F16 && v.D == 64 && v.causal && v.scaleTimesRootD == 2;
-    c.run = [kernel, perHead, v, Q, K, Vv, nq, nk, scale](Device& d) {
+    c.run = [kernel, perHead, v, Q, K, Vv, nq, scale](Device& d) {
       DeviceBuffer dQ = d.upload(Q->bytes), dK = d.upload(K->bytes), dV = d.upload(Vv->bytes);
       DeviceBuffer dO = d.filled(nq * size_t(v.D) * elemBytes(v.t));
       DeviceBuffer dL = d.filled(nq * 4);
-      const int64_t qh = v.B * v.HQ, kh = v.B * v.HKV;
-      const std::vector<int64_t> qShape =
-          perHead ? std::vector<int64_t>{qh, v.S, v.D} : std::vector<int64_t>{int64_t(nq), v.D};
-      const std::vector<int64_t> kShape =
-          perHead ? std::vector<int64_t>{kh, v.S, v.D} : std::vector<int64_t>{int64_t(nk), v.D};
-      const std::vector<int64_t> lShape = perHead ? std::vector<int64_t>{qh, v.S} : std::vector<int64_t>{int64_t(nq)};
-      auto shaped = [](const DeviceBuffer& b, ST t, const std::vector<int64_t>& shape) {
-        return tensor(b.data(), t, shape.data(), int(shape.size()));
-      };
-      std::vector<spindle::Arg> args = {shaped(dQ, v.t, qShape), shaped(dK, v.t, kShape), shaped(dV, v.t, kShape),
-                                        shaped(dO, v.t, qShape), shaped(dL, ST::F32, lShape)};
-      if (!perHead) args.push_back(scalar(int32_t(v.S)));  // the 2-D form's sequence length
-      args.push_back(scalar(int32_t(v.causal ? 1 : 0)));
-      args.push_back(scalar(float(scale)));
+      const std::vector<spindle::Arg> args =
+          bench::attentionArgs(perHead, {v.B, v.HQ, v.HKV, v.S, v.D, v.causal, scale}, v.t, dQ.data(), dK.data(),
+                               dV.data(), dO.data(), dL.data());
       d.kernel(kernel).launch(nullptr, args.data(), args.size());
       return std::vector<Bytes>{d.download(dO), d.download(dL)};
     };
