@@ -81,8 +81,10 @@ class Pruner {
   // `a if c else b` with c a presence test (`bias is not None`, in an
   // `and` chain too) or a type test (`T == bf16`) is the branch c takes:
   // the other may use an absent tensor, or what only another type allows.
-  // Other constant conditions stay: the expression's type is the promotion
-  // of both branches, and folding could change it.
+  // Other constant conditions stay here: the expression's type is the
+  // promotion of both branches, not known yet, and folding could change it.
+  // The printer, after typing, prints such an expression as the branch it
+  // takes where that branch has the expression's type (expr_printer.cpp).
   void fold(ExprPtr& e) {
     if (auto* t = e->as<TernaryExpr>()) {
       bool decides = testsPresence(*t->cond) || containsTypeTest(*t->cond);

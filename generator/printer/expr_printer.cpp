@@ -93,7 +93,9 @@ CppExpr FunctionPrinter::expr(const Expr& e) const {
       // A condition this specialization decides (consts, static dims and
       // types, the same at both warp widths) prints the branch it picks:
       // `s if VS == 2 else 0` at a D where VS is 1 is `0`, not `(1 == 2 ? s
-      // : 0)`. Only where that branch has the expression's own type.
+      // : 0)`. Only where that branch has the expression's own type; the
+      // presence and type tests that pruning folds before typing
+      // (passes/prune_branches.cpp) never reach here.
       if (ctx_.spec) {
         const PerWarpWidth c = evaluateForWarpWidths(*t.cond, ctx_.spec->staticDims, &ctx_.spec->typeArgs);
         if (c.known() && (c.wave32->asDouble() != 0) == (c.wave64->asDouble() != 0)) {
