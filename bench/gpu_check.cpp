@@ -1262,15 +1262,16 @@ const std::vector<Sample>& samples() {
 
 // ---------------------------------------------------------------- language features by value
 
-// The warp primitives (tests/golden/kernels/warp_primitives.spn) on this
-// GPU's 32-wide warps: shfl_down's tree sum read back with shfl, shfl_up's
+// The warp primitives (tests/golden/kernels/warp_primitives.spn) on the
+// target's warps (32 lanes on NVIDIA, 32 or 64 on AMD and the cpu target:
+// Runtime::warpSize): shfl_down's tree sum read back with shfl, shfl_up's
 // inclusive scan, a shared slot of the neighbour lane after sync_warp, and
 // ballot / warp_any / warp_all, against a CPU computation per warp. N is
 // not a multiple of the block: the last warps hold lanes past N (v = 0).
 void checkWarpPrimitives(Ctx& c) {
   const std::string path = c.samplesDir + "/../tests/golden/kernels/warp_primitives.spn";
   Kernel k = c.rt->loadModule(path).kernel("warp_ops");
-  const int64_t N = 1000, W = 32, threads = 1024;  // cdiv(1000, 256) blocks of 256
+  const int64_t N = 1000, W = c.rt->warpSize(), threads = 1024;  // cdiv(1000, 256) blocks of 256
   Vec x;
   auto hx = c.randF32(size_t(N), x, -1, 1);
   auto dx = c.upload(hx);
@@ -1373,7 +1374,7 @@ double valueCode(double v) {
 void checkArgReduce(Ctx& c) {
   const std::string path = c.samplesDir + "/../tests/golden/kernels/argmax.spn";
   spindle::Module m = c.rt->loadModule(path);
-  const int64_t W = c.rt->target().rfind("sm_", 0) == 0 ? 32 : 64;
+  const int64_t W = c.rt->warpSize();
   const double pool[] = {-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, INFINITY, -INFINITY};
   auto draw = [&](bool withNan) {
     uint64_t r = c.rng.next();

@@ -406,6 +406,7 @@ NB_MODULE(_spindle, m) {
           "checked"_a = nb::none())
       .def_prop_ro("backend", [](const PyRuntime& r) { return std::string(backendName(r.rt->backend())); })
       .def_prop_ro("target", [](const PyRuntime& r) { return r.rt->target(); })
+      .def_prop_ro("warp_size", [](const PyRuntime& r) { return r.rt->warpSize(); })
       .def_prop_ro("device", [](const PyRuntime& r) { return r.where.device; })
       .def_prop_ro("has_device", [](const PyRuntime& r) { return r.rt->hasDevice(); })
       .def_prop_ro("device_name", [](const PyRuntime& r) { return r.rt->deviceName(); })

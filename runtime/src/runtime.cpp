@@ -276,6 +276,7 @@ Runtime::~Runtime() = default;
 
 BackendKind Runtime::backend() const { return impl_->backend->kind(); }
 const std::string& Runtime::target() const { return impl_->target; }
+int64_t Runtime::warpSize() const { return warpSizeOf(impl_->target); }
 std::string Runtime::compilerIdentity() const { return impl_->backend->compilerIdentity(); }
 bool Runtime::hasDevice() const { return impl_->hasDevice; }
 std::string Runtime::deviceName() const { return impl_->hasDevice ? impl_->deviceName : std::string(); }

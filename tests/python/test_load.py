@@ -24,6 +24,12 @@ def test_load_file_and_kernels(cpu):
     assert "axpy" in dir(mod)
 
 
+def test_warp_size_is_the_targets(cpu, cache_dir):
+    assert cpu.warp_size == 32
+    wide = spindle.Runtime(backend="cpu", target="cpu:warp64", cache_dir=cache_dir)
+    assert (wide.target, wide.warp_size) == ("cpu:warp64", 64)
+
+
 def test_missing_kernel_names_the_others(cpu):
     mod = cpu.load(SAMPLES / "softmax.spn")
     with pytest.raises(AttributeError, match=r"has no kernel 'softmx' \(it has: softmax\)"):

@@ -389,6 +389,10 @@ INSTANTIATE_TEST_SUITE_P(Widths, CpuTarget, ::testing::Values("cpu", "cpu:warp64
 TEST(CpuTargetSetup, UsedOnlyWhenAskedFor) {
   // SPINDLE_BACKEND=cpu and the target name choose it; "auto" never does.
   EXPECT_EQ(Runtime(cpuOptions("cpu:warp64")).backend(), BackendKind::Cpu);
+  // The warp width it emulates is the runtime's warpSize (bench/gpu_check's
+  // warp references use it).
+  EXPECT_EQ(Runtime(cpuOptions("cpu:warp64")).warpSize(), 64);
+  EXPECT_EQ(Runtime(cpuOptions("cpu")).warpSize(), 32);
   RuntimeOptions byTarget;
   byTarget.target = "cpu";
   byTarget.diskCache = false;

@@ -82,6 +82,14 @@ TEST_P(RuntimeCompile, MemoryHitDiskHitAndStaticKeys) {
   EXPECT_EQ(rt2.stats().diskHits, 1u);
 }
 
+// Runtime::warpSize is warp_size() on the target: 32 lanes on NVIDIA, 64
+// on AMD's CDNA (gfx90a).
+TEST_P(RuntimeCompile, WarpSizeIsTheTargets) {
+  test::TempDir dir;
+  Runtime rt(compileOnly(GetParam(), dir.path()));
+  EXPECT_EQ(rt.warpSize(), std::string(GetParam()) == "sm_90" ? 32 : 64);
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, RuntimeCompile, ::testing::Values("sm_90", "gfx90a"),
                          [](const auto& info) { return std::string(info.param); });
 

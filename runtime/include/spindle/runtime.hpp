@@ -358,6 +358,7 @@ class Runtime {
 
   BackendKind backend() const;
   const std::string& target() const;     // what binaries are compiled for
+  int64_t warpSize() const;              // warp_size() on target(): 32 or 64 (cpu: the warp width it emulates)
   std::string compilerIdentity() const;  // "nvrtc 13.0", "hiprtc 5.2 (HIP 50221153)"
   bool hasDevice() const;                // false: compile-only
   std::string deviceName() const;        // "" without a device
