@@ -23,6 +23,10 @@
 // line each in DIR/manifest.jsonl); bench/peers.py --dump DIR recomputes them
 // with PyTorch and compares.
 //
+// --only a,b runs those samples and language-feature checks (warp_primitives,
+// math_more, argmax, atomics) and no others; the cache, launch-overhead and
+// compile-time checks run either way.
+//
 // --variant softmax=bench/variants/softmax_regs.spn runs that file in place of
 // samples/softmax.spn (tagged with its file stem); with variants given, only
 // the named samples run. --const softmax:BLOCK=256 gives a const of a sample
@@ -2394,25 +2398,18 @@ int main(int argc, char** argv) {
       for (const Sample& s : samples())
         if (only.empty() || only.count(s.name)) runOne(s);
       rt.synchronize();
-      try {
-        checkWarpPrimitives(c);
-      } catch (const spindle::Error& e) {
-        c.fail("warp_primitives", std::string("spindle::Error: ") + e.what());
-      }
-      try {
-        checkFastTanh(c);
-      } catch (const spindle::Error& e) {
-        c.fail("math_more", std::string("spindle::Error: ") + e.what());
-      }
-      try {
-        checkArgReduce(c);
-      } catch (const spindle::Error& e) {
-        c.fail("argmax", std::string("spindle::Error: ") + e.what());
-      }
-      try {
-        checkAtomics(c);
-      } catch (const spindle::Error& e) {
-        c.fail("atomics", std::string("spindle::Error: ") + e.what());
+      // The language features by value, named as --only names them.
+      const std::pair<const char*, void (*)(Ctx&)> features[] = {{"warp_primitives", checkWarpPrimitives},
+                                                                 {"math_more", checkFastTanh},
+                                                                 {"argmax", checkArgReduce},
+                                                                 {"atomics", checkAtomics}};
+      for (const auto& [name, check] : features) {
+        if (!only.empty() && !only.count(name)) continue;
+        try {
+          check(c);
+        } catch (const spindle::Error& e) {
+          c.fail(name, std::string("spindle::Error: ") + e.what());
+        }
       }
       checkCaching(c);
       launchOverhead(c);
