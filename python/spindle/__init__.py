@@ -242,6 +242,11 @@ class Runtime:
         return self._native.target
 
     @property
+    def warp_size(self) -> int:
+        """warp_size() on the target: 32, or 64 on AMD CDNA and "cpu:warp64"."""
+        return self._native.warp_size
+
+    @property
     def device(self) -> int:
         return self._native.device
 
