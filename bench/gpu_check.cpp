@@ -24,7 +24,7 @@
 // with PyTorch and compares.
 //
 // --only a,b runs those samples and language-feature checks (warp_primitives,
-// math_more, argmax, atomics) and no others; the cache, launch-overhead and
+// math_more, argmax, atomics, barriers) and no others; the cache, launch-overhead and
 // compile-time checks run either way.
 //
 // --variant softmax=bench/variants/softmax_regs.spn runs that file in place of
@@ -1313,6 +1313,31 @@ void checkWarpPrimitives(Ctx& c) {
   c.check("warp_primitives", "ballot", "1000", gotVotes, wantVotes, 0, 0);
 }
 
+// Phase barriers (docs/language.md 8.14) through
+// tests/golden/kernels/barriers.spn (kernel ring): 264 blocks each pass 50
+// rows through a ring of three shared stages from a producer group to
+// three consumer groups, with the producer first and last of the four;
+// every row written once, exactly 2 x + t. On NVIDIA sm_80+ these are
+// mbarriers, whose waits test a phase's parity: a wrong phase shows here as
+// a wrong or poisoned row, or a hang (the bench's time limit).
+void checkBarriers(Ctx& c) {
+  const std::string path = c.samplesDir + "/../tests/golden/kernels/barriers.spn";
+  Kernel k = c.rt->loadModule(path).kernel("ring");
+  const int64_t B = 264, T = 50, W = 32;
+  for (int32_t producer : {0, 3}) {
+    Vec x;
+    auto hx = c.randF32(size_t(B * T * W), x, -1, 1);
+    auto dx = c.upload(hx);
+    auto dy = c.poisoned(size_t(B * T * W) * 4);
+    k.launch(nullptr, {t32(dx, {B, T, W}), t32(dy, {B, T, W}), spindle::scalar(producer)});
+    Vec want(hx.size());
+    // 2 x is exact and 2 x + t exact in double: one rounding to f32, as in the kernel.
+    for (size_t i = 0; i < hx.size(); ++i) want[i] = float(2.0 * double(hx[i]) + double(int64_t(i) / W % T));
+    c.check("barriers", producer == 0 ? "ring, producer first" : "ring, producer last", "264x50x32",
+            c.downloadF32(dy, hx.size()), want, 0, 0);
+  }
+}
+
 // fast_tanh (docs/language.md 8.3) on this GPU against tanh in double:
 // tests/golden/kernels/math_more.spn's row 26 at fresh random values in
 // [-10, 10]. On NVIDIA sm_75 and later it is tanh.approx.f32, one
@@ -2402,7 +2427,8 @@ int main(int argc, char** argv) {
       const std::pair<const char*, void (*)(Ctx&)> features[] = {{"warp_primitives", checkWarpPrimitives},
                                                                  {"math_more", checkFastTanh},
                                                                  {"argmax", checkArgReduce},
-                                                                 {"atomics", checkAtomics}};
+                                                                 {"atomics", checkAtomics},
+                                                                 {"barriers", checkBarriers}};
       for (const auto& [name, check] : features) {
         if (!only.empty() && !only.count(name)) continue;
         try {

@@ -776,6 +776,15 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   const BuiltinInfo& b = *findBuiltin(c.callee);
   if (b.id == BuiltinId::CopyCommit) return {std::string(b.hipF32), kPostfix};
   if (b.id == BuiltinId::CopyWait) return {fmt::format("__spn_copy_wait<{}>()", value(*c.args[0])), kPostfix};
+  // arrive(bars, i) -> __spn_arrive(bars, i); wait(bars, i, n) ->
+  // __spn_wait(bars, i, n, file, line, col): the CPU target names the
+  // wait's place when its phase is not one the GPU's parity test would see.
+  if (b.id == BuiltinId::Arrive)
+    return {fmt::format("__spn_arrive({}, {})", name(c.args[0]->as<NameExpr>()->symbol), value(*c.args[1])), kPostfix};
+  if (b.id == BuiltinId::Wait)
+    return {fmt::format("__spn_wait({}, {}, {}, \"{}\", {}, {})", name(c.args[0]->as<NameExpr>()->symbol),
+                        value(*c.args[1]), value(*c.args[2]), ctx_.sourcePath, c.range.begin.line, c.range.begin.col),
+            kPostfix};
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 8;

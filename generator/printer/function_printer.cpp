@@ -786,6 +786,13 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
   std::string count;
   for (size_t i = 0; i < buf.shape.size(); ++i)
     count += (i ? " * " : "") + paren(expr(*buf.shape[i]), kMultiplicative + 1);
+  if (buf.barrierCount) {
+    // Phase barriers: their words, then their initialization by thread 0,
+    // which every thread waits for (a barrier of the block).
+    out_.linef("alignas(16) __shared__ uint64_t {}[{}];", name(&buf), count);
+    out_.linef("__spn_barriers_init({}, {}, {});", name(&buf), count, value(*buf.barrierCount));
+    return;
+  }
   if (buf.kind == SymbolKind::SharedBuffer) {
     auto it = dynamicSharedOffsets_.find(&buf);
     if (it != dynamicSharedOffsets_.end()) {

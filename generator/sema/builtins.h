@@ -18,7 +18,7 @@ enum class BuiltinCategory {
   Shuffle,         // shfl_xor(v, mask)
   Atomic,          // atomic_*(x[i], v), atomic_cas(x[i], expected, new): return the old value
   DimQuery,        // dim(x, k)
-  Scratch,         // shared(T, [..]) / local(T, [..], init): declarations only
+  Scratch,         // shared(T, [..]) / local(T, [..], init) / barriers(n, count): declarations only
   Range,           // range / static_range: for-loops only
   LaunchQuery,     // resident_blocks(): i64, @grid only (a fact of the device and binary)
   TypeLimit,       // max_value(T), min_value(T), min_normal(T): T's limits
@@ -34,7 +34,8 @@ enum class BuiltinCategory {
   DivisorHint,     // multiple_of(e, n): e, promised a multiple of n (a const power of two)
   MatrixDecl,      // mma_zero(f32, [TI, TJ]), mma_a(T, [TI]), mma_b(T, [TJ]): fragment array declarations only
   Matrix,          // mma_load_a/_a_t/_b/_b_t(frag, src, r, c), mma(a, b, acc): every lane of the warp takes part
-  AsyncCopy,       // copy_async(dst, r, c, src, sr, sc, n), copy_commit(), copy_wait(n): this thread's copies
+  AsyncCopy,       // copy_async(dst, r, c, src, sr, sc, n), copy_commit(), copy_wait(n): this thread's copies;
+                   // arrive(bars, i), wait(bars, i, n): this thread's part in a phase barrier
 };
 
 enum class BuiltinId {

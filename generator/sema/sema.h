@@ -95,6 +95,10 @@ struct Symbol {
   // Every access of the buffer goes through the swizzled layout
   // (docs/language.md 5.4, templates/prelude.in __spn_swizzle_offset).
   const Expr* swizzle = nullptr;
+  // SharedBuffer declared `barriers(N, count)`: count's expression (a
+  // compile-time value). Its elements are the barriers' 64-bit words,
+  // touched only by arrive() and wait().
+  const Expr* barrierCount = nullptr;
   // TensorParam declared `T[...] | None`, and whether this specialization
   // has it (set on a specialization's private copy before pruning).
   bool optional = false;

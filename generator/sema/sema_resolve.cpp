@@ -168,7 +168,7 @@ bool isTypeName(const std::string& name) { return scalarFromName(name).has_value
 
 const CallExpr* scratchCall(const Expr* e) {
   const auto* call = e ? e->as<CallExpr>() : nullptr;
-  if (call && (call->callee == "shared" || call->callee == "local")) return call;
+  if (call && (call->callee == "shared" || call->callee == "local" || call->callee == "barriers")) return call;
   if (call &&
       (call->callee == "mma_zero" || call->callee == "mma_a" || call->callee == "mma_b" || call->callee == "mma_rows"))
     return call;
@@ -953,7 +953,9 @@ class Resolver {
     if (lookupEnclosingKernelName(scope, name->name)) return;                       // dim symbol / type param: pass 2
     const CallExpr* scratch = allowScratch ? scratchCall(value) : nullptr;
     SymbolKind kind = SymbolKind::Local;
-    if (scratch) kind = scratch->callee == "shared" ? SymbolKind::SharedBuffer : SymbolKind::LocalBuffer;
+    if (scratch)
+      kind = scratch->callee == "shared" || scratch->callee == "barriers" ? SymbolKind::SharedBuffer
+                                                                          : SymbolKind::LocalBuffer;
     if (scratch && scratch->callee.rfind("mma_", 0) == 0) kind = SymbolKind::Fragment;
     auto* sym = sema_.newSymbol(kind, name->name, name->range, scope);
     if (kind == SymbolKind::Fragment)
@@ -1341,12 +1343,13 @@ class Resolver {
     bool isShared = call.callee == "shared";
     const bool isFragment = call.callee.rfind("mma_", 0) == 0;
     if (isFragment) return resolveFragment(a, call);
+    if (call.callee == "barriers") return resolveBarriers(a, call);
     if (!name) {
       error(DiagId::sema_scratch_position, call.range, call.callee);
       return;
     }
     if (isShared && (state().scope->kind != FunctionScope::Kind::Kernel || state().blockDepth != 1)) {
-      error(DiagId::sema_shared_not_top_level, call.range);
+      error(DiagId::sema_shared_not_top_level, call.range, call.callee);
     }
     size_t expected = isShared ? 2 : 3;
     // shared(T, [R, C], swizzle=S): the only keyword of a scratch call (the
@@ -1398,6 +1401,33 @@ class Resolver {
       }
     }
     if (!isShared) resolveExpr(*call.args[2]);
+  }
+
+  // bars = barriers(N, count) at the kernel's top level (docs/language.md
+  // 8.14): a shared buffer of N 64-bit words, which the printer
+  // initializes where it is declared (a barrier of the whole block, so
+  // every thread must reach it, as sync()). N and count are compile-time
+  // values (checked in sema_types).
+  void resolveBarriers(AssignStmt& a, const CallExpr& call) {
+    auto* name = a.target->as<NameExpr>();
+    if (!name) {
+      error(DiagId::sema_scratch_position, call.range, call.callee);
+      return;
+    }
+    if (state().scope->kind != FunctionScope::Kind::Kernel || state().blockDepth != 1)
+      error(DiagId::sema_shared_not_top_level, call.range, call.callee);
+    for (const auto& kw : call.kwargs) error(DiagId::sema_kwargs_not_allowed, kw.nameRange, call.callee);
+    if (call.args.size() != 2) {
+      error(DiagId::sema_call_arity, call.range, call.callee, 2, call.args.size());
+      return;
+    }
+    Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
+    for (auto& arg : call.args) resolveExpr(*arg);
+    if (sym && sym->init == a.value.get()) {
+      sym->type = sym->declaredType = ScalarType::U64;
+      sym->shape.push_back(call.args[0].get());
+      sym->barrierCount = call.args[1].get();
+    }
   }
 
   // The element type a scratch or fragment declaration names first
@@ -1546,6 +1576,10 @@ class Resolver {
     if (sym->kind != SymbolKind::TensorParam && sym->kind != SymbolKind::SharedBuffer &&
         sym->kind != SymbolKind::LocalBuffer && sym->kind != SymbolKind::Fragment) {
       error(DiagId::sema_index_non_tensor, base->range, base->name, symbolKindName(sym->kind));
+      return;
+    }
+    if (sym->barrierCount) {  // its words are the hardware's (an mbarrier on NVIDIA)
+      error(DiagId::sema_barriers_access, base->range, base->name);
       return;
     }
     // row_max(m[i], acc[i]) / row_sum: an accumulator array's row of tiles.

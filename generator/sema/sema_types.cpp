@@ -426,6 +426,7 @@ class TypeChecker {
   }
 
   void checkScratch(Symbol& buf, CallExpr& call) {
+    if (buf.barrierCount) return checkBarriers(call);
     auto* dims = call.args.size() >= 2 ? call.args[1]->as<ListExpr>() : nullptr;
     if (dims) {
       for (auto& d : dims->elements) {
@@ -437,6 +438,26 @@ class TypeChecker {
     if (buf.kind == SymbolKind::LocalBuffer && call.args.size() == 3) {
       ScalarType init = typeOf(*call.args[2]);
       if (init != ScalarType::Invalid) checkConvertible(*call.args[2], init, buf.type);
+    }
+  }
+
+  // barriers(N, count): N from 1 to 1024 (8 KB of shared memory), count
+  // from 1 to 2^20 - 1 (an mbarrier's limit, PTX ISA 9.7.13.15), both
+  // compile-time integers.
+  void checkBarriers(CallExpr& call) {
+    struct Limit {
+      const char* what;
+      int64_t max;
+    };
+    const Limit limits[2] = {{"number of barriers N", 1024}, {"arrival count", (int64_t(1) << 20) - 1}};
+    for (size_t k = 0; k < 2; ++k) {
+      Expr& e = *call.args[k];
+      const ScalarType t = typeOf(e);
+      auto v = evaluateConst(e, constsOnly());
+      if (!v && constsOnlyExpr(e) && (t == ScalarType::Invalid || isInteger(t))) continue;  // a tuned const
+      if (!v || v->isFloat || !isInteger(t) || v->i < 1 || v->i > limits[k].max)
+        error(DiagId::sema_barriers_value, e.range, "N, count", limits[k].what, limits[k].max,
+              v && !v->isFloat && isInteger(t) ? fmt::format(", not {}", v->i) : std::string());
     }
   }
 
@@ -698,6 +719,7 @@ class TypeChecker {
 
   void checkAsyncCopy(CallExpr& c) {
     if (c.callee == "copy_commit") return;
+    if (c.callee == "arrive" || c.callee == "wait") return checkPhaseBarrierCall(c);
     if (c.callee == "copy_wait") {
       auto n = evaluateConst(*c.args[0], constsOnly());
       if (!n && constsOnlyExpr(*c.args[0])) return;
@@ -745,6 +767,23 @@ class TypeChecker {
       error(DiagId::sema_copy_async_width, c.args[nArg]->range, scalarName(dst->type),
             bytes ? fmt::format("{}, {} or {}", 4 / bytes, 8 / bytes, 16 / bytes) : std::string("?"),
             n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string(", a constant"));
+  }
+
+  // arrive(bars, i) and wait(bars, i, n): bars a barriers(...) declaration
+  // (the kernel's, or captured by a closure), i and n integers.
+  void checkPhaseBarrierCall(CallExpr& c) {
+    const auto* nm = c.args[0]->as<NameExpr>();
+    const Symbol* bars = nm ? nm->symbol : nullptr;
+    if (!bars || !bars->barrierCount)
+      error(DiagId::sema_barriers_argument, c.args[0]->range, c.callee,
+            c.callee == "arrive" ? "arrive(full, s)" : "wait(full, s, n)",
+            bars ? fmt::format("; '{}' is a {}", bars->name, symbolKindName(bars->kind)) : std::string());
+    ScalarType t = typeOf(*c.args[1]);
+    if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[1]->range, scalarName(t));
+    if (c.args.size() == 3) {
+      ScalarType n = typeOf(*c.args[2]);
+      if (n != ScalarType::Invalid && !isInteger(n)) error(DiagId::sema_wait_phase, c.args[2]->range, scalarName(n));
+    }
   }
 
   // `for r, c, v in elements(acc[i, j])`: r and c are i32 tile coordinates,
@@ -1217,6 +1256,10 @@ class TypeChecker {
     }
     // A def addresses its tensor parameters row-major (or by strides): a
     // swizzled buffer's layout is its own.
+    if (tensor->barrierCount) {
+      error(DiagId::sema_barriers_access, arg.range, tensor->name);
+      return;
+    }
     if (tensor->swizzle) {
       error(DiagId::sema_swizzle_argument, arg.range, tensor->name, param.name, c.callee);
       return;

@@ -113,9 +113,9 @@ struct dim3 {
 // A checked build's `while` loop, once per iteration (the prelude's
 // __spn_loop_tick): every 65536 iterations of this OS thread, whether the
 // launch has run past its time limit; then the loop is named and the launch
-// fails instead of running forever. Fibers switch only at barriers and warp
-// meetings, so a loop that waits for another thread of its block without
-// one never ends here (on a GPU it might).
+// fails instead of running forever. Fibers switch only at barriers, warp
+// meetings and phase waits, so a loop that waits for another thread of its
+// block without one never ends here (on a GPU it might).
 inline void __spn_cpu_loop_tick(const char* file, int line, int col) {
   static thread_local unsigned ticks = 0;
   if ((++ticks & 0xffffu) != 0) return;

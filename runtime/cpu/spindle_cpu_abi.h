@@ -15,7 +15,7 @@
 #ifndef SPINDLE_CPU_ABI_H
 #define SPINDLE_CPU_ABI_H
 
-#define __SPN_CPU_ABI_VERSION 3
+#define __SPN_CPU_ABI_VERSION 4
 
 /* Bytes one lane may put into a warp exchange (shuffles, votes). */
 #define __SPN_CPU_EXCHANGE_BYTES 16
@@ -102,6 +102,17 @@ typedef struct __spn_cpu_api {
    * having 2 written them, 3 updated them atomically, 4 read them (and
    * this access writes). */
   int (*shared_access)(int access, const void* p, size_t bytes, unsigned* other);
+  /* Returns once *word >= at_least (word in the block's shared memory),
+   * letting the block's other threads run meanwhile: a phase barrier's
+   * wait(). A block where every thread that has not returned waits here or
+   * at a barrier, and none can go on, fails the launch; never hangs. */
+  void (*wait_word)(const unsigned* word, unsigned at_least);
+  /* A phase barrier completed a phase: for a checked build's record of
+   * shared memory, every access before it is ordered before every access
+   * after it, as at sync() (coarser than the GPU's ordering, which binds
+   * only the threads that arrived and those that wait: a race between
+   * others across a phase goes unreported, none is reported falsely). */
+  void (*phase_completed)(void);
 } __spn_cpu_api;
 
 /* What the library exports (default visibility, C names):

@@ -18,6 +18,8 @@ void apiSyncBlock() { BlockRunner::syncBlock(); }
 void apiSyncWarp() { BlockRunner::syncWarp(); }
 void apiFail(const char* message) { BlockRunner::fail(message); }
 void apiSharedDeclare(const void* base, size_t bytes) { BlockRunner::sharedDeclare(base, bytes); }
+void apiWaitWord(const unsigned* word, unsigned atLeast) { BlockRunner::waitWord(word, atLeast); }
+void apiPhaseCompleted() { BlockRunner::phaseCompleted(); }
 int apiSharedAccess(int access, const void* p, size_t bytes, unsigned* other) {
   return BlockRunner::sharedAccess(access, p, bytes, other);
 }
@@ -40,8 +42,8 @@ std::string ranges(const std::vector<unsigned>& ids) {
 }  // namespace
 
 const __spn_cpu_api& runtimeApi() {
-  static const __spn_cpu_api api{__SPN_CPU_ABI_VERSION, apiSelf,        apiSyncBlock, apiSyncWarp, apiFail,
-                                 apiSharedDeclare,      apiSharedAccess};
+  static const __spn_cpu_api api{__SPN_CPU_ABI_VERSION, apiSelf,         apiSyncBlock, apiSyncWarp,      apiFail,
+                                 apiSharedDeclare,      apiSharedAccess, apiWaitWord,  apiPhaseCompleted};
   return api;
 }
 
@@ -146,6 +148,7 @@ bool BlockRunner::runnable(const Thread& t) const {
     case State::Runnable: return true;
     case State::AtBarrier: return t.waitFor != barrierGeneration_;
     case State::AtWarpMeeting: return t.waitFor != warps_[t.warp].generation;
+    case State::AtPhase: return *t.word >= t.waitFor;
     case State::Done: return false;
   }
   return false;
@@ -231,6 +234,17 @@ void BlockRunner::arriveAtWarpMeeting() {
   suspend();
 }
 
+void BlockRunner::waitWord(const unsigned* word, unsigned atLeast) {
+  BlockRunner& r = *tlsRunner;
+  if (*word >= atLeast) return;
+  r.current_->state = State::AtPhase;
+  r.current_->word = word;
+  r.current_->waitFor = atLeast;
+  r.suspend();
+}
+
+void BlockRunner::phaseCompleted() { tlsRunner->sharedShadow_.barrier(); }
+
 void BlockRunner::fail(const char* message) {
   BlockRunner& r = *tlsRunner;
   r.recordError(message, /*namesTheThread=*/true);
@@ -262,16 +276,18 @@ bool BlockRunner::resolveStall() {
       released = true;
     }
   if (released) return true;
-  recordError("the block cannot go on (a barrier some threads never reach):\n" + describeWaits());
+  recordError("the block cannot go on (a barrier some threads never reach, or a phase no thread arrives at):\n" +
+              describeWaits());
   return false;
 }
 
 std::string BlockRunner::describeWaits() const {
-  std::vector<unsigned> atBarrier, atMeeting, returned;
+  std::vector<unsigned> atBarrier, atMeeting, atPhase, returned;
   for (size_t i = 0; i < threads_.size(); ++i) {
     const Thread& t = threads_[i];
     if (t.state == State::AtBarrier) atBarrier.push_back(unsigned(i));
     else if (t.state == State::AtWarpMeeting) atMeeting.push_back(unsigned(i));
+    else if (t.state == State::AtPhase) atPhase.push_back(unsigned(i));
     else if (t.state == State::Done) returned.push_back(unsigned(i));
   }
   std::string out;
@@ -282,6 +298,7 @@ std::string BlockRunner::describeWaits() const {
   };
   line("wait at the barrier", atBarrier);
   line("wait at a warp shuffle or vote", atMeeting);
+  line("wait for a phase of a barrier (wait()) that no thread left can complete", atPhase);
   line("have returned", returned);
   return out;
 }

@@ -1,10 +1,12 @@
 // Runs the blocks of a CPU-target launch on the calling OS thread: every GPU
-// thread of a block is a fiber, switched at barriers (__syncthreads) and
-// warp meetings (the exchanges behind shuffles and votes), so a block
+// thread of a block is a fiber, switched at barriers (__syncthreads), warp
+// meetings (the exchanges behind shuffles and votes) and phase barriers'
+// waits (wait(), docs/language.md 8.14), so a block
 // behaves as on a GPU: shared memory is one per block, a barrier waits for
 // every thread, and warp collectives see their lanes in lockstep. A block
 // that cannot go on (some threads wait at a barrier that the others left
-// by returning) fails with a message that says which threads wait where.
+// by returning, or for a phase no thread left completes) fails with a
+// message that says which threads wait where.
 #pragma once
 
 #include <boost/context/fiber.hpp>
@@ -38,14 +40,18 @@ class BlockRunner {
   [[noreturn]] static void fail(const char* message);
   static void sharedDeclare(const void* base, size_t bytes);
   static int sharedAccess(int access, const void* p, size_t bytes, unsigned* other);
+  static void waitWord(const unsigned* word, unsigned atLeast);
+  static void phaseCompleted();
 
  private:
-  enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, Done };
+  enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, AtPhase, Done };
   struct Thread {
     __spn_cpu_thread view;  // what the kernel reads
     boost::context::fiber fiber;
     State state = State::Runnable;
     uint32_t waitFor = 0;  // the generation of the barrier or meeting it waits at
+    // AtPhase: until *word >= waitFor (a phase barrier's arrivals).
+    const unsigned* word = nullptr;
     unsigned warp = 0;
     StackBounds stack;  // its fiber's stack
   };
