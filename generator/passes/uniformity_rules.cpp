@@ -33,6 +33,9 @@ std::optional<ThreadSlice> threadIdSlice(int axis, const BlockShape& shape, int 
 
 ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
   switch (b.category) {
+    // barriers(...): every thread waits there for their initialization;
+    // shared(...) and local(...) are declarations only.
+    case BuiltinCategory::Scratch: return b.id == BuiltinId::Barriers ? ConvergenceNeed::Block : ConvergenceNeed::None;
     case BuiltinCategory::Barrier:
     case BuiltinCategory::BlockReduce:
     case BuiltinCategory::BlockArgReduce: return ConvergenceNeed::Block;
@@ -55,7 +58,6 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::BitCount:
     case BuiltinCategory::Atomic:
     case BuiltinCategory::DimQuery:
-    case BuiltinCategory::Scratch:
     case BuiltinCategory::MatrixDecl:
     case BuiltinCategory::Range:
     case BuiltinCategory::LaunchQuery:
