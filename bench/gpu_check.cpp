@@ -1319,7 +1319,8 @@ void checkWarpPrimitives(Ctx& c) {
 // three consumer groups, with the producer first and last of the four;
 // every row written once, exactly 2 x + t. On NVIDIA sm_80+ these are
 // mbarriers, whose waits test a phase's parity: a wrong phase shows here as
-// a wrong or poisoned row, or a hang (the bench's time limit).
+// a wrong or poisoned row, or a hang (the bench's time limit). Then kernel
+// roles: one warp group's dot on the tiles another copied.
 void checkBarriers(Ctx& c) {
   const std::string path = c.samplesDir + "/../tests/golden/kernels/barriers.spn";
   Kernel k = c.rt->loadModule(path).kernel("ring");
@@ -1336,6 +1337,33 @@ void checkBarriers(Ctx& c) {
     c.check("barriers", producer == 0 ? "ring, producer first" : "ring, producer last", "264x50x32",
             c.downloadF32(dy, hx.size()), want, 0, 0);
   }
+  // roles: warp group 1 multiplies (dot, a wgmma on sm_90a) the tiles warp
+  // group 0 copied, once `ready` says they are there.
+  Kernel roles = c.rt->loadModule(path).kernel("roles");
+  const int64_t NB = 132;
+  std::vector<uint16_t> A(size_t(NB * 64 * 64)), Bm(A.size());
+  std::vector<double> a(A.size()), b(A.size());
+  for (size_t i = 0; i < A.size(); ++i) {
+    A[i] = toHalf(float(c.rng.uniform(-1, 1)));
+    a[i] = fromHalf(A[i]);
+    Bm[i] = toHalf(float(c.rng.uniform(-1, 1)));
+    b[i] = fromHalf(Bm[i]);
+  }
+  auto dA = c.upload(A), dB = c.upload(Bm);
+  auto dC = c.poisoned(A.size() * 4);
+  roles.launch(nullptr, {spindle::tensor(dA.data(), ScalarType::F16, {NB, 64, 64}),
+                         spindle::tensor(dB.data(), ScalarType::F16, {NB, 64, 64}), t32(dC, {NB, 64, 64})});
+  Vec want(A.size());
+  for (int64_t m = 0; m < NB; ++m)
+    for (int64_t r = 0; r < 64; ++r)
+      for (int64_t col = 0; col < 64; ++col) {
+        double s = 0;
+        for (int64_t k = 0; k < 64; ++k) s += a[size_t((m * 64 + r) * 64 + k)] * b[size_t((m * 64 + k) * 64 + col)];
+        want[size_t((m * 64 + r) * 64 + col)] = s;
+      }
+  // Exact products, an f32 sum of 64 of them below 1 each.
+  c.check("barriers", "roles: dot of the tiles another warp group copied", "132x64x64x64", c.downloadF32(dC, A.size()),
+          want, 1e-4, 0);
 }
 
 // fast_tanh (docs/language.md 8.3) on this GPU against tanh in double:

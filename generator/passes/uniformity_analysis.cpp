@@ -192,10 +192,13 @@ class UniformityWalker {
   // control flow can differ more than that allows.
   void checkConvergence(const CallExpr& call, const BuiltinInfo& b, ConvergenceNeed need) {
     if (need == ConvergenceNeed::None || !reporting_) return;
-    auto bad = [need](const ValueFact& v) {
-      if (need == ConvergenceNeed::Block) return !v.isBlockUniform();
-      return v.width[0].level == Uniformity::Divergent || v.width[1].level == Uniformity::Divergent;
-    };
+    // The worst level `need` allows at each width. A warp group's wgmma
+    // exists on 32-wide warps only; on 64-wide ones (AMD) dot is the warp's.
+    const Uniformity allowed[2] = {need == ConvergenceNeed::Block       ? Uniformity::Block
+                                   : need == ConvergenceNeed::WarpGroup ? Uniformity::WarpGroup
+                                                                        : Uniformity::Warp,
+                                   need == ConvergenceNeed::Block ? Uniformity::Block : Uniformity::Warp};
+    auto bad = [allowed](const ValueFact& v) { return v.width[0].level > allowed[0] || v.width[1].level > allowed[1]; };
     if (!bad(controlFact())) return;
     const Cause* cause = blame(bad);
     if (!cause) return;
@@ -213,6 +216,14 @@ class UniformityWalker {
           diagSeverity(DiagId::sema_divergent_barrier),
           at,
           DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_divergent_barrier), subject, cause->source),
+          sema_.file,
+          {}};
+    } else if (need == ConvergenceNeed::WarpGroup) {
+      d = Diagnostic{
+          DiagId::sema_divergent_warp_group_op,
+          diagSeverity(DiagId::sema_divergent_warp_group_op),
+          at,
+          DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_divergent_warp_group_op), subject, cause->source),
           sema_.file,
           {}};
     } else {

@@ -130,6 +130,7 @@ WidthFact applyAtWidth(BinaryOp op, const WidthFact& a, const WidthFact& b, int 
 
 Uniformity sliceLevel(const ThreadSlice& s, int w) {
   if (s.mod == 1) return Uniformity::Block;
+  if (s.div % (4 * w) == 0) return Uniformity::WarpGroup;  // the group of 4 warps starting at a multiple of 4
   if (s.div % w == 0) return Uniformity::Warp;
   return Uniformity::Divergent;
 }

@@ -25,6 +25,7 @@ namespace spindle {
 // Ordered: a join is the maximum.
 enum class Uniformity : uint8_t {
   Block,      // the same on every thread of the block
+  WarpGroup,  // the same on every thread of an aligned group of 4 warps (wgmma's warp group)
   Warp,       // the same on every lane of a warp, may differ between warps
   Divergent,  // may differ between lanes of one warp
 };

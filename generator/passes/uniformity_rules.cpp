@@ -43,10 +43,12 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::WarpArgReduce:
     case BuiltinCategory::Shuffle:
     case BuiltinCategory::WarpBarrier:
-    // dot: the four warps of a group issue one wgmma together, so the
-    // whole block reaches it (a block-uniform condition keeps every group).
+    // dot: the four warps of a group issue one wgmma together, so every
+    // thread of the group reaches it: a condition on the group (`warp //
+    // 4`, `thread_id() // 128`) keeps whole groups, as a warp-specialized
+    // kernel's roles do.
     case BuiltinCategory::Matrix:
-      return b.id == BuiltinId::Dot || b.id == BuiltinId::DotBt ? ConvergenceNeed::Block : ConvergenceNeed::Warp;
+      return b.id == BuiltinId::Dot || b.id == BuiltinId::DotBt ? ConvergenceNeed::WarpGroup : ConvergenceNeed::Warp;
     // The votes are defined over the lanes active at the call (8.4), so a
     // divergent warp may vote.
     case BuiltinCategory::WarpVote:

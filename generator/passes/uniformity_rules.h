@@ -14,9 +14,10 @@ namespace spindle {
 
 // Which threads must reach a builtin together.
 enum class ConvergenceNeed {
-  None,   // any thread may call it alone
-  Warp,   // every lane of the warp (warp collectives, shuffles, sync_warp)
-  Block,  // every thread of the block (sync(), block collectives)
+  None,       // any thread may call it alone
+  Warp,       // every lane of the warp (warp collectives, shuffles, sync_warp)
+  WarpGroup,  // every thread of the aligned group of 4 warps (dot: one wgmma a group)
+  Block,      // every thread of the block (sync(), block collectives)
 };
 ConvergenceNeed convergenceNeed(const BuiltinInfo& b);
 

@@ -1422,12 +1422,33 @@ class Resolver {
       return;
     }
     Symbol* sym = state().scope->names.count(name->name) ? state().scope->names[name->name] : nullptr;
-    for (auto& arg : call.args) resolveExpr(*arg);
+    for (size_t k = 0; k < 2; ++k) {
+      resolveExpr(*call.args[k]);
+      // Consts, literals and warp_size() (and, for count, dims: mbarrier.init
+      // takes a register); N sizes a static array.
+      std::string why = "; this is not a compile-time value";
+      const Expr* bad = firstRunTimePart(*call.args[k]);
+      if (!bad && k == 0 && (bad = firstDimSymbol(*call.args[k])))
+        why = fmt::format("; '{}' is a dim, known only at launch", bad->as<NameExpr>()->name);
+      if (bad)
+        error(DiagId::sema_barriers_value, bad->range, "N, count", k == 0 ? "number of barriers N" : "arrival count",
+              k == 0 ? 1024 : (1 << 20) - 1, why);
+    }
     if (sym && sym->init == a.value.get()) {
       sym->type = sym->declaredType = ScalarType::U64;
       sym->shape.push_back(call.args[0].get());
       sym->barrierCount = call.args[1].get();
     }
+  }
+
+  // The first dim symbol `e` names, else null.
+  static const Expr* firstDimSymbol(const Expr& e) {
+    if (const auto* n = e.as<NameExpr>()) return n->symbol && n->symbol->kind == SymbolKind::DimSymbol ? &e : nullptr;
+    const Expr* found = nullptr;
+    forEachChild(e, [&](const Expr& child) {
+      if (!found) found = firstDimSymbol(child);
+    });
+    return found;
   }
 
   // The element type a scratch or fragment declaration names first

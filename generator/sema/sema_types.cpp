@@ -454,7 +454,9 @@ class TypeChecker {
       Expr& e = *call.args[k];
       const ScalarType t = typeOf(e);
       auto v = evaluateConst(e, constsOnly());
-      if (!v && constsOnlyExpr(e) && (t == ScalarType::Invalid || isInteger(t))) continue;  // a tuned const
+      // Known per specialization only (warp_size(), a tuned const, a dim
+      // for count), or not compile-time at all (resolution said so).
+      if (!v && (t == ScalarType::Invalid || isInteger(t))) continue;
       if (!v || v->isFloat || !isInteger(t) || v->i < 1 || v->i > limits[k].max)
         error(DiagId::sema_barriers_value, e.range, "N, count", limits[k].what, limits[k].max,
               v && !v->isFloat && isInteger(t) ? fmt::format(", not {}", v->i) : std::string());

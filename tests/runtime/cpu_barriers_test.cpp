@@ -5,7 +5,10 @@
 // stage; the result is compared with one computed here on fresh random
 // inputs. Also what the cpu target says where a GPU would go wrong: a wait
 // for a phase whose parity a GPU would confuse with another, and a wait for
-// a phase no thread completes.
+// a phase no thread completes. And warp-group roles: one warp group fills
+// shared tiles and arrives, the other waits and runs dot on them
+// (tests/golden/kernels/barriers.spn, kernel roles), against a product in
+// double.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "references.hpp"  // bench::halfValue (header only)
 #include "spindle/runtime.hpp"
 #include "test_util.h"
 
@@ -148,6 +152,45 @@ TEST_P(CpuBarriers, AWaitNoThreadCanEndFailsTheLaunch) {
     FAIL() << "the launch should fail";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("threads 0-63 wait for a phase of a barrier")) << e.what();
+  }
+}
+
+TEST_P(CpuBarriers, OneWarpGroupFeedsTheOthersDot) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/tests/golden/kernels/barriers.spn").kernel("roles");
+  std::mt19937 gen(std::random_device{}());
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const int64_t NB = 2;
+  for (ScalarType t : {ScalarType::F16, ScalarType::BF16}) {
+    const bool bf16 = t == ScalarType::BF16;
+    std::vector<uint16_t> A(size_t(NB) * 64 * 64), B(A.size());
+    std::vector<double> a(A.size()), b(B.size());
+    for (size_t i = 0; i < A.size(); ++i) {
+      A[i] = uint16_t(scalar(t, dist(gen)).bits);
+      a[i] = bench::halfValue(bf16, A[i]);
+      B[i] = uint16_t(scalar(t, dist(gen)).bits);
+      b[i] = bench::halfValue(bf16, B[i]);
+    }
+    std::vector<float> C(A.size(), NAN);
+    DeviceBuffer dA = rt.allocate(A.size() * 2), dB = rt.allocate(B.size() * 2), dC = rt.allocate(C.size() * 4);
+    rt.copyToDevice(dA, A.data(), A.size() * 2);
+    rt.copyToDevice(dB, B.data(), B.size() * 2);
+    rt.copyToDevice(dC, C.data(), C.size() * 4);
+    k.launch(nullptr, {tensor(dA.data(), t, {NB, 64, 64}), tensor(dB.data(), t, {NB, 64, 64}),
+                       tensor(dC.data(), ScalarType::F32, {NB, 64, 64})});
+    rt.copyToHost(C.data(), dC, C.size() * 4);
+    for (int64_t m = 0; m < NB; ++m)
+      for (int r = 0; r < 64; ++r)
+        for (int c = 0; c < 64; ++c) {
+          double want = 0;
+          for (int kk = 0; kk < 64; ++kk) want += a[size_t((m * 64 + r) * 64 + kk)] * b[size_t((m * 64 + kk) * 64 + c)];
+          // Products of f16/bf16 values are exact in f32; only the f32 sum rounds.
+          ASSERT_NEAR(C[size_t((m * 64 + r) * 64 + c)], want, 1e-4)
+              << target << (checked ? " checked " : " ") << (bf16 ? "bf16" : "f16") << " C[" << m << ", " << r << ", "
+              << c << "]";
+        }
   }
 }
 
