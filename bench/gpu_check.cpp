@@ -1364,6 +1364,55 @@ void checkBarriers(Ctx& c) {
   // Exact products, an f32 sum of 64 of them below 1 each.
   c.check("barriers", "roles: dot of the tiles another warp group copied", "132x64x64x64", c.downloadF32(dC, A.size()),
           want, 1e-4, 0);
+  // tma_roles: the same tiles stacked (A, B: [NB * 64, 64]), copied by copy_tile.
+  Kernel tmaRoles = c.rt->loadModule(path).kernel("tma_roles");
+  auto dC2 = c.poisoned(A.size() * 4);
+  tmaRoles.launch(nullptr, {spindle::tensor(dA.data(), ScalarType::F16, {NB * 64, 64}),
+                            spindle::tensor(dB.data(), ScalarType::F16, {NB * 64, 64}), t32(dC2, {NB * 64, 64})});
+  c.check("barriers", "tma_roles: dot of tiles copy_tile copied", "132x64x64x64", c.downloadF32(dC2, A.size()), want,
+          1e-4, 0);
+
+  // copy_tile (tests/golden/kernels/copy_tile.spn): boxes across X's edges
+  // into a swizzled buffer (C = 160 and 40: rows of 16-byte multiples, TMA
+  // where the runtime makes the maps; C = 53: element copies) and a
+  // row-major one (element copies).
+  spindle::Module tiles = c.rt->loadModule(c.samplesDir + "/../tests/golden/kernels/copy_tile.spn");
+  struct Box {
+    int64_t R, C, r0, c0;
+  };
+  for (ScalarType t : {ScalarType::F16, ScalarType::F32})
+    for (const Box& bx : {Box{80, 160, 8, 16}, Box{70, 160, 10, 64}, Box{20, 40, 3, 0}, Box{37, 53, 3, 7}}) {
+      const size_t bytes = t == ScalarType::F32 ? 4 : 2;
+      std::vector<uint16_t> x16(size_t(bx.R * bx.C));
+      std::vector<float> x32(x16.size());
+      for (size_t i = 0; i < x16.size(); ++i) {
+        x32[i] = float(c.rng.uniform(-1, 1));
+        x16[i] = toHalf(x32[i]);
+      }
+      auto dX = t == ScalarType::F32 ? c.upload(x32) : c.upload(x16);
+      auto dY = c.poisoned(64 * 128 * bytes), dZ = c.poisoned(16 * 32 * bytes);
+      tiles.kernel("tile_out")
+          .launch(nullptr, {spindle::tensor(dX.data(), t, {bx.R, bx.C}), spindle::tensor(dY.data(), t, {64, 128}),
+                            spindle::tensor(dZ.data(), t, {16, 32}), spindle::scalar(bx.r0), spindle::scalar(bx.c0)});
+      auto value = [&](int64_t r, int64_t col) {
+        if (r >= bx.R || col >= bx.C) return 0.0;
+        const size_t i = size_t(r * bx.C + col);
+        return t == ScalarType::F32 ? double(x32[i]) : fromHalf(x16[i]);
+      };
+      Vec wantY(64 * 128), wantZ(16 * 32);
+      for (int64_t r = 0; r < 64; ++r)
+        for (int64_t col = 0; col < 128; ++col) wantY[size_t(r * 128 + col)] = value(bx.r0 + r, bx.c0 + col);
+      for (int64_t r = 0; r < 16; ++r)
+        for (int64_t col = 0; col < 32; ++col) wantZ[size_t(r * 32 + col)] = value(bx.r0 + 1 + r, bx.c0 + 2 + col);
+      const std::string shape = std::string(t == ScalarType::F32 ? "f32 " : "f16 ") + std::to_string(bx.R) + "x" +
+                                std::to_string(bx.C) + " at (" + std::to_string(bx.r0) + ", " + std::to_string(bx.c0) +
+                                ")";
+      auto got = [&](const DeviceBuffer& d, size_t n) {
+        return t == ScalarType::F32 ? c.downloadF32(d, n) : c.downloadHalf(t, d, n);
+      };
+      c.check("barriers", "copy_tile swizzled box", shape, got(dY, 64 * 128), wantY, 0, 0);
+      c.check("barriers", "copy_tile row-major box", shape, got(dZ, 16 * 32), wantZ, 0, 0);
+    }
 }
 
 // fast_tanh (docs/language.md 8.3) on this GPU against tanh in double:

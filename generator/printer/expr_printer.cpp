@@ -785,6 +785,7 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
     return {fmt::format("__spn_wait({}, {}, {}, \"{}\", {}, {})", name(c.args[0]->as<NameExpr>()->symbol),
                         value(*c.args[1]), value(*c.args[2]), ctx_.sourcePath, c.range.begin.line, c.range.begin.col),
             kPostfix};
+  if (b.id == BuiltinId::CopyTile) return tileCopyCall(c);
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 8;
@@ -811,6 +812,37 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
                   value(*c.args[at + 2]), swizzle, name(&dst), dimExpr(dst, dst.swizzle ? 0 : 1).text,
                   value(*c.args[1]), value(*c.args[2]), base, rows, dimExpr(src, size_t(ax) + 1).text, s0, s1,
                   copyIndex(*c.args[at]), copyIndex(*c.args[at + 1]), checked),
+      kPostfix};
+}
+
+// copy_tile(dst, r, c, src, sr, sc, R, C, bars, i) ->
+// __spn_copy_tile<R, C, swizzle>(dst, its rows, its columns, r, c, src,
+// rows, cols, strides, sr, sc, bars, i, &map, ready): the tensor map and
+// its ready flag where TMA can serve the box (declareTensorMaps), else
+// none; a checked build's form copies the elements, naming the .spn place.
+CppExpr FunctionPrinter::tileCopyCall(const CallExpr& c) const {
+  const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
+  const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
+  const std::string s0 = src.strided ? strideName(&src, 0) : dimExpr(src, 1).text;
+  const std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, 1) : "1";
+  const std::string index = ctx_.indexType();
+  std::string map = "nullptr", ready = "0";
+  if (auto it = tensorMapOfCall_.find(&c); it != tensorMapOfCall_.end() && !ctx_.checked) {
+    map = "&" + it->second.map;
+    ready = it->second.ready;
+  }
+  std::string checked;
+  if (ctx_.checked)
+    checked = fmt::format(", __spn_mma_where{{\"{}\", {}, {}, \"{}\"}}", ctx_.sourcePath, c.range.begin.line,
+                          c.range.begin.col, dst.name);
+  return {
+      fmt::format("__spn_copy_tile{}<{}, {}, {}>({}, {}, {}, {}, {}, {}, {}({}), {}({}), {}({}), {}({}), {}, {}, {}, "
+                  "{}, {}, {}{})",
+                  ctx_.checked ? "_checked" : "", value(*c.args[6]), value(*c.args[7]),
+                  dst.swizzle ? value(*dst.swizzle) : "0", name(&dst), dimExpr(dst, 0).text, dimExpr(dst, 1).text,
+                  value(*c.args[1]), value(*c.args[2]), name(&src), index, dimExpr(src, 0).text, index,
+                  dimExpr(src, 1).text, index, s0, index, s1, value(*c.args[4]), value(*c.args[5]),
+                  name(c.args[8]->as<NameExpr>()->symbol), value(*c.args[9]), map, ready, checked),
       kPostfix};
 }
 

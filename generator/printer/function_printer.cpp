@@ -287,6 +287,62 @@ void FunctionPrinter::declareKernelParams() {
     kernelParams_.push_back({ctx_.indexType() + (" " + n), n, "dynamic dim " + d->name,
                              AbiArg{AbiArgKind::Dim, -1, -1, d->name, ctx_.indexScalarType(), n}});
   }
+  declareTensorMaps();
+}
+
+// A copy_tile box TMA can write as the destination lays it out: into a
+// 128-byte-swizzled buffer in whole panel rows (the map's box one panel
+// wide, one copy a panel). Other calls get no map: the helper copies their
+// elements. (A row-major destination whose rows are the box's is TMA's
+// unswizzled mode; on an H200 that copy stopped the kernel with an illegal
+// instruction, not yet understood, so it takes the element path.) Sizes at
+// 32-wide warps, the only ones with TMA.
+void FunctionPrinter::declareTensorMaps() {
+  std::map<std::tuple<const Symbol*, int64_t, int64_t, int64_t>, TensorMapParam> byBox;
+  std::function<void(const Expr&)> onExpr = [&](const Expr& e) {
+    if (const auto* c = e.as<CallExpr>(); c && c->callee == "copy_tile" && c->args.size() == 10) {
+      const Symbol* dst = c->args[0]->as<NameExpr>()->symbol;
+      const Symbol* src = c->args[3]->as<NameExpr>()->symbol;
+      const auto& dims = ctx_.spec->staticDims;
+      auto at32 = [&](const Expr& x) -> int64_t {
+        const PerWarpWidth v = evaluateForWarpWidths(x, dims, &ctx_.spec->typeArgs);
+        return v.wave32 && !v.wave32->isFloat ? v.wave32->i : 0;
+      };
+      const int64_t rows = at32(*c->args[6]), cols = at32(*c->args[7]);
+      const int64_t swizzle = dst->swizzle ? at32(*dst->swizzle) : 0;
+      const int64_t bytes = int64_t(scalarBytes(src->type));
+      const int64_t panel = swizzle == 128 ? 128 / bytes : cols;
+      const bool fits = rows >= 1 && rows <= 256 && swizzle == 128 && cols >= panel && cols % panel == 0;
+      if (fits) {
+        auto key = std::make_tuple(src, rows, panel, swizzle);
+        auto it = byBox.find(key);
+        if (it == byBox.end()) {
+          const int index = int(byBox.size());
+          const std::string& base = names_.nameOf(src);
+          TensorMapParam p{names_.fresh(fmt::format("{}_map{}", base, index)), ""};
+          p.ready = names_.fresh(p.map + "_ready");
+          AbiArg map{AbiArgKind::TensorMap, src->paramIndex, index, "", src->type, p.map};
+          map.boxRows = int(rows);
+          map.boxCols = int(panel);
+          map.swizzle = int(swizzle);
+          kernelParams_.push_back(
+              {"const __grid_constant__ __spn_tensor_map " + p.map, p.map,
+               fmt::format("tensor map of {}: boxes of {} x {}, 128-byte swizzle", src->name, rows, panel), map,
+               "__spn_tensor_map{}"});
+          kernelParams_.push_back({"int32_t " + p.ready, p.ready,
+                                   fmt::format("1 where {} was made (TMA), else 0", p.map),
+                                   AbiArg{AbiArgKind::TensorMapReady, -1, index, "", ScalarType::I32, p.ready}, "0"});
+          it = byBox.emplace(key, p).first;
+        }
+        tensorMapOfCall_[c] = it->second;
+      }
+    }
+    forEachChild(e, onExpr);
+  };
+  std::function<void(const Block&)> onBlock = [&](const Block& b) {
+    for (const auto& s : b) forEachChild(*s, onExpr, onBlock);
+  };
+  onBlock(fn_.kernel->body);
 }
 
 // A def's parameters: scalars, and for each tensor a pointer (then its

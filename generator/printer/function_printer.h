@@ -102,6 +102,9 @@ class FunctionPrinter {
     std::string name;  // "x"
     std::string what;  // "tensor f32[M, N], read-only"
     AbiArg abi;
+    // Not the host launcher's parameter: what it passes instead (a tensor
+    // map's zeros and 0 for its ready flag: copy_tile's element path).
+    std::string launcherValue;
   };
   const std::vector<ParamLine>& kernelParams() const { return kernelParams_; }
   // For the host launcher, which precedes the consts' declarations (they are
@@ -113,6 +116,9 @@ class FunctionPrinter {
  private:
   // --- names
   void declareKernelParams();
+  // copy_tile's tensor maps (docs/language.md 8.14): a map and its ready
+  // flag per (tensor, box, swizzle) that TMA can copy, in first-use order.
+  void declareTensorMaps();
   std::vector<std::string> declareFunctionParams();
   const std::string& name(const Symbol* s) const { return names_.nameOf(s); }
   std::string strideName(const Symbol* tensor, int axis) const;
@@ -176,6 +182,7 @@ class FunctionPrinter {
   CppExpr builtinCall(const CallExpr& c) const;
   CppExpr matrixCall(const CallExpr& c) const;
   CppExpr asyncCopyCall(const CallExpr& c) const;
+  CppExpr tileCopyCall(const CallExpr& c) const;
   CppExpr mmaStoreCall(const CallExpr& c) const;
   void selectBatchMatrix(const Symbol& tensor, const Expr& batch, std::string& base, std::string& rows) const;
   // --- dot (dot_printer.cpp)
@@ -213,6 +220,10 @@ class FunctionPrinter {
   const LocalDeclarationPlan& plan_;
   const CommentPlacement& comments_;
   std::vector<ParamLine> kernelParams_;
+  struct TensorMapParam {
+    std::string map, ready;  // the kernel's parameters
+  };
+  std::map<const CallExpr*, TensorMapParam> tensorMapOfCall_;  // copy_tile calls TMA may serve
   std::vector<std::string> activeLoopNames_;
   std::vector<const ForStmt*> activeLoops_;   // the range loops around the statement being printed
   std::map<const Symbol*, bool> loopVars32_;  // i64 loop variables counting in 32 bits: signed? (loopCounter32)

@@ -229,11 +229,17 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   if (spec.index32) specParts.push_back("32-bit indices (dims, strides, extents < 2^31)");
   std::string paramLines;
   std::vector<AbiArg> abi;
-  std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs;
+  std::vector<std::string> hostParams = {"hipStream_t stream"}, callArgs, kernelParamDecls;
   for (size_t i = 0; i < kernelPrinter.kernelParams().size(); ++i) {
     const auto& p = kernelPrinter.kernelParams()[i];
     paramLines += fmt::format("//   {:>2}  {:<40} {}\n", i, p.decl, p.what);
     abi.push_back(p.abi);
+    kernelParamDecls.push_back(p.decl);
+    // A tensor map is the launcher's own (zeros: copy_tile's element path).
+    if (!p.launcherValue.empty()) {
+      callArgs.push_back(p.launcherValue);
+      continue;
+    }
     hostParams.push_back(p.decl);
     callArgs.push_back(p.name);
   }
@@ -280,7 +286,6 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
   // What follows the prelude; the prelude is cut to what it names.
   std::string rest;
   if (!globals.text().empty()) rest += globals.text() + "\n";
-  std::vector<std::string> kernelParamDecls(hostParams.begin() + 1, hostParams.end());
   // resident_blocks() in @grid is the launcher's local, from the occupancy
   // query the resident_blocks template defines.
   std::string hostHelpers, gridInputs;

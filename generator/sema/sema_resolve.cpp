@@ -1941,6 +1941,14 @@ class Resolver {
         // copy_async(dst, r, c, src, sr, sc, n): both buffers' extents and
         // strides address the copy (as a tile load's source).
         for (auto& a : c.args) resolveExpr(*a);
+        if (c.callee == "copy_tile") {
+          // Its tensor maps are the kernel's parameters.
+          if (state().scope->kind != FunctionScope::Kind::Kernel)
+            error(DiagId::sema_copy_tile_position, c.range, state().scope->name);
+          for (size_t i : {size_t(0), size_t(3)})
+            if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;
+          return;
+        }
         if (c.args.size() == 7 || c.args.size() == 8) {
           for (size_t i : {size_t(0), size_t(3)})
             if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;

@@ -722,6 +722,7 @@ class TypeChecker {
   void checkAsyncCopy(CallExpr& c) {
     if (c.callee == "copy_commit") return;
     if (c.callee == "arrive" || c.callee == "wait") return checkPhaseBarrierCall(c);
+    if (c.callee == "copy_tile") return checkCopyTile(c);
     if (c.callee == "copy_wait") {
       auto n = evaluateConst(*c.args[0], constsOnly());
       if (!n && constsOnlyExpr(*c.args[0])) return;
@@ -769,6 +770,50 @@ class TypeChecker {
       error(DiagId::sema_copy_async_width, c.args[nArg]->range, scalarName(dst->type),
             bytes ? fmt::format("{}, {} or {}", 4 / bytes, 8 / bytes, 16 / bytes) : std::string("?"),
             n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string(", a constant"));
+  }
+
+  // copy_tile(dst, r, c, src, sr, sc, R, C, bars, i): dst a 2-D shared
+  // buffer (not barriers), src a 2-D kernel tensor of its type, R and C
+  // compile-time integers in [1, 256] (a TMA box's limit), bars a
+  // barriers(...) declaration, the indices integers.
+  void checkCopyTile(CallExpr& c) {
+    auto symbolAt = [&](size_t i) -> const Symbol* {
+      const auto* nm = c.args[i]->as<NameExpr>();
+      return nm ? nm->symbol : nullptr;
+    };
+    const Symbol* dst = symbolAt(0);
+    const Symbol* src = symbolAt(3);
+    const Symbol* bars = symbolAt(8);
+    std::string why;
+    if (!dst || dst->kind != SymbolKind::SharedBuffer || dst->barrierCount)
+      why = dst ? fmt::format("'{}' (the first argument) is a {}", dst->name,
+                              dst->barrierCount ? "barriers(...) declaration" : symbolKindName(dst->kind))
+                : "the first argument is an expression";
+    else if (!src || src->kind != SymbolKind::TensorParam || !src->owner ||
+             src->owner->kind != FunctionScope::Kind::Kernel)
+      why = src ? fmt::format("'{}' (the fourth argument) is a {}", src->name, symbolKindName(src->kind))
+                : "the fourth argument is an expression";
+    else if (dst->shape.size() != 2) why = fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
+    else if (src->shape.size() != 2) why = fmt::format("'{}' has {} dims", src->name, src->shape.size());
+    else if (dst->type != ScalarType::Invalid && src->type != ScalarType::Invalid && dst->type != src->type)
+      why = fmt::format("'{}' holds {}, '{}' {}", dst->name, scalarName(dst->type), src->name, scalarName(src->type));
+    else if (!bars || !bars->barrierCount)
+      why = bars ? fmt::format("'{}' (the ninth argument) is not a barriers(...) declaration", bars->name)
+                 : "the ninth argument is an expression";
+    for (size_t k : {size_t(6), size_t(7)}) {
+      if (!why.empty()) break;
+      const ScalarType t = typeOf(*c.args[k]);
+      auto v = evaluateConst(*c.args[k], constsOnly());
+      if (!v && constsOnlyExpr(*c.args[k]) && (t == ScalarType::Invalid || isInteger(t))) continue;
+      if (!v || v->isFloat || !isInteger(t) || v->i < 1 || v->i > 256)
+        why = fmt::format("its {} is {}", k == 6 ? "row count R" : "column count C",
+                          v && !v->isFloat ? fmt::format("{}", v->i) : std::string("not a compile-time integer"));
+    }
+    if (!why.empty()) error(DiagId::sema_copy_tile_args, c.range, why);
+    for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5), size_t(9)}) {
+      ScalarType t = typeOf(*c.args[i]);
+      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+    }
   }
 
   // arrive(bars, i) and wait(bars, i, n): bars a barriers(...) declaration

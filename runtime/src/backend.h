@@ -89,6 +89,19 @@ class Backend {
   // Loads a binary and returns the kernel's function handle (owned by the backend).
   virtual void* loadFunction(const std::vector<char>& binary, const std::string& symbol, int device) = 0;
   virtual void launch(void* function, const LaunchGeometry& g, void* stream, void** args, int device) = 0;
+  // A TMA tensor map (copy_tile, docs/language.md 8.14) of a row-major
+  // matrix: `rows` x `cols` elements of `elementBytes` at `base`, rows
+  // `rowStrideBytes` apart, read in boxes of boxRows x boxCols and written
+  // swizzled by `swizzle` bytes (0 or 128). Fills the 128 bytes at `out`
+  // and returns true where the driver makes one (NVIDIA, CUDA 12+);
+  // false elsewhere, and the kernel copies the box element by element.
+  struct TensorMapRequest {
+    const void* base = nullptr;
+    int elementBytes = 0;
+    int64_t rows = 0, cols = 0, rowStrideBytes = 0;
+    int boxRows = 0, boxCols = 0, swizzle = 0;
+  };
+  virtual bool encodeTensorMap(const TensorMapRequest& /*request*/, void* /*out*/) { return false; }
   // Whether `stream` is being captured into a graph (stream_capture.h).
   // Asked only on a launch that misses the loaded binaries; a backend
   // without graphs (the cpu target) never captures.

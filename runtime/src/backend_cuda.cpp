@@ -98,6 +98,11 @@ struct Driver {
   CUresult (*memcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
   CUresult (*streamSynchronize)(CUstream) = nullptr;
   CUresult (*streamIsCapturing)(CUstream, CUstreamCaptureStatus*) = nullptr;  // optional (CUDA 10+)
+  // cuTensorMapEncodeTiled, its enums as int (CUDA 12+; optional): map, data
+  // type, rank, address, dims, strides, box, element strides, interleave,
+  // swizzle, L2 promotion, out-of-bounds fill.
+  CUresult (*tensorMapEncodeTiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*,
+                                   const unsigned*, int, int, int, int) = nullptr;
   // Optional, for autotuning: without them the Backend defaults are used.
   CUresult (*memcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;
   CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
@@ -304,6 +309,22 @@ class CudaBackend final : public Backend {
                           g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1], g.block[2], g.dynamicSharedBytes));
   }
 
+  // CUDA's enums (cuda.h): data types by size (UINT8, UINT16, UINT32,
+  // UINT64: a box copy moves bits), swizzle NONE / 128B, L2 promotion 256B,
+  // zeros out of bounds. A failure leaves the kernel's element path.
+  bool encodeTensorMap(const TensorMapRequest& r, void* out) override {
+    if (!drv_.tensorMapEncodeTiled) return false;
+    const int type = r.elementBytes == 1 ? 0 : r.elementBytes == 2 ? 1 : r.elementBytes == 4 ? 2 : 4;
+    if (r.elementBytes != 1 && r.elementBytes != 2 && r.elementBytes != 4 && r.elementBytes != 8) return false;
+    const uint64_t dims[2] = {uint64_t(r.cols), uint64_t(r.rows)};
+    const uint64_t strides[1] = {uint64_t(r.rowStrideBytes)};
+    const unsigned box[2] = {unsigned(r.boxCols), unsigned(r.boxRows)};
+    const unsigned elementStrides[2] = {1, 1};
+    const int swizzle = r.swizzle == 128 ? 3 : 0;
+    return drv_.tensorMapEncodeTiled(out, type, 2, const_cast<void*>(r.base), dims, strides, box, elementStrides, 0,
+                                     swizzle, 3, 0) == CUDA_SUCCESS;
+  }
+
   CaptureStatus captureStatus(void* stream, int device) override {
     if (!drv_.streamIsCapturing) return CaptureStatus::None;
     ContextGuard guard(*this, device);  // the legacy default stream (0) is the current context's
@@ -497,7 +518,8 @@ class CudaBackend final : public Backend {
       driverError_ = drv_.lib.path() + " lacks driver API functions Spindle needs (driver too old?)";
       return;
     }
-    drv_.lib.sym(drv_.streamIsCapturing, "cuStreamIsCapturing");  // optional: null without it
+    drv_.lib.sym(drv_.streamIsCapturing, "cuStreamIsCapturing");        // optional: null without it
+    drv_.lib.sym(drv_.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");  // optional: copy_tile copies elements
     drv_.lib.sym(drv_.streamGetCtx, "cuStreamGetCtx");
     drv_.lib.sym(drv_.memcpyDtoD, "cuMemcpyDtoD_v2");
     drv_.lib.sym(drv_.memsetD8Async, "cuMemsetD8Async");

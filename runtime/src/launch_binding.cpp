@@ -1,5 +1,7 @@
 #include "launch_binding.h"
 
+#include "backend.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -633,6 +635,22 @@ std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg
       case AbiArgKind::TensorPointer: break;
       case AbiArgKind::Scalar: op.bytes = int(scalarBytes(a.type)); break;
       case AbiArgKind::Stride: op.index = a.axis; break;
+      case AbiArgKind::TensorMap:
+        if (a.axis < 0 || a.axis >= kMaxTensorMaps)
+          throw Error(fmt::format("{}: tensor map {} of the generated kernel; the runtime supports {}", plan.kernel,
+                                  a.axis, kMaxTensorMaps));
+        op.index = a.axis;
+        op.bytes = int(scalarBytes(a.type));
+        op.boxRows = a.boxRows;
+        op.boxCols = a.boxCols;
+        op.swizzle = a.swizzle;
+        break;
+      case AbiArgKind::TensorMapReady:
+        if (a.axis < 0 || a.axis >= kMaxTensorMaps)
+          throw Error(fmt::format("{}: tensor map {} of the generated kernel; the runtime supports {}", plan.kernel,
+                                  a.axis, kMaxTensorMaps));
+        op.index = a.axis;
+        break;
       case AbiArgKind::Dim: {
         auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), a.dimSymbol);
         if (it == plan.dimSymbols.end())
@@ -642,7 +660,7 @@ std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg
         break;
       }
     }
-    bool needsParam = a.kind != AbiArgKind::Dim;
+    bool needsParam = a.kind != AbiArgKind::Dim && a.kind != AbiArgKind::TensorMapReady;
     if (needsParam && (a.paramIndex < 0 || size_t(a.paramIndex) >= plan.params.size()))
       throw Error(fmt::format("{}: generated kernel argument '{}' refers to parameter {} of {}", plan.kernel, a.cppName,
                               a.paramIndex, plan.params.size()));
@@ -654,13 +672,49 @@ std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg
   return ops;
 }
 
-void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out) {
+namespace {
+
+// The map of tensor argument `a` for `op`, into out.maps[op.index]: made by
+// the backend where TMA can read the tensor as the map says (a 2-D
+// row-major view, its base 16-byte aligned, its row pitch a multiple of 16
+// bytes, no dim zero); else zeros, not ready.
+void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, PackedArgs& out) {
+  PackedArgs::TensorMap& map = out.maps[op.index];
+  bool ready = false;
+  if (backend && a.rank == 2 && a.data) {
+    Backend::TensorMapRequest r;
+    r.base = a.data;
+    r.elementBytes = op.bytes;
+    r.rows = a.shape[0];
+    r.cols = a.shape[1];
+    const int64_t inner = a.hasStrides ? a.strides[1] : 1;
+    r.rowStrideBytes = (a.hasStrides ? a.strides[0] : a.shape[1]) * op.bytes;
+    r.boxRows = op.boxRows;
+    r.boxCols = op.boxCols;
+    r.swizzle = op.swizzle;
+    if (inner == 1 && r.rows > 0 && r.cols > 0 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
+        r.rowStrideBytes > 0 && r.rowStrideBytes % 16 == 0)
+      ready = backend->encodeTensorMap(r, map.bytes);
+  }
+  if (!ready) std::memset(map.bytes, 0, sizeof map.bytes);
+  out.mapReady[op.index] = ready;
+}
+
+}  // namespace
+
+void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out,
+                   Backend* backend) {
   out.count = int(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const PackOp& op = ops[i];
     uint64_t& slot = out.slots[i];
     slot = 0;
     switch (op.kind) {
+      case AbiArgKind::TensorMap:
+        packTensorMap(op, args[op.param], backend, out);
+        out.pointers[i] = out.maps[op.index].bytes;
+        continue;
+      case AbiArgKind::TensorMapReady: slot = out.mapReady[op.index] ? 1 : 0; break;
       case AbiArgKind::TensorPointer: {
         const void* p = args[op.param].data;
         std::memcpy(&slot, &p, sizeof p);

@@ -14,6 +14,8 @@
 
 namespace spindle::rt {
 
+class Backend;
+
 inline constexpr int kMaxDimSymbols = 64;
 // The largest size of one axis: generated loops that run to a dim rely on it
 // (docs/language.md 5.8); no memory comes near it.
@@ -37,6 +39,8 @@ inline constexpr int kMaxKeyWords = 29 + kLayoutKeyWords;  // 29 static dim valu
 // specialization: the widest vector access of either vendor.
 inline constexpr uintptr_t kVectorAlignment = 16;
 inline constexpr int kMaxAbiArgs = 256;
+// copy_tile's tensor maps a kernel may take (docs/language.md 8.14).
+inline constexpr int kMaxTensorMaps = 8;
 
 // A kernel's parameters, resolved once to indices (KernelPlan::make).
 struct ParamPlan {
@@ -172,9 +176,10 @@ void checkGeometry(const KernelPlan& plan, const Binding& b, const LaunchGeometr
 // One ABI argument, resolved against the plan.
 struct PackOp {
   AbiArgKind kind;
-  int param = -1;  // TensorPointer, Scalar, Stride
-  int index = -1;  // Stride: axis; Dim: dim symbol index
-  int bytes = 8;   // Scalar: its size
+  int param = -1;                             // TensorPointer, Scalar, Stride, TensorMap
+  int index = -1;                             // Stride: axis; Dim: dim symbol index; TensorMap, TensorMapReady: the map
+  int bytes = 8;                              // Scalar: its size; TensorMap: the element's
+  int boxRows = 0, boxCols = 0, swizzle = 0;  // TensorMap
 };
 std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg>& abi);
 
@@ -182,9 +187,16 @@ struct PackedArgs {
   int count = 0;
   uint64_t slots[kMaxAbiArgs];
   void* pointers[kMaxAbiArgs];
+  struct alignas(64) TensorMap {
+    unsigned char bytes[128];
+  };
+  TensorMap maps[kMaxTensorMaps];
+  bool mapReady[kMaxTensorMaps];
 };
-// Arguments must have passed bindArguments.
-void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out);
+// Arguments must have passed bindArguments. `backend` makes the tensor maps
+// (none: every map is zeros and not ready, as on the cpu target).
+void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out,
+                   Backend* backend = nullptr);
 
 // The dims map and type map of a binding (for LaunchPlan and the generator).
 std::map<std::string, int64_t> dimMap(const KernelPlan& plan, const Binding& b);

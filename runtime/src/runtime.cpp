@@ -767,7 +767,7 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
     g = s.geometry(b, e, device);
   }
   rt::PackedArgs packed;
-  rt::packArguments(*ops, args, b, packed);
+  rt::packArguments(*ops, args, b, packed, r.backend.get());
   r.backend->launch(function, g, stream, packed.pointers, device);
 }
 

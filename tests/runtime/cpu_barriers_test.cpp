@@ -194,6 +194,52 @@ TEST_P(CpuBarriers, OneWarpGroupFeedsTheOthersDot) {
   }
 }
 
+// copy_tile (tests/golden/kernels/copy_tile.spn): boxes inside X, across
+// its bottom and right edges and wholly past them, into a swizzled and a
+// row-major buffer, f16 and f32, against the box's definition.
+TEST_P(CpuBarriers, CopyTileCopiesBoxesWithZerosPastTheEdges) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModule(std::string(SPINDLE_SOURCE_DIR) + "/tests/golden/kernels/copy_tile.spn").kernel("tile_out");
+  std::mt19937_64 rng(std::random_device{}());
+  struct Case {
+    int64_t R, C, r0, c0;
+  };
+  const Case cases[] = {{80, 160, 8, 16}, {70, 130, 10, 5}, {37, 53, 3, 7}, {20, 40, 30, 50}};
+  for (ScalarType t : {ScalarType::F16, ScalarType::F32}) {
+    const size_t bytes = t == ScalarType::F32 ? 4 : 2;
+    for (const Case& cs : cases) {
+      std::vector<uint8_t> X(size_t(cs.R * cs.C) * bytes);
+      for (auto& b : X) b = uint8_t(rng());
+      for (size_t i = bytes - 1; i < X.size(); i += bytes) X[i] &= 0xbf;  // finite values
+      std::vector<uint8_t> Y(64 * 128 * bytes, 0xff), Z(16 * 32 * bytes, 0xff);
+      DeviceBuffer dX = rt.allocate(X.size()), dY = rt.allocate(Y.size()), dZ = rt.allocate(Z.size());
+      rt.copyToDevice(dX, X.data(), X.size());
+      rt.copyToDevice(dY, Y.data(), Y.size());
+      rt.copyToDevice(dZ, Z.data(), Z.size());
+      k.launch(nullptr, {tensor(dX.data(), t, {cs.R, cs.C}), tensor(dY.data(), t, {64, 128}),
+                         tensor(dZ.data(), t, {16, 32}), scalar(cs.r0), scalar(cs.c0)});
+      rt.copyToHost(Y.data(), dY, Y.size());
+      rt.copyToHost(Z.data(), dZ, Z.size());
+      auto expectBox = [&](const std::vector<uint8_t>& out, int64_t rows, int64_t cols, int64_t r0, int64_t c0,
+                           const char* what) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < cols; ++c)
+            for (size_t b = 0; b < bytes; ++b) {
+              const int64_t xr = r0 + r, xc = c0 + c;
+              const uint8_t want = xr < cs.R && xc < cs.C ? X[size_t(xr * cs.C + xc) * bytes + b] : 0;
+              ASSERT_EQ(out[size_t(r * cols + c) * bytes + b], want)
+                  << target << (checked ? " checked " : " ") << bytes << "-byte " << what << " of X " << cs.R << "x"
+                  << cs.C << " at (" << r0 << ", " << c0 << "): [" << r << ", " << c << "] byte " << b;
+            }
+      };
+      expectBox(Y, 64, 128, cs.r0, cs.c0, "swizzled box");
+      expectBox(Z, 16, 32, cs.r0 + 1, cs.c0 + 2, "row-major box");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, CpuBarriers,
                          ::testing::Combine(::testing::Values("cpu", "cpu:warp64"), ::testing::Bool()));
 

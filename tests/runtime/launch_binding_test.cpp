@@ -8,6 +8,7 @@
 #include <limits>
 #include <regex>
 
+#include "../../runtime/src/backend.h"
 #include "../../runtime/src/launch_binding.h"
 #include "spindle/generator.h"
 #include "test_util.h"
@@ -318,6 +319,107 @@ TEST(LaunchBinding, PacksArgumentsInAbiOrder) {
   rt::packArguments(ops, contiguous.data(), b, packed);
   EXPECT_EQ(i64At(1), 16);
   EXPECT_EQ(i64At(2), 1);
+}
+
+// A backend that only makes tensor maps: it records each request and
+// fills the map with a marker byte (the rest of the interface is unused).
+class TensorMapBackend final : public rt::Backend {
+ public:
+  std::vector<TensorMapRequest> requests;
+  bool encodeTensorMap(const TensorMapRequest& r, void* out) override {
+    requests.push_back(r);
+    std::memset(out, 0x5a, 128);
+    return true;
+  }
+  BackendKind kind() const override { return BackendKind::Cuda; }
+  bool hasCompiler(std::string*) override { return false; }
+  std::string compilerIdentity() override { return ""; }
+  std::vector<std::string> compileOptions(const std::string&) override { return {}; }
+  std::vector<std::string> unsafeFpAtomicsOptions() const override { return {}; }
+  bool acceptsTarget(const std::string&) const override { return false; }
+  rt::CompileOutput compile(const std::string&, const std::string&, const std::string&,
+                            const std::vector<std::string>&) override {
+    return {};
+  }
+  int deviceCount(std::string*) override { return 0; }
+  void useDevice(int) override {}
+  std::string deviceTarget(int) override { return ""; }
+  std::string deviceName(int) override { return ""; }
+  void* loadFunction(const std::vector<char>&, const std::string&, int) override { return nullptr; }
+  void launch(void*, const LaunchGeometry&, void*, void**, int) override {}
+  int64_t residentBlocks(void*, int64_t, uint64_t, int) override { return 0; }
+  void* allocate(size_t) override { return nullptr; }
+  void release(void*) noexcept override {}
+  void copyToDevice(void*, const void*, size_t) override {}
+  void copyToHost(void*, const void*, size_t) override {}
+  void synchronize(void*) override {}
+  float timeMs(void*, const std::function<void()>&) override { return 0; }
+};
+
+// copy_tile's tensor maps (docs/language.md 8.14): the backend is asked for
+// a map of a 2-D row-major view with 16-byte-aligned base and row pitch,
+// with the ABI's box and swizzle; its ready flag says whether it made one.
+// Anything else (an unaligned base or pitch, no backend) passes zeros, not
+// ready, and the kernel copies elements.
+TEST(LaunchBinding, TensorMapsAreMadeWhereTmaCanReadTheTensor) {
+  KernelInfo info;  // tile(x: f32[M, N] strided, y: f32[M, N] strided, scale: f32)
+  info.name = "tile";
+  info.params = {tensorParam("x", F32, {"M", "N"}, true), tensorParam("y", F32, {"M", "N"}, true),
+                 scalarParam("scale", F32)};
+  info.dimSymbols = {"M", "N"};
+  KernelPlan plan = KernelPlan::make(info, {});
+  std::vector<AbiArg> abi(4);
+  abi[0].kind = AbiArgKind::TensorPointer;
+  abi[0].paramIndex = 0;
+  abi[1].kind = AbiArgKind::TensorMap;
+  abi[1].paramIndex = 0;
+  abi[1].axis = 0;
+  abi[1].type = F32;
+  abi[1].boxRows = 128;
+  abi[1].boxCols = 32;
+  abi[1].swizzle = 128;
+  abi[2].kind = AbiArgKind::TensorMapReady;
+  abi[2].axis = 0;
+  abi[2].type = ScalarType::I32;
+  abi[3].kind = AbiArgKind::Dim;
+  abi[3].dimSymbol = "M";
+  auto ops = rt::makePackOps(plan, abi);
+  alignas(16) static unsigned char buffer[4096];
+  TensorMapBackend backend;
+  rt::PackedArgs packed;
+  auto pack = [&](const void* x, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides,
+                  rt::Backend* be) {
+    std::vector<Arg> args = {tensor(x, F32, shape, strides), tensor(buffer, F32, shape, strides), scalar(F32, 1.0)};
+    Binding b;
+    rt::bindArguments(plan, args.data(), args.size(), b);
+    rt::packArguments(ops, args.data(), b, packed, be);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.pointers[1]) % 64, 0u);  // CUtensorMap's alignment
+    return *static_cast<int32_t*>(packed.pointers[2]);
+  };
+  // Rows of 12 f32 (48 bytes) in a pitch of 16 elements (64 bytes).
+  EXPECT_EQ(pack(buffer, {10, 12}, {16, 1}, &backend), 1);
+  ASSERT_EQ(backend.requests.size(), 1u);
+  const rt::Backend::TensorMapRequest& r = backend.requests[0];
+  EXPECT_EQ(r.base, static_cast<const void*>(buffer));
+  EXPECT_EQ(r.elementBytes, 4);
+  EXPECT_EQ(r.rows, 10);
+  EXPECT_EQ(r.cols, 12);
+  EXPECT_EQ(r.rowStrideBytes, 64);
+  EXPECT_EQ(r.boxRows, 128);
+  EXPECT_EQ(r.boxCols, 32);
+  EXPECT_EQ(r.swizzle, 128);
+  EXPECT_EQ(static_cast<unsigned char*>(packed.pointers[1])[0], 0x5a);
+  // A base 4 bytes past alignment, a pitch of 13 elements (52 bytes), an
+  // inner stride of 2: not asked, zeros, not ready.
+  for (int i = 0; i < 3; ++i) {
+    const int ready = i == 0   ? pack(buffer + 4, {10, 12}, {16, 1}, &backend)
+                      : i == 1 ? pack(buffer, {10, 12}, {13, 1}, &backend)
+                               : pack(buffer, {10, 12}, {32, 2}, &backend);
+    EXPECT_EQ(ready, 0) << i;
+    EXPECT_EQ(static_cast<unsigned char*>(packed.pointers[1])[0], 0) << i;
+  }
+  EXPECT_EQ(backend.requests.size(), 1u);
+  EXPECT_EQ(pack(buffer, {10, 12}, {16, 1}, nullptr), 0);  // no backend: the cpu target's case
 }
 
 TEST(LaunchBinding, PacksScalarsByTheirSize) {

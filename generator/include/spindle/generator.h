@@ -119,16 +119,23 @@ struct KernelInfo {
 // The generated kernel's parameter list, in order: for each source parameter,
 // a tensor's pointer followed by its strides (if strided; not the last one
 // in the unit-stride form, Specialization::unitStrideTensors), or a scalar; then
-// every *dynamic* dim symbol in first-appearance order. All strides and dims
-// are int64_t.
-enum class AbiArgKind { TensorPointer, Scalar, Stride, Dim };
+// every *dynamic* dim symbol in first-appearance order; then, for each tile
+// box that copy_tile reads from a tensor (docs/language.md 8.14), a tensor
+// map (128 bytes, 64-aligned: NVIDIA's CUtensorMap, made by the runtime
+// where it can) and an int32_t that is 1 when the runtime made it, 0 when
+// the kernel must copy the box element by element (other targets, an
+// unaligned tensor). All strides and dims are int64_t.
+enum class AbiArgKind { TensorPointer, Scalar, Stride, Dim, TensorMap, TensorMapReady };
 struct AbiArg {
   AbiArgKind kind;
-  int paramIndex = -1;                // TensorPointer, Scalar, Stride
-  int axis = -1;                      // Stride
+  int paramIndex = -1;                // TensorPointer, Scalar, Stride, TensorMap: the tensor
+  int axis = -1;                      // Stride; TensorMap, TensorMapReady: the map's index among the kernel's
   std::string dimSymbol;              // Dim
   ScalarType type = ScalarType::I64;  // Scalar: its type; pointer: element type
   std::string cppName;                // the parameter's name in the generated source
+  // TensorMap: the box (rows, and columns of one copy: a 128-byte panel of
+  // a swizzled destination) and the destination's swizzle (0 or 128).
+  int boxRows = 0, boxCols = 0, swizzle = 0;
 };
 
 struct GeneratedKernel {

@@ -144,45 +144,45 @@ inline hipError_t launch_ring(hipStream_t stream, const float* __restrict__ X, f
 }
 #endif
 
-#line 27 "tests/golden/kernels/barriers.spn"
+#line 33 "tests/golden/kernels/barriers.spn"
 extern "C" __global__ __launch_bounds__(128) void ring(
     const float* __restrict__ X, float* __restrict__ Y, int32_t producer, int64_t B, int64_t T) {
-#line 28 "tests/golden/kernels/barriers.spn"
+#line 34 "tests/golden/kernels/barriers.spn"
   alignas(16) __shared__ float buf[3 * 32];
   alignas(16) __shared__ uint64_t full[3];
   __spn_barriers_init(full, 3, 32);
-#line 30 "tests/golden/kernels/barriers.spn"
+#line 36 "tests/golden/kernels/barriers.spn"
   alignas(16) __shared__ uint64_t empty[3];
   __spn_barriers_init(empty, 3, 96);
-#line 31 "tests/golden/kernels/barriers.spn"
+#line 37 "tests/golden/kernels/barriers.spn"
   int32_t tid = int(threadIdx.x);
   int32_t b = int(blockIdx.x);
   int32_t group = tid / 32;
   int32_t c = tid % 32;
   int64_t s;
-#line 35 "tests/golden/kernels/barriers.spn"
+#line 41 "tests/golden/kernels/barriers.spn"
   if (group == producer) {
     for (int64_t t = 0; t < T; ++t) {
       s = t % 3;
       // The stage's previous row: released by all 96 consumers.
       if (t >= 3) {
-        __spn_wait(empty, s, t / 3 - 1, "tests/golden/kernels/barriers.spn", 40, 17);
+        __spn_wait(empty, s, t / 3 - 1, "tests/golden/kernels/barriers.spn", 46, 17);
       }
-#line 41 "tests/golden/kernels/barriers.spn"
+#line 47 "tests/golden/kernels/barriers.spn"
       buf[s * 32 + c] = X[(b * T + t) * 32 + c];
       __spn_arrive(full, s);
     }
   } else {
-#line 44 "tests/golden/kernels/barriers.spn"
+#line 50 "tests/golden/kernels/barriers.spn"
     int32_t g = group < producer ? group : group - 1;
     for (int64_t t = 0; t < T; ++t) {
       s = t % 3;
-      __spn_wait(full, s, t / 3, "tests/golden/kernels/barriers.spn", 47, 13);
+      __spn_wait(full, s, t / 3, "tests/golden/kernels/barriers.spn", 53, 13);
       float v = buf[s * 32 + c];
       if (t % 3 == g) {
         Y[(b * T + t) * 32 + c] = 2.0f * v + float(t);
       }
-#line 51 "tests/golden/kernels/barriers.spn"
+#line 57 "tests/golden/kernels/barriers.spn"
       __spn_arrive(empty, s);
     }
   }

@@ -763,46 +763,46 @@ inline hipError_t launch_roles(hipStream_t stream, const __half* __restrict__ A,
 }
 #endif
 
-#line 57 "tests/golden/kernels/barriers.spn"
+#line 63 "tests/golden/kernels/barriers.spn"
 constexpr int32_t GROUP = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 
-#line 56 "tests/golden/kernels/barriers.spn"
+#line 62 "tests/golden/kernels/barriers.spn"
 extern "C" __global__ __launch_bounds__(8 * __SPN_WARP_SIZE) void roles(
     const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t NB) {
   alignas(1024) __shared__ __half As[64 * 64];
   alignas(1024) __shared__ __half Bs[64 * 64];
   alignas(16) __shared__ uint64_t ready[1];
   __spn_barriers_init(ready, 1, GROUP);
-#line 61 "tests/golden/kernels/barriers.spn"
+#line 67 "tests/golden/kernels/barriers.spn"
   __spn_mma_acc acc[1][4];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
   bool acc_fresh = true;
-#line 62 "tests/golden/kernels/barriers.spn"
+#line 68 "tests/golden/kernels/barriers.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t b = int(blockIdx.x);
   if (warp / 4 == 0) {
     const int32_t e_step = GROUP;
-#line 66 "tests/golden/kernels/barriers.spn"
+#line 72 "tests/golden/kernels/barriers.spn"
     for (int32_t e = tid; e_step > 0 ? e < 64 * 64 : (e_step < 0 && e > 64 * 64); e = __spn_range_next(e, 64 * 64, e_step)) {
       __spn_swizzled<128>(As, 64, e / 64, e % 64) = A[(int64_t(b) * 64 + e / 64) * 64 + e % 64];
       __spn_swizzled<128>(Bs, 64, e / 64, e % 64) = B[(int64_t(b) * 64 + e / 64) * 64 + e % 64];
     }
-#line 69 "tests/golden/kernels/barriers.spn"
+#line 75 "tests/golden/kernels/barriers.spn"
     __spn_arrive(ready, 0);
   } else {
-    __spn_wait(ready, 0, 0, "tests/golden/kernels/barriers.spn", 71, 9);
+    __spn_wait(ready, 0, 0, "tests/golden/kernels/barriers.spn", 77, 9);
     __spn_dot<1, 4, 64, 128, 128, 0, __spn_wgmma_n64>(acc, acc_fresh, As, 64, 64, Bs, 64, 64, 0, 0, 0, 0);
     __spn_dot_settle(acc, acc_fresh);
     #pragma unroll
-#line 73 "tests/golden/kernels/barriers.spn"
+#line 79 "tests/golden/kernels/barriers.spn"
     for (int32_t j = 0; j < 4; ++j) {
       #pragma unroll
-#line 74 "tests/golden/kernels/barriers.spn"
+#line 80 "tests/golden/kernels/barriers.spn"
       for (int e = 0; e < __SPN_MMA_N; ++e) {
         const int32_t r = __spn_mma_row(e);
         const int32_t c = __spn_mma_col(e);
         const float v = acc[0][j].x[e];
-#line 75 "tests/golden/kernels/barriers.spn"
+#line 81 "tests/golden/kernels/barriers.spn"
         C[(int64_t(b) * 64 + warp % 4 * 16 + r) * 64 + j * 16 + c] = v;
       }
     }
