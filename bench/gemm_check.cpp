@@ -140,10 +140,11 @@ int main(int argc, char** argv) {
   // The plain kernel is named after its file: gemm.spn's gemm, gemm_dot.spn's gemm_dot.
   const size_t base = spn.find_last_of('/') + 1;
   const std::string plainName = spn.substr(base, spn.rfind(".spn") - base);
-  // gemm_dot.spn's kernel takes the epilogue's options itself (gemm_dot[T, U,
-  // ACT](A, B, bias | None, C)): its plain row is ACT = identity with no bias,
-  // its bias_gelu row gelu_tanh with the bias; it has no other variant.
-  const bool dotStyle = plainName == "gemm_dot";
+  // gemm_dot.spn's and gemm_ws.spn's kernels take the epilogue's options
+  // themselves (gemm_dot[T, U, ACT](A, B, bias | None, C)): the plain row is
+  // ACT = identity with no bias, the bias_gelu row gelu_tanh with the bias;
+  // they have no other variant.
+  const bool dotStyle = plainName == "gemm_dot" || plainName == "gemm_ws";
   spindle::KernelOptions identity, gelu;
   identity.consts = {{"ACT", spindle::ConstOverride::ofFunction("identity")}};
   gelu.consts = {{"ACT", spindle::ConstOverride::ofFunction("gelu_tanh")}};

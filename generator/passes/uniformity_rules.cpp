@@ -69,7 +69,11 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
     case BuiltinCategory::CachedLoad:
     case BuiltinCategory::CachedStore:
     case BuiltinCategory::UniformHint:
-    case BuiltinCategory::AsyncCopy:  // this thread's copies (the sync() that shows them is a barrier)
+    // This thread's copies and barrier steps (the sync() that shows copies
+    // is a barrier); a register budget is the whole warp group's.
+    case BuiltinCategory::AsyncCopy:
+      return b.id == BuiltinId::ClaimRegisters || b.id == BuiltinId::ReleaseRegisters ? ConvergenceNeed::WarpGroup
+                                                                                      : ConvergenceNeed::None;
     case BuiltinCategory::DivisorHint: return ConvergenceNeed::None;
   }
   return ConvergenceNeed::None;

@@ -35,7 +35,8 @@ enum class BuiltinCategory {
   MatrixDecl,      // mma_zero(f32, [TI, TJ]), mma_a(T, [TI]), mma_b(T, [TJ]): fragment array declarations only
   Matrix,          // mma_load_a/_a_t/_b/_b_t(frag, src, r, c), mma(a, b, acc): every lane of the warp takes part
   AsyncCopy,       // copy_async(dst, r, c, src, sr, sc, n), copy_commit(), copy_wait(n): this thread's copies;
-                   // arrive(bars, i), wait(bars, i, n): this thread's part in a phase barrier
+                   // arrive(bars, i), wait(bars, i, n): this thread's part in a phase barrier;
+                   // copy_tile(...); claim_registers(n), release_registers(n): a warp group's budget
 };
 
 enum class BuiltinId {

@@ -723,6 +723,15 @@ class TypeChecker {
     if (c.callee == "copy_commit") return;
     if (c.callee == "arrive" || c.callee == "wait") return checkPhaseBarrierCall(c);
     if (c.callee == "copy_tile") return checkCopyTile(c);
+    if (c.callee == "claim_registers" || c.callee == "release_registers") {
+      const ScalarType t = typeOf(*c.args[0]);
+      auto v = evaluateConst(*c.args[0], constsOnly());
+      if (!v && constsOnlyExpr(*c.args[0]) && (t == ScalarType::Invalid || isInteger(t))) return;
+      if (!v || v->isFloat || !isInteger(t) || v->i < 24 || v->i > 256 || v->i % 8 != 0)
+        error(DiagId::sema_register_budget, c.args[0]->range, c.callee,
+              v && !v->isFloat ? fmt::format(", not {}", v->i) : std::string());
+      return;
+    }
     if (c.callee == "copy_wait") {
       auto n = evaluateConst(*c.args[0], constsOnly());
       if (!n && constsOnlyExpr(*c.args[0])) return;

@@ -617,16 +617,18 @@ std::vector<Case> gemmCases(Rng& rng) {
   return out;
 }
 
-// ---------------------------------------------------------------- gemm_dot
+// ---------------------------------------------------------------- gemm_dot, gemm_ws
 
-// The tile-level dot's sample (the cpu target runs its warp-level path, with
-// the swizzled buffers and the pipeline as written): f16 and bf16, shapes
-// that cut the 256 x 128 tile, the slab and the 16 x 16 tiles everywhere
+// The tile-level dot's samples (the cpu target runs its warp-level path,
+// with the swizzled buffers and the pipeline as written; gemm_ws's tile
+// copies are element copies, its phase barriers fibers that wait): f16 and
+// bf16, shapes that cut the tile, the slab and the 16 x 16 tiles everywhere
 // (37x53x29), one of whole tiles (256x128x128), one of several blocks and
 // slabs through the stages with rows that are not 16-byte aligned
-// (300x140x333), f16 output, and the epilogue's bias + tanh GELU. The bound
-// is gemm's, gemm_ex's with GELU (its slope is below 1.2).
-std::vector<Case> gemmDotCases(Rng& rng) {
+// (300x140x333: gemm_ws's persistent blocks take several tiles each, its
+// two consumer groups both), f16 output, and the epilogue's bias + tanh
+// GELU. The bound is gemm's, gemm_ex's with GELU (its slope is below 1.2).
+std::vector<Case> dotGemmCases(Rng& rng, const char* kernel) {
   struct V {
     ST t, out;
     int64_t M, N, K;
@@ -646,15 +648,14 @@ std::vector<Case> gemmDotCases(Rng& rng) {
     c.label =
         tname(v.t) + " -> " + tname(v.out) + " " + shape({v.M, v.N, v.K}) + (v.biasGelu ? " +bias gelu_tanh" : "");
     c.mutate = v.biasGelu && v.out == ST::F32;  // the one index it writes itself: bias[col]
-    c.run = [v, A, B, bias](Device& d) {
+    c.run = [v, A, B, bias, kernel](Device& d) {
       KernelOptions o;
       o.consts = {{"ACT", ConstOverride::ofFunction(v.biasGelu ? "gelu_tanh" : "identity")}};
       DeviceBuffer dA = d.upload(A->bytes), dB = d.upload(B->bytes), dBias = d.upload(bias->bytes);
       DeviceBuffer dC = d.filled(size_t(v.M * v.N) * elemBytes(v.out));
-      d.kernel("gemm_dot", o)
-          .launch(nullptr,
-                  {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
-                   v.biasGelu ? tensor(dBias.data(), v.t, {v.N}) : none(), tensor(dC.data(), v.out, {v.M, v.N})});
+      d.kernel(kernel, o).launch(
+          nullptr, {tensor(dA.data(), v.t, {v.M, v.K}), tensor(dB.data(), v.t, {v.K, v.N}),
+                    v.biasGelu ? tensor(dBias.data(), v.t, {v.N}) : none(), tensor(dC.data(), v.out, {v.M, v.N})});
       return std::vector<Bytes>{d.download(dC)};
     };
     c.check = [v, A, B, bias](const std::vector<Bytes>& out, Checker& ch) {
@@ -671,6 +672,8 @@ std::vector<Case> gemmDotCases(Rng& rng) {
   }
   return out;
 }
+std::vector<Case> gemmDotCases(Rng& rng) { return dotGemmCases(rng, "gemm_dot"); }
+std::vector<Case> gemmWsCases(Rng& rng) { return dotGemmCases(rng, "gemm_ws"); }
 
 // ---------------------------------------------------------------- attention
 
@@ -1159,6 +1162,7 @@ const std::vector<Sample>& samples() {
       {"gemm", gemmCases},
       {"gemm_dot", gemmDotCases},
       {"gemm_ex", gemmExCases},
+      {"gemm_ws", gemmWsCases},
       {"histogram", histogramCases},
       {"layernorm", layernormCases},
       {"matmul", matmulCases},
