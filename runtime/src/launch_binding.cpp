@@ -636,20 +636,16 @@ std::vector<PackOp> makePackOps(const KernelPlan& plan, const std::vector<AbiArg
       case AbiArgKind::Scalar: op.bytes = int(scalarBytes(a.type)); break;
       case AbiArgKind::Stride: op.index = a.axis; break;
       case AbiArgKind::TensorMap:
-        if (a.axis < 0 || a.axis >= kMaxTensorMaps)
-          throw Error(fmt::format("{}: tensor map {} of the generated kernel; the runtime supports {}", plan.kernel,
-                                  a.axis, kMaxTensorMaps));
-        op.index = a.axis;
-        op.bytes = int(scalarBytes(a.type));
-        op.boxRows = a.boxRows;
-        op.boxCols = a.boxCols;
-        op.swizzle = a.swizzle;
-        break;
       case AbiArgKind::TensorMapReady:
         if (a.axis < 0 || a.axis >= kMaxTensorMaps)
           throw Error(fmt::format("{}: tensor map {} of the generated kernel; the runtime supports {}", plan.kernel,
                                   a.axis, kMaxTensorMaps));
         op.index = a.axis;
+        if (a.kind == AbiArgKind::TensorMapReady) break;
+        op.bytes = int(scalarBytes(a.type));
+        op.boxRows = a.boxRows;
+        op.boxCols = a.boxCols;
+        op.swizzle = a.swizzle;
         break;
       case AbiArgKind::Dim: {
         auto it = std::find(plan.dimSymbols.begin(), plan.dimSymbols.end(), a.dimSymbol);
