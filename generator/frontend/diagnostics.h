@@ -63,8 +63,13 @@ class DiagnosticEngine {
 
   template <typename... Args>
   Diagnostic& report(DiagId id, std::shared_ptr<const SourceFile> file, SourceRange range, const Args&... args) {
-    Diagnostic d{id, diagSeverity(id), range, formatMessage(diagFormat(id), args...), std::move(file), {}};
-    return add(std::move(d));
+    return add(make(id, std::move(file), range, args...));
+  }
+  // The diagnostic `report` would add, for a caller that adds notes or
+  // tests for a duplicate first.
+  template <typename... Args>
+  static Diagnostic make(DiagId id, std::shared_ptr<const SourceFile> file, SourceRange range, const Args&... args) {
+    return Diagnostic{id, diagSeverity(id), range, formatMessage(diagFormat(id), args...), std::move(file), {}};
   }
   // Attach a note ("previous definition is here") to the diagnostic reported
   // last (not necessarily the last in source order).

@@ -176,13 +176,8 @@ class UniformityWalker {
     for (size_t i = first; i < args.size() && i < end; ++i) {
       const ValueFact& v = args[i];
       if (v.width[0].level != Uniformity::Divergent && v.width[1].level != Uniformity::Divergent) continue;
-      Diagnostic d{
-          DiagId::sema_mma_divergent_origin,
-          diagSeverity(DiagId::sema_mma_divergent_origin),
-          call.args[i]->range,
-          DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_mma_divergent_origin), call.callee, sourceOf(v)),
-          sema_.file,
-          {}};
+      Diagnostic d = DiagnosticEngine::make(DiagId::sema_mma_divergent_origin, sema_.file, call.args[i]->range,
+                                            call.callee, sourceOf(v));
       if (!diags_.hasSame(d)) diags_.add(std::move(d));
       return;
     }
@@ -211,32 +206,14 @@ class UniformityWalker {
                               : op + " is reached";
     Diagnostic d;
     if (need == ConvergenceNeed::Block) {
-      d = Diagnostic{
-          DiagId::sema_divergent_barrier,
-          diagSeverity(DiagId::sema_divergent_barrier),
-          at,
-          DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_divergent_barrier), subject, cause->source),
-          sema_.file,
-          {}};
+      d = DiagnosticEngine::make(DiagId::sema_divergent_barrier, sema_.file, at, subject, cause->source);
     } else if (need == ConvergenceNeed::WarpGroup) {
-      d = Diagnostic{
-          DiagId::sema_divergent_warp_group_op,
-          diagSeverity(DiagId::sema_divergent_warp_group_op),
-          at,
-          DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_divergent_warp_group_op), subject, cause->source),
-          sema_.file,
-          {}};
+      d = DiagnosticEngine::make(DiagId::sema_divergent_warp_group_op, sema_.file, at, subject, cause->source);
     } else {
       bool only32 = cause->fact.width[1].level != Uniformity::Divergent;
       bool only64 = cause->fact.width[0].level != Uniformity::Divergent;
       std::string widths = only64 ? " on 64-wide warps (AMD)" : only32 ? " on 32-wide warps (NVIDIA)" : "";
-      d = Diagnostic{
-          DiagId::sema_divergent_warp_op,
-          diagSeverity(DiagId::sema_divergent_warp_op),
-          at,
-          DiagnosticEngine::formatMessage(diagFormat(DiagId::sema_divergent_warp_op), subject, cause->source, widths),
-          sema_.file,
-          {}};
+      d = DiagnosticEngine::make(DiagId::sema_divergent_warp_op, sema_.file, at, subject, cause->source, widths);
     }
     auto note = [&](SourceRange r, std::string text) {
       d.notes.push_back(Diagnostic{DiagId::Count, Severity::Note, r, std::move(text), sema_.file, {}});
