@@ -420,6 +420,11 @@ TEST(LaunchBinding, TensorMapsAreMadeWhereTmaCanReadTheTensor) {
   }
   EXPECT_EQ(backend.requests.size(), 1u);
   EXPECT_EQ(pack(buffer, {10, 12}, {16, 1}, nullptr), 0);  // no backend: the cpu target's case
+
+  // A map past the runtime's eight is refused when the launch is planned.
+  abi[1].axis = rt::kMaxTensorMaps;
+  EXPECT_EQ(errorFrom([&] { rt::makePackOps(plan, abi); }),
+            "tile: tensor map 8 of the generated kernel; the runtime supports 8");
 }
 
 TEST(LaunchBinding, PacksScalarsByTheirSize) {
