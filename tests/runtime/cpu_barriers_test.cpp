@@ -149,6 +149,91 @@ TEST_P(CpuBarriers, AWaitNoThreadCanEndFailsTheLaunch) {
   EXPECT_THAT(error, HasSubstr("threads 0-63 wait for a phase of a barrier"));
 }
 
+// Two producer warps take turns filling one shared slot that a consumer
+// warp drains: row t is written after phase t - 1 of `drained` (row t - 1
+// read). With `early` a producer hands the turn on before its own wait for
+// `drained`, so the next producer may wait for phase t - 1 while phase
+// t - 2 is still open, where a GPU's parity test returns at once and row t
+// overwrites row t - 2 unread (the bug of a first epilogue warp group in
+// samples/gemm_ws.spn, session 22, which hung an H200). The producers
+// meet as a warp twice a row (sync_warp), so in thread order the consumer
+// keeps up and the launch passes; a schedule that starves the consumer
+// (SPINDLE_CPU_SCHEDULE, docs/runtime.md) shows the wait. Handing the
+// turn on after the wait is right under every schedule.
+constexpr const char* kHandoffKernel = R"(@grid(1)
+@block(3 * warp_size())
+kernel handoff(X: f32[T, C], Y: f32[T, C], early: bool):
+    const W = warp_size()       # C at launch
+    buf = shared(f32, [1, W])
+    staged = barriers(1, W)
+    drained = barriers(1, W)
+    turn = barriers(2, W)
+    w = thread_id() // warp_size()
+    c = thread_id() % W
+    if w == 2:
+        for t in range(T):
+            wait(staged, 0, t)
+            Y[t, c] = 2.0 * buf[0, c] + f32(t)
+            arrive(drained, 0)
+    else:
+        for t in range(w, T, 2):
+            if t > 0:
+                wait(turn, w, (t - 1) // 2)
+            if early:
+                arrive(turn, 1 - w)
+            sync_warp()
+            sync_warp()
+            if t > 0:
+                wait(drained, 0, t - 1)
+            buf[0, c] = X[t, c]
+            arrive(staged, 0)
+            if not early:
+                arrive(turn, 1 - w)
+)";
+
+TEST_P(CpuBarriers, AShuffledScheduleShowsAWaitThatThreadOrderHides) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Kernel k = rt.loadModuleFromString("handoff.spn", kHandoffKernel).kernel("handoff");
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const int64_t T = 12, C = rt.warpSize();
+  std::vector<float> X(size_t(T * C));
+  for (float& x : X) x = u(rng);
+  DeviceBuffer dX = rt.allocate(X.size() * 4), dY = rt.allocate(X.size() * 4);
+  rt.copyToDevice(dX, X.data(), X.size() * 4);
+  // Every row once, right, or the launch's error.
+  auto run = [&](bool early) {
+    std::vector<float> Y(X.size(), -12345.0f);
+    rt.copyToDevice(dY, Y.data(), Y.size() * 4);
+    const std::string error = errorFrom([&] {
+      k.launch(nullptr,
+               {tensor(dX.data(), ScalarType::F32, {T, C}), tensor(dY.data(), ScalarType::F32, {T, C}), scalar(early)});
+      rt.synchronize();
+    });
+    if (error != "(no error)") return error;
+    rt.copyToHost(Y.data(), dY, Y.size() * 4);
+    for (size_t i = 0; i < Y.size(); ++i)
+      if (Y[i] != 2.0f * X[i] + float(int64_t(i) / C))
+        return "Y[" + std::to_string(int64_t(i) / C) + ", " + std::to_string(int64_t(i) % C) + "] is wrong";
+    return std::string();
+  };
+  EXPECT_EQ(run(true), "") << "thread order";
+  int caught = 0;
+  for (int seed = 1; seed <= 16; ++seed) {
+    ScopedEnv schedule("SPINDLE_CPU_SCHEDULE", std::to_string(seed).c_str());
+    EXPECT_EQ(run(false), "") << "handing on after the wait, seed " << seed;
+    const std::string error = run(true);
+    if (error.empty()) continue;
+    EXPECT_THAT(error, HasSubstr("handoff.spn:25:17: wait(..., 0, ")) << "seed " << seed;
+    EXPECT_THAT(error, HasSubstr("with fewer it returns at once")) << "seed " << seed;
+    ++caught;
+  }
+  std::printf("%s%s: 16 seeds, %d caught the early handoff\n", target, checked ? " checked" : "", caught);
+  EXPECT_GT(caught, 0);
+}
+
 TEST_P(CpuBarriers, OneWarpGroupFeedsTheOthersDot) {
   const auto [target, checked] = GetParam();
   Runtime rt(cpuOptions(target, checked));

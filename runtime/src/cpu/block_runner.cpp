@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -23,6 +24,9 @@ void apiPhaseCompleted() { BlockRunner::phaseCompleted(); }
 int apiSharedAccess(int access, const void* p, size_t bytes, unsigned* other) {
   return BlockRunner::sharedAccess(access, p, bytes, other);
 }
+
+// A warp period that never comes: the warp runs only when no other can.
+constexpr unsigned kStarved = 0;
 
 unsigned volume(__spn_cpu_dim3 d) { return d.x * d.y * d.z; }
 
@@ -48,8 +52,14 @@ const __spn_cpu_api& runtimeApi() {
 }
 
 BlockRunner::BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes,
-                         const int* expired)
-    : shape_(shape), entry_(entry), args_(args), expired_(expired), stacks_(stackBytes), sharedShadow_(shape.warpSize) {
+                         const int* expired, uint64_t scheduleSeed)
+    : shape_(shape),
+      entry_(entry),
+      args_(args),
+      expired_(expired),
+      stacks_(stackBytes),
+      sharedShadow_(shape.warpSize),
+      scheduleSeed_(scheduleSeed) {
   const unsigned n = volume(shape.block);
   const unsigned warps = (n + shape.warpSize - 1) / shape.warpSize;
   threads_.resize(n);
@@ -113,6 +123,22 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
   }
   liveThreads_ = n;
   atBarrier_ = 0;
+  pass_ = 0;
+  if (scheduleSeed_) {
+    // One stream per (seed, block), the same on every run and worker.
+    const uint64_t block = (uint64_t(index.z) * shape_.grid.y + index.y) * shape_.grid.x + index.x;
+    scheduleRng_.seed(scheduleSeed_ * 0x9E3779B97F4A7C15ull ^ block);
+    // Periods of 1, 2, 4 or 8 passes, and one warp, or in half the blocks
+    // one warp group (4 warps, which the roles of 8.14 keep in step),
+    // starved: it runs only when no other can, so it lags the rest of the
+    // block as far as the kernel lets it (a slow epilogue warp, say).
+    warpPeriod_.resize(warps_.size());
+    for (unsigned& p : warpPeriod_) p = 1u << (scheduleRng_() % 4);
+    const size_t width = scheduleRng_() % 2 ? 1 : 4, first = scheduleRng_() % warps_.size() / width * width;
+    for (size_t w = first; w < std::min(warps_.size(), first + width); ++w) warpPeriod_[w] = kStarved;
+    warpOrder_.resize(warps_.size());
+    for (unsigned w = 0; w < warpOrder_.size(); ++w) warpOrder_[w] = w;
+  }
   sharedShadow_.beginBlock();
   if (shape_.dynamicSharedBytes) sharedShadow_.declare(shared, shape_.dynamicSharedBytes);
 }
@@ -123,16 +149,12 @@ bool BlockRunner::run(__spn_cpu_dim3 index) {
   startFibers(index);
   BlockRunner* outer = std::exchange(tlsRunner, this);
   while (liveThreads_ > 0 && error_.empty()) {
-    bool ran = false;
-    for (Thread& t : threads_) {
-      if (!runnable(t)) continue;
-      t.state = State::Runnable;
-      current_ = &t;
-      switchTo(t);
-      ran = true;
-      if (!error_.empty()) break;
-    }
+    bool ran = runPass(Skip::OffPeriod);
+    // Only warps this pass skipped could go on: the others first.
+    if (!ran && scheduleSeed_ && error_.empty()) ran = runPass(Skip::Starved);
+    if (!ran && scheduleSeed_ && error_.empty()) ran = runPass(Skip::None);
     if (!ran && error_.empty() && liveThreads_ > 0 && !resolveStall()) break;
+    ++pass_;
   }
   current_ = nullptr;
   // A failed block leaves fibers suspended mid-kernel: destroying them
@@ -141,6 +163,35 @@ bool BlockRunner::run(__spn_cpu_dim3 index) {
     if (t.fiber) switchTo(t, /*destroy=*/true);
   tlsRunner = outer;
   return error_.empty();
+}
+
+bool BlockRunner::runPass(Skip skip) {
+  bool ran = false;
+  auto runThread = [&](Thread& t) {
+    if (!runnable(t)) return;
+    t.state = State::Runnable;
+    current_ = &t;
+    switchTo(t);
+    ran = true;
+  };
+  if (!scheduleSeed_) {
+    for (Thread& t : threads_) {
+      runThread(t);
+      if (!error_.empty()) break;
+    }
+    return ran;
+  }
+  std::shuffle(warpOrder_.begin(), warpOrder_.end(), scheduleRng_);
+  const unsigned ws = shape_.warpSize;
+  for (unsigned w : warpOrder_) {
+    const bool starved = warpPeriod_[w] == kStarved;
+    if ((skip != Skip::None && starved) || (skip == Skip::OffPeriod && !starved && pass_ % warpPeriod_[w] != 0))
+      continue;
+    for (size_t i = size_t(w) * ws; i < std::min(threads_.size(), size_t(w + 1) * ws) && error_.empty(); ++i)
+      runThread(threads_[i]);
+    if (!error_.empty()) break;
+  }
+  return ran;
 }
 
 bool BlockRunner::runnable(const Thread& t) const {

@@ -7,11 +7,23 @@
 // that cannot go on (some threads wait at a barrier that the others left
 // by returning, or for a phase no thread left completes) fails with a
 // message that says which threads wait where.
+//
+// The schedule: with seed 0 each pass runs every runnable thread in thread
+// order, each until it waits. A nonzero seed (SPINDLE_CPU_SCHEDULE) models
+// warps of different speeds, as a GPU's are: per block, each warp gets a
+// period of 1, 2, 4 or 8 passes and runs only in passes that are multiples
+// of it (unless nothing else can run), one warp or warp group is starved
+// (it runs only when no other warp can), and every pass visits the warps
+// in a shuffled order. Each such order is one a GPU may take, so a kernel
+// whose results or phase waits hold only in thread order (a wait that a
+// GPU's parity test would confuse, docs/language.md 8.14) fails under some
+// seed where the in-order run passes.
 #pragma once
 
 #include <boost/context/fiber.hpp>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,7 +37,10 @@ namespace spindle::rt::cpu {
 class BlockRunner {
  public:
   // `expired`: the launch's time-limit flag (__spn_cpu_thread::launch_expired).
-  BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes, const int* expired);
+  // `scheduleSeed`: 0 for thread order, else the seed of the shuffled
+  // schedule (above).
+  BlockRunner(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, size_t stackBytes, const int* expired,
+              uint64_t scheduleSeed = 0);
 
   // Runs block `index` to its end. False when the kernel failed (an
   // assert, an out-of-bounds access, a barrier some threads never reach):
@@ -64,6 +79,12 @@ class BlockRunner {
   };
 
   void startFibers(__spn_cpu_dim3 index);
+  // Which warps a pass of the shuffled schedule leaves out: those whose
+  // period does not divide the pass and the starved one(s); the starved;
+  // none. (Thread order leaves out none.)
+  enum class Skip : uint8_t { OffPeriod, Starved, None };
+  // Runs each runnable thread of the warps `skip` keeps once; true if any ran.
+  bool runPass(Skip skip);
   bool runnable(const Thread& t) const;
   void suspend();
   // Runs t's fiber until it suspends or ends; or, with `destroy`, unwinds
@@ -98,6 +119,12 @@ class BlockRunner {
   StackBounds schedulerStack_;       // the OS thread's stack, where run() is
   Thread* current_ = nullptr;
   std::string error_;
+  // The shuffled schedule (seed != 0): each warp's period, the order of the
+  // current pass, and the pass count of the block.
+  uint64_t scheduleSeed_ = 0;
+  std::mt19937_64 scheduleRng_;
+  std::vector<unsigned> warpPeriod_, warpOrder_;
+  uint64_t pass_ = 0;
 };
 
 }  // namespace spindle::rt::cpu

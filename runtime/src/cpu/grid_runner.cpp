@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -20,6 +21,10 @@ namespace spindle::rt::cpu {
 unsigned workerThreads() {
   if (auto n = envNumber("SPINDLE_CPU_THREADS", 1, 4096, "a number of threads from 1 to 4096")) return unsigned(*n);
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+uint64_t scheduleSeed() {
+  return envNumber("SPINDLE_CPU_SCHEDULE", 0, UINT32_MAX, "a seed from 0 to 4294967295 (0: thread order)").value_or(0);
 }
 
 unsigned launchTimeoutSeconds() {
@@ -64,6 +69,7 @@ void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, siz
   if (blocks == 0) return;
   int expired = 0;
   Watchdog watchdog(launchTimeoutSeconds(), &expired);
+  const uint64_t seed = scheduleSeed();
   const unsigned workers = unsigned(std::min<uint64_t>(workerThreads(), blocks));
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
@@ -72,7 +78,7 @@ void runGrid(const BlockShape& shape, __spn_cpu_entry_fn entry, void** args, siz
 
   auto work = [&] {
     try {
-      BlockRunner runner(shape, entry, args, stackBytes, &expired);
+      BlockRunner runner(shape, entry, args, stackBytes, &expired, seed);
       for (uint64_t b; !failed.load(std::memory_order_relaxed) && (b = next.fetch_add(1)) < blocks;) {
         const __spn_cpu_dim3 index{unsigned(b % shape.grid.x), unsigned(b / shape.grid.x % shape.grid.y),
                                    unsigned(b / (uint64_t(shape.grid.x) * shape.grid.y))};

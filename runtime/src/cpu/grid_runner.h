@@ -24,6 +24,10 @@ struct BlockShape {
 // Worker threads a launch uses: SPINDLE_CPU_THREADS, else the host's cores.
 unsigned workerThreads();
 
+// The order a block's threads run in (BlockRunner): SPINDLE_CPU_SCHEDULE, a
+// seed; 0 (the default) runs them in thread order.
+uint64_t scheduleSeed();
+
 // A launch's time limit in seconds: SPINDLE_CPU_TIMEOUT_S, else 60; 0: none.
 // Past it, checked builds' `while` loops fail the launch (spindle_cpu.h).
 unsigned launchTimeoutSeconds();
