@@ -91,6 +91,12 @@ const std::set<std::string> kStaysInBounds = {
     "matmul.spn:137: run[(k) + 1]",
     "matmul.spn:175: C[cr, (cc + k) - 1]",
     "matmul.spn:175: run[(k) + 1]",
+    // gemm_ws's epilogue warps (STAGED) store 4-column runs of a row of C:
+    // the column after a whole run's last is the next run's, and the
+    // partial run at the N edge as matmul's above.
+    "gemm_ws.spn:167: C[row, (col + k) + 1]",
+    "gemm_ws.spn:171: C[row, (col + k) - 1]",
+    "gemm_ws.spn:171: out[(k) + 1]",
     // row_norms' last whole runs use the first VEC of UNROLL * VEC slots,
     // and with an odd N (777) the column after a whole run is in the row.
     "row_norms.spn:62: x[r, (j + k) + 1]",

@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/gemm_ws.spn --kernel gemm_ws --dtype T=f16 --dtype U=f16 --const ACT=identity --aligned C --divisible N --absent bias --index32
 // kernel:          gemm_ws
 // specialization:  M dynamic, K dynamic, N dynamic, T = f16, U = f16, C 16-byte aligned, N % 16 == 0, bias absent, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (min(cdiv(M, BM) * cdiv(N, BN), resident_blocks())), block (12 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__half))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__half)) + __spn_align16(2 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) bytes
+// launch:          grid (min(cdiv(M, BM) * cdiv(N, BN), resident_blocks())), block (12 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__half))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__half)) + __spn_align16(2 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 3 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 3 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __half* __restrict__ A             tensor f16[M, K], read-only
 //    1  const __half* __restrict__ B             tensor f16[K, N], read-only
@@ -105,6 +105,14 @@ template <typename T, typename B, typename S> struct __spn_distance {
   typedef typename __spn_distance_type<(sizeof(T) > 4 || sizeof(B) > 4 || sizeof(S) > 4 ||
                                         (T(-1) < T(0)) != (B(-1) < B(0)))>::type type;
 };
+// A range's next value: i + step, or stop once that would reach or pass it, so the variable never overflows near its
+// type's limit.
+template <typename T, typename B, typename S>
+__device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
+  typedef typename __spn_distance<T, B, S>::type U;
+  const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
+  return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
+}
 // The same for a step the language knows is positive (block_dim(), a positive constant): no test of its sign, so
 // the device compiler does not compile the loop twice, once per sign.
 template <typename T, typename B, typename S>
@@ -126,25 +134,6 @@ __device__ __forceinline__ int __spn_lane_id() {
 #endif
 }
 
-// Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
-template <typename T>
-__device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
-#if defined(__SPN_CUDA)
-  return __shfl_xor_sync(lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u, v, mask);
-#else
-  return __shfl_xor(v, mask);
-#endif
-}
-// shfl(v, lane): lane `lane` modulo the warp width (CUDA's width-32
-// __shfl_sync and AMD's __shfl agree on that).
-template <typename T>
-__device__ __forceinline__ T __spn_shfl(T v, int lane) {
-#if defined(__SPN_CUDA)
-  return __shfl_sync(0xffffffffu, v, lane);
-#else
-  return __shfl(v, lane);
-#endif
-}
 // A checked build's out-of-bounds access (docs/language.md 5.12): says
 // where (the .spn location), what (the tensor, every index, the shape and
 // the first axis out of range) and in which thread, then stops the kernel
@@ -214,6 +203,76 @@ struct __spn_run_word<8> { typedef unsigned int type __attribute__((ext_vector_t
 #endif
 template <>
 struct __spn_run_word<4> { typedef unsigned int type; };
+// One word of a run, with the cache hint of the load it replaces (0 none,
+// 1 load_stream, 2 load_readonly), as those builtins give it to one
+// element.
+template <int Hint, typename W>
+__device__ __forceinline__ W __spn_run_load_word(const W* p) {
+#if defined(__SPN_CUDA)
+  if constexpr (Hint == 1) return __ldcs(p);
+  else if constexpr (Hint == 2) return __ldg(p);
+  else return *p;
+#elif !defined(__SPN_CPU)
+  if constexpr (Hint == 1) return __builtin_nontemporal_load(p);
+  else return *p;
+#else
+  return *p;
+#endif
+}
+// A run copy `for k in static_range(N): xs[k] = x[..., e + k]` whose first
+// element the generator proved W-byte aligned (passes/vector_runs.cpp): the
+// N * sizeof(T) bytes as words of W bytes, one vector load each. The cpu
+// target copies the elements.
+template <int N, int W, int Hint = 0, typename T>
+__device__ __forceinline__ void __spn_load_run(T* local, const T* p) {
+  static_assert(N * sizeof(T) % W == 0, "the run is whole words");
+#if defined(__SPN_CPU)
+  for (int k = 0; k < N; ++k) local[k] = p[k];
+#else
+  typedef typename __spn_run_word<W>::type Word;
+  Word words[N * sizeof(T) / W];
+#pragma unroll
+  for (int k = 0; k < int(N * sizeof(T) / W); ++k) words[k] = __spn_run_load_word<Hint>(reinterpret_cast<const Word*>(p) + k);
+  // The words' elements, one by one (nvrtc has no memcpy; register copies after unrolling).
+  const T* elements = reinterpret_cast<const T*>(words);
+#pragma unroll
+  for (int k = 0; k < N; ++k) local[k] = elements[k];
+#endif
+}
+// The store of a run copy `x[..., e + k] = xs[k]`, as __spn_load_run
+// (Hint 1: store_stream).
+template <int N, int W, int Hint = 0, typename T>
+__device__ __forceinline__ void __spn_store_run(T* p, const T* local) {
+  static_assert(N * sizeof(T) % W == 0, "the run is whole words");
+#if defined(__SPN_CPU)
+  for (int k = 0; k < N; ++k) p[k] = local[k];
+#else
+  typedef typename __spn_run_word<W>::type Word;
+  Word words[N * sizeof(T) / W];
+#if defined(__SPN_CUDA)
+  // The elements into the words one by one (nvrtc has no memcpy; register copies after unrolling).
+  T* elements = reinterpret_cast<T*>(words);
+#pragma unroll
+  for (int k = 0; k < N; ++k) elements[k] = local[k];
+#else
+  // One copy of the whole run: clang keeps it in registers, where stores of
+  // 2-byte elements into 8-byte words left 16 bytes in scratch (gfx90a and
+  // gfx940, samples/gemm_ws.spn's 4-element f16 runs).
+  __builtin_memcpy(words, local, N * sizeof(T));
+#endif
+#pragma unroll
+  for (int k = 0; k < int(N * sizeof(T) / W); ++k) {
+    Word* q = reinterpret_cast<Word*>(p) + k;
+#if defined(__SPN_CUDA)
+    if constexpr (Hint == 1) __stcs(q, words[k]);
+    else *q = words[k];
+#else
+    if constexpr (Hint == 1) __builtin_nontemporal_store(words[k], q);
+    else *q = words[k];
+#endif
+  }
+#endif
+}
 // A checked build's element address: after `tensor`, index, extent and
 // stride for each axis; every index against its extent (each evaluated
 // once, by the call), then sum(index * stride).
@@ -907,264 +966,10 @@ __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], b
     fresh = false;
   }
 }
-// The 16-bit code of T(x) (T __half or __spn_bf16), rounded to nearest even.
-template <typename T>
-__device__ __forceinline__ uint16_t __spn_mma_code(float x) {
-  return __builtin_bit_cast(uint16_t, T(x));
-}
-// Two floats to two f16 codes in one word, the first in the low half (one
-// cvt.rn.f16x2.f32 on NVIDIA): mma_to_a's and mma_store's conversion.
-struct __spn_mma_pack_f16 {
-  __device__ __forceinline__ uint32_t operator()(float lo, float hi) const {
-#if defined(__SPN_CUDA)
-    uint32_t r;  // the first source in the upper half (PTX ISA, cvt)
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-#else
-    return uint32_t(__spn_mma_code<__half>(lo)) | uint32_t(__spn_mma_code<__half>(hi)) << 16;
-#endif
-  }
-};
-// A 4 x 4 transpose across the 4 lanes of a group (lanes that differ in
-// their two low bits; u = lane % 4): afterwards y[v] is the x[u] that lane
-// v of the group held. Three rounds of one 32-bit shuffle: in round k lane
-// u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u] of the
-// lane itself is its own x[u]. Registers are chosen by selects, not by
-// indexing with u (an array indexed by lane goes to scratch on AMD), and
-// x[u ^ k] by the two bits of u ^ k (hipcc turns a chain of `q == 0 ? ..
-// : q == 1 ? ..` into a switch, whose branches cost 9 instructions a
-// round on gfx90a). On AMD the shuffle is __shfl to lane ^ k, one
-// ds_bpermute (HIP's __shfl_xor adds a bounds select).
-__device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uint32_t (&x)[4], int lane) {
-  const int u = lane & 3;
-  uint32_t y0 = x[0], y1 = x[1], y2 = x[2], y3 = x[3];
-#pragma unroll
-  for (int k = 1; k < 4; ++k) {
-    const int q = u ^ k;
-    const uint32_t lo = (q & 1) ? x[1] : x[0], hi = (q & 1) ? x[3] : x[2];
-    const uint32_t give = (q & 2) ? hi : lo;
-#if defined(__SPN_CUDA)
-    const uint32_t got = __spn_shfl_xor(give, k);
-#else
-    const uint32_t got = __spn_shfl(give, lane ^ k);
-#endif
-    y0 = q == 0 ? got : y0;
-    y1 = q == 1 ? got : y1;
-    y2 = q == 2 ? got : y2;
-    y3 = q == 3 ? got : y3;
-  }
-  y[0] = y0, y[1] = y1, y[2] = y2, y[3] = y3;
-}
-// mma_store's exchange (docs/language.md 8.11): the lanes trade a tile's
-// elements so that each holds Count runs of Len consecutive elements of one
-// row, 16 bytes each (8 for AMD's 2-byte types), ready for one vector
-// store. Bytes: C's element size, 4 (f32) or 2 (f16, bf16). Run j of this
-// lane is tile row __spn_mma_run_row(lane), columns
-// __spn_mma_run_col<Bytes>(lane, j) + [0, Len), as Words 32-bit words:
-// f32 bits, or two 16-bit codes a word, the lower column in the low half.
-template <int Bytes>
-struct __spn_mma_runs {
-#if __SPN_WARP_SIZE == 64
-  static constexpr int Count = 1, Len = 4;
-#else
-  static constexpr int Count = Bytes == 4 ? 2 : 1, Len = Bytes == 4 ? 4 : 8;
-#endif
-  static constexpr int Words = Len * Bytes / 4;
-  uint32_t w[Count][Words];
-};
-#if __SPN_WARP_SIZE == 64
-// AMD: lane c + 16 G holds column c of rows 4 G .. 4 G + 3; lanes 4 q ..
-// 4 q + 3 of a group hold a 4 x 4 block, transposed so that lane 4 q + u
-// holds row 4 G + u, columns 4 q .. 4 q + 3.
-__device__ __forceinline__ int __spn_mma_run_row(int lane) { return 4 * (lane / 16) + lane % 4; }
-template <int Bytes>
-__device__ __forceinline__ int __spn_mma_run_col(int lane, int j) {
-  return (void)j, lane % 16 - lane % 4;
-}
-#else
-// NVIDIA: a quad (lanes 4 g .. 4 g + 3) holds rows g and g + 8. Lane
-// 4 g + t ends with row g + 8 (t % 2): f32, columns 4 (t / 2) .. + 3 of
-// each n8 half (two runs); 2-byte types, columns 8 (t / 2) .. + 7 (one).
-__device__ __forceinline__ int __spn_mma_run_row(int lane) { return lane / 4 + 8 * (lane & 1); }
-template <int Bytes>
-__device__ __forceinline__ int __spn_mma_run_col(int lane, int j) {
-  return Bytes == 4 ? 2 * (lane & 2) + 8 * j : 4 * (lane & 2);
-}
-#endif
-// pack(lo, hi): two floats to one word of two codes of C's type.
-template <int Bytes, typename Pack>
-__device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out, const __spn_mma_acc& d, Pack pack) {
-  const int lane = __spn_lane_id();
-#if __SPN_WARP_SIZE == 64
-  // D[r][c] in lane c + 16 (r / 4), register r % 4: the group's 4 x 4
-  // block transposed (3 shuffles), then converted.
-  const uint32_t x[4] = {__builtin_bit_cast(uint32_t, d.x[0]), __builtin_bit_cast(uint32_t, d.x[1]),
-                         __builtin_bit_cast(uint32_t, d.x[2]), __builtin_bit_cast(uint32_t, d.x[3])};
-  uint32_t y[4];
-  __spn_mma_transpose4(y, x, lane);
-  if constexpr (Bytes == 4) {
-    (void)pack;
-#pragma unroll
-    for (int k = 0; k < 4; ++k) out.w[0][k] = y[k];
-  } else {
-    out.w[0][0] = pack(__builtin_bit_cast(float, y[0]), __builtin_bit_cast(float, y[1]));
-    out.w[0][1] = pack(__builtin_bit_cast(float, y[2]), __builtin_bit_cast(float, y[3]));
-  }
-#else
-  // D[r][c] in lane 4 (r % 8) + (c % 8) / 2, register (c % 2) + 2 (r / 8)
-  // + 4 (c / 8): registers 0, 1 are row g, 2, 3 row g + 8, columns 2 t,
-  // 2 t + 1 (4..7: the second n8 half).
-  if constexpr (Bytes == 4) {
-    // f32: lanes t and t ^ 1 trade one row's pair of each half (4
-    // shuffles): the even lane keeps row g (its pair, then its partner's
-    // two columns to the right), the odd lane row g + 8 (its partner's
-    // pair, then its own).
-    (void)pack;
-    const bool odd = lane & 1;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const uint32_t x0 = __builtin_bit_cast(uint32_t, d.x[4 * h]), x1 = __builtin_bit_cast(uint32_t, d.x[4 * h + 1]);
-      const uint32_t x2 = __builtin_bit_cast(uint32_t, d.x[4 * h + 2]), x3 = __builtin_bit_cast(uint32_t, d.x[4 * h + 3]);
-      const uint32_t g0 = __spn_shfl_xor(odd ? x0 : x2, 1), g1 = __spn_shfl_xor(odd ? x1 : x3, 1);
-      out.w[h][0] = odd ? g0 : x0;
-      out.w[h][1] = odd ? g1 : x1;
-      out.w[h][2] = odd ? x2 : g0;
-      out.w[h][3] = odd ? x3 : g1;
-    }
-  } else {
-    // 2-byte types: word j = (row g + 8 (j % 2), half j / 2) of a lane is
-    // the pair at columns 8 (j / 2) + 2 t; lane t collects word t of the
-    // quad's 4 lanes (a 4 x 4 transpose of words, 3 shuffles), which is
-    // row g + 8 (t % 2), columns 8 (t / 2) .. + 7 in order.
-    const uint32_t p[4] = {pack(d.x[0], d.x[1]), pack(d.x[2], d.x[3]), pack(d.x[4], d.x[5]), pack(d.x[6], d.x[7])};
-    __spn_mma_transpose4(out.w[0], p, lane);
-  }
-#endif
-}
-// mma_store(C, r, c, acc) (docs/language.md 8.11): C[r + m, c + n] =
-// U(acc[m][n]) for every (r + m, c + n) inside C's rows x cols, nothing
-// elsewhere. After the exchange (__spn_mma_store_runs) each run inside C,
-// its elements contiguous (s1 == 1), is stored with the widest words its
-// address allows: one 16-byte store where it is 16-byte aligned (the
-// specialization's alignment and row granularity usually let the device
-// compiler decide that), else 8- or 4-byte words, else element by element;
-// so is a run that an edge cuts (only its elements inside C). Each store
-// instruction of the warp fills whole 32-byte sectors (NVIDIA f32: two
-// lanes a row's 8 columns, 16 rows; 2-byte types: two lanes a row's 16;
-// AMD: four lanes a row's 16), so nothing is gained by staging the tile
-// through shared memory first. I: the specialization's index type; R, C:
-// the types of r and c as printed (the tile's row and column are added in
-// their unsigned form, as copy_async's bounds tests are: a negative
-// coordinate wraps past every extent). A checked build (where: its
-// location) stores every element through __spn_checked_offset.
-template <int Bytes>
-struct __spn_mma_elem;
-template <>
-struct __spn_mma_elem<4> { typedef uint32_t type; };
-template <>
-struct __spn_mma_elem<2> { typedef uint16_t type; };
-template <bool Wide>
-struct __spn_mma_uint { typedef uint32_t type; };
-template <>
-struct __spn_mma_uint<true> { typedef uint64_t type; };
-// Element k of a run's words as a U.
-template <typename U, int Words>
-__device__ __forceinline__ U __spn_mma_run_at(const uint32_t (&w)[Words], int k) {
-  typedef typename __spn_mma_elem<sizeof(U)>::type E;
-  if constexpr (sizeof(U) == 4) return __builtin_bit_cast(U, E(w[k]));
-  else return __builtin_bit_cast(U, E(w[k / 2] >> (16 * (k % 2))));
-}
-template <typename U, typename I>
-__device__ __forceinline__ void __spn_mma_put(U* dst, I row, I rows, I s0, I col, I cols, I s1, U v) {
-  (void)rows, (void)cols;
-  dst[row * s0 + col * s1] = v;
-}
-// A whole run at dst + off, inside C and contiguous, stored in the widest
-// words its address allows. The test of a width is on the base, and on
-// either C's row stride and the tile's column c (the same on every lane;
-// each lane's run starts a multiple of 16 bytes, 8 for AMD's 2-byte runs,
-// past column c) or the offset of the lane's first run (rows of a stride
-// that is no multiple: some rows are aligned). Where the specialization
-// states an aligned base and a row stride of whole runs, and c is a
-// visible multiple of the run, the first test is true at compile time and
-// every run is one store with no test. (Testing only each run's own
-// offset, nvcc 13 folded it for some of gemm's tiles and not others.)
-template <typename U, typename I, typename C, int Words>
-__device__ __forceinline__ void __spn_mma_store_words(U* dst, I s0, C c, I first, I off, const uint32_t (&w)[Words]) {
-  U* p = dst + off;
-#if defined(__SPN_CPU)
-#pragma unroll
-  for (int k = 0; k < Words * 4 / int(sizeof(U)); ++k) p[k] = __spn_mma_run_at<U>(w, k);
-#else
-  const uint64_t base = reinterpret_cast<uint64_t>(dst);
-  constexpr I per4 = I(4 / sizeof(U));  // elements a 4-byte word
-  if constexpr (Words == 4) {
-    if (base % 16 == 0 && ((s0 % (4 * per4) == 0 && I(c) % (4 * per4) == 0) || first % (4 * per4) == 0)) {
-      typedef typename __spn_run_word<16>::type W;
-      W v;
-      v.x = w[0], v.y = w[1], v.z = w[2], v.w = w[3];
-      *reinterpret_cast<W*>(p) = v;
-      return;
-    }
-  }
-  if (base % 8 == 0 && ((s0 % (2 * per4) == 0 && I(c) % (2 * per4) == 0) || first % (2 * per4) == 0)) {
-    typedef typename __spn_run_word<8>::type W;
-#pragma unroll
-    for (int k = 0; k < Words / 2; ++k) {
-      W v;
-      v.x = w[2 * k], v.y = w[2 * k + 1];
-      reinterpret_cast<W*>(p)[k] = v;
-    }
-    return;
-  }
-  if constexpr (sizeof(U) < 4) {  // (f32's 4-byte words are its elements, below)
-    if (base % 4 == 0 && ((s0 % per4 == 0 && I(c) % per4 == 0) || first % per4 == 0)) {
-#pragma unroll
-      for (int k = 0; k < Words; ++k) reinterpret_cast<uint32_t*>(p)[k] = w[k];
-      return;
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < Words * 4 / int(sizeof(U)); ++k) p[k] = __spn_mma_run_at<U>(w, k);
-#endif
-}
-template <bool Inside, typename U, typename I, typename R, typename C, typename Pack, typename... Where>
-__device__ __forceinline__ void __spn_mma_store_tile(U* dst, I rows, I cols, I s0, I s1, R r, C c,
-                                                     const __spn_mma_acc& d, Pack pack, const Where&... where) {
-  typedef __spn_mma_runs<int(sizeof(U))> Set;
-  Set runs;
-  __spn_mma_store_runs(runs, d, pack);
-  typedef typename __spn_mma_uint<(sizeof(R) > 4 || sizeof(I) > 4)>::type UR;
-  typedef typename __spn_mma_uint<(sizeof(C) > 4 || sizeof(I) > 4)>::type UC;
-  const int lane = __spn_lane_id();
-  const UR row = UR(r) + UR(__spn_mma_run_row(lane));
-  if (!Inside && !(row < UR(rows))) return;
-  const int col0 = __spn_mma_run_col<int(sizeof(U))>(lane, 0);
-  const UC first = UC(c) + UC(col0);
-#pragma unroll
-  for (int j = 0; j < Set::Count; ++j) {
-    const int step = __spn_mma_run_col<int(sizeof(U))>(lane, j) - col0;  // 8 j: a constant
-    const UC col = first + UC(step);
-    if (sizeof...(Where) == 0 && s1 == I(1) && (Inside || (col < UC(cols) && UC(cols) - col >= UC(Set::Len)))) {
-      const I at = I(I(row) * s0 + I(first));  // inside C, so in I
-      __spn_mma_store_words(dst, s0, c, at, I(at + step), runs.w[j]);
-      continue;
-    }
-#pragma unroll
-    for (int k = 0; k < Set::Len; ++k)
-      if (col + UC(k) < UC(cols))
-        __spn_mma_put(dst, I(row), rows, s0, I(col + UC(k)), cols, s1, __spn_mma_run_at<U>(runs.w[j], k), where...);
-  }
-}
-template <bool Inside = false, typename I, typename R, typename C, typename... Where>
-__device__ __forceinline__ void __spn_mma_store_f16(__half* dst, I rows, I cols, I s0, I s1, R r, C c,
-                                                    const __spn_mma_acc& d, const Where&... where) {
-  __spn_mma_store_tile<Inside>(dst, rows, cols, s0, s1, r, c, d, __spn_mma_pack_f16(), where...);
-}
 // ==== Spindle prelude end ====
 
-// Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 128, TJ = 8,
-//   GELU_C = 0.7978845608028654, GELU_C3 = 0.035677408136300125
+// Unannotated consts, written at each use as a literal of the type it takes there: BM = 128, BN = 128, STAGED = 1,
+//   TJ = 8, GELU_C = 0.7978845608028654, GELU_C3 = 0.035677408136300125, HALF = 64 (kernel body)
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
@@ -1201,7 +1006,7 @@ inline int64_t __spn_resident_blocks(const void* kernel, dim3 block, size_t dyna
 
 inline hipError_t launch_gemm_ws(hipStream_t stream, const __half* __restrict__ A, const __half* __restrict__ B, const __half* __restrict__ bias, __half* __restrict__ C, int32_t M, int32_t K, int32_t N) {
   const dim3 block = dim3(uint32_t(12 * __SPN_WARP_SIZE));
-  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__half))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__half)) + __spn_align16(2 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t));
+  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__half))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 3 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__half)) + __spn_align16(2 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 3 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 3 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t));
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm_ws), dynamic_shared_bytes))
     return e;
   const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&gemm_ws), block, dynamic_shared_bytes);
@@ -1211,18 +1016,21 @@ inline hipError_t launch_gemm_ws(hipStream_t stream, const __half* __restrict__ 
 }
 #endif
 
-#line 72 "samples/gemm_ws.spn"
+#line 95 "samples/gemm_ws.spn"
 constexpr int32_t GROUP = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
-constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 4 : 6;  // const of the kernel's body, per warp width
+#line 98 "samples/gemm_ws.spn"
+constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 3 : 6;  // const of the kernel's body, per warp width
 constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kernel's body, per warp width
+#line 101 "samples/gemm_ws.spn"
+constexpr int32_t EPI = __SPN_WARP_SIZE == 64 ? 192 : 96;  // const of the kernel's body, per warp width
 
-#line 59 "samples/gemm_ws.spn"
+#line 81 "samples/gemm_ws.spn"
 __device__ __forceinline__ float identity(float x) {
   return x;
 }
 
-#line 71 "samples/gemm_ws.spn"
+#line 94 "samples/gemm_ws.spn"
 extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
     const __half* __restrict__ A, const __half* __restrict__ B, const __half* __restrict__ bias, __half* __restrict__ C,
     int32_t M, int32_t K, int32_t N, const __grid_constant__ __spn_tensor_map A_map0, int32_t A_map0_ready,
@@ -1230,22 +1038,35 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 76 "samples/gemm_ws.spn"
+#line 102 "samples/gemm_ws.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))));
   float* bias_s = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)));
+  // A half tile of sums, column c of row r at c ^ 8 (r % 8): a warp's
+  // writes (8 rows, 8 columns) fall 2 to a bank, not 8, and each
+  // epilogue read stays 16 contiguous bytes.
+  float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(2 * 128 * sizeof(float)));
   alignas(16) __shared__ uint64_t full[STAGES];
   __spn_barriers_init(full, STAGES, 2);
-#line 80 "samples/gemm_ws.spn"
+#line 110 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t empty[STAGES];
   __spn_barriers_init(empty, STAGES, GROUP);
-#line 81 "samples/gemm_ws.spn"
+#line 111 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t order[2];
   __spn_barriers_init(order, 2, GROUP);
-#line 82 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t staged[2];
-  __spn_barriers_init(staged, 2, GROUP);
-#line 83 "samples/gemm_ws.spn"
+#line 112 "samples/gemm_ws.spn"
+  alignas(16) __shared__ uint64_t bias_ready[2];
+  __spn_barriers_init(bias_ready, 2, GROUP);
+#line 113 "samples/gemm_ws.spn"
+  alignas(16) __shared__ uint64_t handed[2];
+  __spn_barriers_init(handed, 2, GROUP);
+#line 114 "samples/gemm_ws.spn"
+  alignas(16) __shared__ uint64_t staged[1];
+  __spn_barriers_init(staged, 1, GROUP);
+#line 115 "samples/gemm_ws.spn"
+  alignas(16) __shared__ uint64_t drained[1];
+  __spn_barriers_init(drained, 1, EPI);
+#line 116 "samples/gemm_ws.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t g = warp / 4;
@@ -1253,35 +1074,105 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   int32_t tiles = int32_t(__spn_cdiv(int64_t(M), 128)) * tiles_n;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
   if (g == 0) {
-    __spn_release_registers<56>();
+    __spn_release_registers<72>();
     if (tid == 0) {
       int32_t use = 0;
       const int32_t tile_step = int(gridDim.x);
-#line 93 "samples/gemm_ws.spn"
+#line 126 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step)) {
         int32_t prow = int32_t(uint32_t(tile) / uint32_t(tiles_n)) * 128;
         int32_t pcol = int32_t(uint32_t(tile) % uint32_t(tiles_n)) * 128;
         for (int32_t pk = 0; pk < slabs; ++pk) {
           int32_t ps = use % STAGES;
           if (use >= STAGES) {
-            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 99, 25);
+            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 132, 25);
           }
-#line 100 "samples/gemm_ws.spn"
+#line 133 "samples/gemm_ws.spn"
           __spn_copy_tile<128, BK, SWA>(As, STAGES * 128, BK, ps * 128, 0, A, int32_t(M), int32_t(K), int32_t(K), int32_t(1), prow, pk * BK, full, ps, &A_map0, A_map0_ready);
           __spn_copy_tile<BK, 128, 128>(Bs, STAGES * BK, 128, ps * BK, 0, B, int32_t(K), int32_t(N), int32_t(N), int32_t(1), pk * BK, pcol, full, ps, &B_map1, B_map1_ready);
           use += 1;
         }
       }
+#line 136 "samples/gemm_ws.spn"
+    } else if (1 == 1 && warp > 0) {
+      // The epilogue: the half tiles in order, four rows at once a
+      // warp (four loads in flight), each lane 4 columns of a row.
+      int32_t e = tid - __SPN_WARP_SIZE;
+      int32_t cl = e % 32 * 4;
+      int32_t ei = 0;
+      const int32_t tile_step_1 = int(gridDim.x);
+#line 142 "samples/gemm_ws.spn"
+      for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_1)) {
+        int64_t erow0 = int64_t(int32_t(uint32_t(tile) / uint32_t(tiles_n))) * 128;
+        int64_t ecol0 = int64_t(int32_t(uint32_t(tile) % uint32_t(tiles_n))) * 128;
+        float bs[4];
+        #pragma unroll
+        for (int bs_i = 0; bs_i < 4; ++bs_i) bs[bs_i] = 0.0f;
+#line 150 "samples/gemm_ws.spn"
+        for (int32_t h = 0; h < 2; ++h) {
+          __spn_wait(staged, 0, 2 * ei + h, "samples/gemm_ws.spn", 151, 21);
+          const int32_t rb_step = EPI / 32;
+#line 152 "samples/gemm_ws.spn"
+          for (int32_t rb = e / 32; rb_step > 0 ? rb < 64 / 4 : (rb_step < 0 && rb > 64 / 4); rb = __spn_range_next(rb, 64 / 4, rb_step)) {
+            float xs[16];
+            #pragma unroll
+            for (int xs_i = 0; xs_i < 16; ++xs_i) xs[xs_i] = 0.0f;
+            #pragma unroll
+#line 154 "samples/gemm_ws.spn"
+            for (int32_t y = 0; y < 4; ++y) {
+              int32_t rr = rb * 4 + y;
+              #pragma unroll
+#line 156 "samples/gemm_ws.spn"
+              for (int32_t k = 0; k < 4; ++k) {
+                xs[y * 4 + k] = half[rr * 128 + (cl ^ (rr % 8 * 8)) + k];
+              }
+            }
+            #pragma unroll
+#line 158 "samples/gemm_ws.spn"
+            for (int32_t y = 0; y < 4; ++y) {
+              __half out[4];
+              #pragma unroll
+              for (int out_i = 0; out_i < 4; ++out_i) out[out_i] = __half(0.0f);
+              #pragma unroll
+#line 160 "samples/gemm_ws.spn"
+              for (int32_t k = 0; k < 4; ++k) {
+                out[k] = __half(identity(xs[y * 4 + k] + bs[k]));
+              }
+#line 162 "samples/gemm_ws.spn"
+              int64_t row = erow0 + h * 64 + rb * 4 + y;
+              int64_t col = ecol0 + cl;
+              if (row < int64_t(M)) {
+                if (col + 4 <= int64_t(N)) {
+                  // vector store of 8 bytes (4 f16 of C, 1 word of 8 bytes)
+                  __spn_store_run<4, 8>(&C[int32_t(row) * N + int32_t(col)], out);
+                } else {
+                  #pragma unroll
+#line 169 "samples/gemm_ws.spn"
+                  for (int32_t k = 0; k < 4; ++k) {
+                    if (col + k < int64_t(N)) {
+                      C[row * N + col + k] = out[k];
+                    }
+                  }
+                }
+              }
+            }
+          }
+#line 172 "samples/gemm_ws.spn"
+          __spn_arrive(drained, 0);
+        }
+#line 173 "samples/gemm_ws.spn"
+        ei += 1;
+      }
     }
   } else {
-#line 104 "samples/gemm_ws.spn"
-    __spn_claim_registers<224>();
+#line 175 "samples/gemm_ws.spn"
+    __spn_claim_registers<216>();
     int32_t me = g - 1;
     int32_t q = warp % 4;
     int32_t i = 0;
-    const int32_t tile_step_1 = int(gridDim.x);
-#line 108 "samples/gemm_ws.spn"
-    for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_1)) {
+    const int32_t tile_step_2 = int(gridDim.x);
+#line 179 "samples/gemm_ws.spn"
+    for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_2)) {
       if (i % 2 == me) {
         int32_t n = i / 2;
         int64_t row0 = int64_t(int32_t(uint32_t(tile) / uint32_t(tiles_n))) * 128;
@@ -1289,49 +1180,62 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         __spn_mma_acc acc[2][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
         bool acc_fresh = true;
         // The other group's main loop of tile i - 1 is done.
-#line 115 "samples/gemm_ws.spn"
+#line 186 "samples/gemm_ws.spn"
         if (me == 1) {
-          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 116, 21);
+          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 187, 21);
         } else if (n > 0) {
-          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 118, 21);
+          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 189, 21);
         }
-#line 119 "samples/gemm_ws.spn"
+#line 190 "samples/gemm_ws.spn"
         for (int32_t k = 0; k < slabs; ++k) {
           int32_t u = i * slabs + k;
           int32_t s = u % STAGES;
-          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 122, 21);
+          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 193, 21);
           __spn_dot<2, 8, BK, SWA, 128, 0, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 128, BK, Bs, STAGES * BK, 128, s * 128, 0, s * BK, 0);
           __spn_dot_wait<1>();
           if (k > 0) {
             __spn_arrive(empty, (u - 1) % STAGES);
           }
         }
-#line 127 "samples/gemm_ws.spn"
+#line 198 "samples/gemm_ws.spn"
         __spn_arrive(order, 1 - me);
         __spn_dot_wait<0>();
         if (slabs > 0) {
           __spn_arrive(empty, (i * slabs + slabs - 1) % STAGES);
         }
+        // The other group handed tile i - 1 over (Phases, above).
+        if (me == 1) {
+          __spn_wait(handed, 1, n, "samples/gemm_ws.spn", 205, 25);
+        } else if (n > 0) {
+          __spn_wait(handed, 0, n - 1, "samples/gemm_ws.spn", 207, 25);
+        }
         __spn_dot_settle(acc, acc_fresh);
         #pragma unroll
-#line 140 "samples/gemm_ws.spn"
+#line 208 "samples/gemm_ws.spn"
         for (int32_t a = 0; a < 2; ++a) {
+          if (2 * i + a > 0) {
+            __spn_wait(drained, 0, 2 * i + a - 1, "samples/gemm_ws.spn", 210, 29);
+          }
           #pragma unroll
-#line 141 "samples/gemm_ws.spn"
+#line 211 "samples/gemm_ws.spn"
           for (int32_t j = 0; j < 8; ++j) {
             #pragma unroll
-#line 142 "samples/gemm_ws.spn"
+#line 212 "samples/gemm_ws.spn"
             for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
-              float& v = acc[a][j].x[e_1];
-#line 145 "samples/gemm_ws.spn"
-              v = identity(v);
+              const int32_t r = __spn_mma_row(e_1);
+              const int32_t c = __spn_mma_col(e_1);
+              const float x = acc[a][j].x[e_1];
+#line 213 "samples/gemm_ws.spn"
+              half[(q * 16 + r) * 128 + ((j * 16 + c) ^ (r % 8 * 8))] = x;
             }
-#line 146 "samples/gemm_ws.spn"
-            __spn_mma_store_f16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
           }
+#line 214 "samples/gemm_ws.spn"
+          __spn_arrive(staged, 0);
         }
+#line 215 "samples/gemm_ws.spn"
+        __spn_arrive(handed, 1 - me);
       }
-#line 147 "samples/gemm_ws.spn"
+#line 233 "samples/gemm_ws.spn"
       i += 1;
     }
   }
