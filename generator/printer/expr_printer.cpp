@@ -786,8 +786,11 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
                         value(*c.args[1]), value(*c.args[2]), ctx_.sourcePath, c.range.begin.line, c.range.begin.col),
             kPostfix};
   if (b.id == BuiltinId::CopyTile) return tileCopyCall(c);
+  // The cpu target's register pool names the call where a claim never ends.
   if (b.id == BuiltinId::ClaimRegisters || b.id == BuiltinId::ReleaseRegisters)
-    return {fmt::format("{}<{}>()", b.hipF32, value(*c.args[0])), kPostfix};
+    return {fmt::format("{}<{}>(\"{}\", {}, {})", b.hipF32, value(*c.args[0]), ctx_.sourcePath, c.range.begin.line,
+                        c.range.begin.col),
+            kPostfix};
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
   const bool batched = c.args.size() == 8;

@@ -15,7 +15,7 @@
 #ifndef SPINDLE_CPU_ABI_H
 #define SPINDLE_CPU_ABI_H
 
-#define __SPN_CPU_ABI_VERSION 4
+#define __SPN_CPU_ABI_VERSION 5
 
 /* Bytes one lane may put into a warp exchange (shuffles, votes). */
 #define __SPN_CPU_EXCHANGE_BYTES 16
@@ -113,6 +113,14 @@ typedef struct __spn_cpu_api {
    * only the threads that arrived and those that wait: a race between
    * others across a phase goes unreported, none is reported falsely). */
   void (*phase_completed)(void);
+  /* claim_registers(n) (claim 1) or release_registers(n) (claim 0) at
+   * file:line:col, called by every thread of the warp group; the first
+   * call of each applies it. The runtime models sm_90a's register pool at
+   * warp width 32 (docs/runtime.md): a claim returns once the block's free
+   * registers cover it, letting the block's other threads run meanwhile;
+   * a block that can never go on fails the launch, naming the claim. At
+   * width 64 it returns at once. */
+  void (*set_registers)(int n, int claim, const char* file, int line, int col);
 } __spn_cpu_api;
 
 /* What the library exports (default visibility, C names):

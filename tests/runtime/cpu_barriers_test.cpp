@@ -273,6 +273,68 @@ TEST_P(CpuBarriers, OneWarpGroupFeedsTheOthersDot) {
   }
 }
 
+// Register budgets on the cpu target's model of sm_90a's pool (docs/runtime.md):
+// group 0 releases to RELEASE, groups 1 and 2 claim CLAIM. The block of 384
+// threads holds 384 x 168 = 64,512 registers: 56 + 2 x 224 fits, 64 + 2 x
+// 224 (what hung an H200 in session 22) leaves a claim waiting for ever,
+// which fails the launch naming it. At warp width 64 there is no pool.
+constexpr const char* kBudgetKernel = R"(const RELEASE = 56
+const CLAIM = 224
+
+@grid(1)
+@block(12 * warp_size())
+kernel budgets(X: f32[N], Y: f32[N]):
+    tid = thread_id()
+    if tid // (4 * warp_size()) == 0:
+        release_registers(RELEASE)
+    else:
+        claim_registers(CLAIM)
+    if tid < N:
+        Y[tid] = 2.0 * X[tid]
+)";
+
+TEST_P(CpuBarriers, RegisterBudgetsThatOverfillTheBlocksPoolFailTheLaunch) {
+  const auto [target, checked] = GetParam();
+  Runtime rt(cpuOptions(target, checked));
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module m = rt.loadModuleFromString("budgets.spn", kBudgetKernel);
+  const int64_t N = 12 * rt.warpSize();
+  std::vector<float> X(static_cast<size_t>(N));
+  for (size_t i = 0; i < X.size(); ++i) X[i] = float(i) * 0.5f - 7.0f;
+  DeviceBuffer dX = rt.allocate(X.size() * 4), dY = rt.allocate(X.size() * 4);
+  rt.copyToDevice(dX, X.data(), X.size() * 4);
+  auto launch = [&](int64_t release, int64_t claim) {
+    KernelOptions o;
+    o.consts = {{"RELEASE", ConstOverride::ofInt(release)}, {"CLAIM", ConstOverride::ofInt(claim)}};
+    std::vector<float> Y(X.size(), -1.0f);
+    rt.copyToDevice(dY, Y.data(), Y.size() * 4);
+    const std::string error = errorFrom([&] {
+      m.kernel("budgets", o)
+          .launch(nullptr, {tensor(dX.data(), ScalarType::F32, {N}), tensor(dY.data(), ScalarType::F32, {N})});
+      rt.synchronize();
+    });
+    if (error != "(no error)") return error;
+    rt.copyToHost(Y.data(), dY, Y.size() * 4);
+    for (size_t i = 0; i < Y.size(); ++i)
+      if (Y[i] != 2.0f * X[i]) return "Y[" + std::to_string(i) + "] is wrong";
+    return std::string();
+  };
+  EXPECT_EQ(launch(56, 224), "");
+  EXPECT_EQ(launch(72, 216), "");
+  const std::string over = launch(64, 224);
+  if (rt.warpSize() == 64) {
+    EXPECT_EQ(over, "") << "no pool at width 64";
+    return;
+  }
+  // Group 1 took 7,168 of the 13,312 that group 0 gave back; group 2 waits.
+  EXPECT_THAT(over, HasSubstr("threads 256-383 wait at budgets.spn:11:9: claim_registers(224) needs 7168 registers "
+                              "for its warp group, and 6144 of the block's 64512 are free (384 threads x 168"));
+  // setmaxnreg.dec cannot raise a budget.
+  EXPECT_THAT(launch(200, 224),
+              HasSubstr("budgets.spn:9:9: release_registers(200) where the warp group's budget is "
+                        "168 registers a thread: a claim only raises it and a release only lowers it"));
+}
+
 // copy_tile (tests/golden/kernels/copy_tile.spn): boxes inside X, across
 // its bottom and right edges and wholly past them, into a swizzled and a
 // row-major buffer, f16 and f32, against the box's definition.

@@ -21,6 +21,9 @@ void apiFail(const char* message) { BlockRunner::fail(message); }
 void apiSharedDeclare(const void* base, size_t bytes) { BlockRunner::sharedDeclare(base, bytes); }
 void apiWaitWord(const unsigned* word, unsigned atLeast) { BlockRunner::waitWord(word, atLeast); }
 void apiPhaseCompleted() { BlockRunner::phaseCompleted(); }
+void apiSetRegisters(int n, int claim, const char* file, int line, int col) {
+  BlockRunner::setRegisters(n, claim != 0, file, line, col);
+}
 int apiSharedAccess(int access, const void* p, size_t bytes, unsigned* other) {
   return BlockRunner::sharedAccess(access, p, bytes, other);
 }
@@ -46,8 +49,9 @@ std::string ranges(const std::vector<unsigned>& ids) {
 }  // namespace
 
 const __spn_cpu_api& runtimeApi() {
-  static const __spn_cpu_api api{__SPN_CPU_ABI_VERSION, apiSelf,         apiSyncBlock, apiSyncWarp,      apiFail,
-                                 apiSharedDeclare,      apiSharedAccess, apiWaitWord,  apiPhaseCompleted};
+  static const __spn_cpu_api api{
+      __SPN_CPU_ABI_VERSION, apiSelf,         apiSyncBlock, apiSyncWarp,       apiFail,
+      apiSharedDeclare,      apiSharedAccess, apiWaitWord,  apiPhaseCompleted, apiSetRegisters};
   return api;
 }
 
@@ -124,6 +128,11 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
   liveThreads_ = n;
   atBarrier_ = 0;
   pass_ = 0;
+  modelRegisters_ = ws == 32;
+  registersPerThread_ = std::min(256u, 65536u / n / 8 * 8);
+  registerGroups_.assign((n + 127) / 128, RegisterGroup{registersPerThread_, 0});
+  freeRegisters_ = 0;
+  for (Thread& t : threads_) t.registerCalls = 0;
   if (scheduleSeed_) {
     // One stream per (seed, block), the same on every run and worker.
     const uint64_t block = (uint64_t(index.z) * shape_.grid.y + index.y) * shape_.grid.x + index.x;
@@ -200,6 +209,9 @@ bool BlockRunner::runnable(const Thread& t) const {
     case State::AtBarrier: return t.waitFor != barrierGeneration_;
     case State::AtWarpMeeting: return t.waitFor != warps_[t.warp].generation;
     case State::AtPhase: return *t.word >= t.waitFor;
+    case State::AtRegisters:
+      return registerGroups_[size_t(&t - threads_.data()) / 128].applied >= t.waitFor ||
+             freeRegisters_ >= registersNeeded(t);
     case State::Done: return false;
   }
   return false;
@@ -296,6 +308,47 @@ void BlockRunner::waitWord(const unsigned* word, unsigned atLeast) {
 
 void BlockRunner::phaseCompleted() { tlsRunner->sharedShadow_.barrier(); }
 
+unsigned BlockRunner::warpGroupThreads(size_t group) const {
+  return unsigned(std::min<size_t>(128, threads_.size() - group * 128));
+}
+
+int64_t BlockRunner::registersNeeded(const Thread& t) const {
+  const size_t group = size_t(&t - threads_.data()) / 128;
+  return (int64_t(t.claim.n) - int64_t(registerGroups_[group].budget)) * warpGroupThreads(group);
+}
+
+void BlockRunner::setRegisters(int n, bool claim, const char* file, int line, int col) {
+  BlockRunner& r = *tlsRunner;
+  if (!r.modelRegisters_) return;
+  Thread& t = *r.current_;
+  const size_t group = size_t(&t - r.threads_.data()) / 128;
+  RegisterGroup& g = r.registerGroups_[group];
+  const uint32_t call = ++t.registerCalls;
+  t.claim = {n, file, line, col};
+  const char* name = claim ? "claim_registers" : "release_registers";
+  // setmaxnreg.inc only raises a budget and .dec only lowers it.
+  if (g.applied < call && (claim ? unsigned(n) < g.budget : unsigned(n) > g.budget)) {
+    const std::string message = fmt::format(
+        "{}:{}:{}: {}({}) where the warp group's budget is {} registers a thread: a claim only raises "
+        "it and a release only lowers it, in block ({}, {}, {}), thread ({}, {}, {})",
+        file, line, col, name, n, g.budget, t.view.block_idx.x, t.view.block_idx.y, t.view.block_idx.z,
+        t.view.thread_idx.x, t.view.thread_idx.y, t.view.thread_idx.z);
+    fail(message.c_str());
+  }
+  while (g.applied < call) {
+    const int64_t need = r.registersNeeded(t);
+    if (!claim || r.freeRegisters_ >= need) {
+      r.freeRegisters_ -= need;
+      g.budget = unsigned(n);
+      g.applied = call;
+      return;
+    }
+    t.state = State::AtRegisters;
+    t.waitFor = call;
+    r.suspend();
+  }
+}
+
 void BlockRunner::fail(const char* message) {
   BlockRunner& r = *tlsRunner;
   r.recordError(message, /*namesTheThread=*/true);
@@ -327,19 +380,31 @@ bool BlockRunner::resolveStall() {
       released = true;
     }
   if (released) return true;
-  recordError("the block cannot go on (a barrier some threads never reach, or a phase no thread arrives at):\n" +
-              describeWaits());
+  recordError(
+      "the block cannot go on (a barrier some threads never reach, a phase no thread arrives at, or registers no "
+      "warp group gives back):\n" +
+      describeWaits());
   return false;
 }
 
 std::string BlockRunner::describeWaits() const {
   std::vector<unsigned> atBarrier, atMeeting, atPhase, returned;
+  std::vector<std::pair<const Thread*, std::vector<unsigned>>> atClaim;  // per claim: its threads
   for (size_t i = 0; i < threads_.size(); ++i) {
     const Thread& t = threads_[i];
     if (t.state == State::AtBarrier) atBarrier.push_back(unsigned(i));
     else if (t.state == State::AtWarpMeeting) atMeeting.push_back(unsigned(i));
     else if (t.state == State::AtPhase) atPhase.push_back(unsigned(i));
     else if (t.state == State::Done) returned.push_back(unsigned(i));
+    else if (t.state == State::AtRegisters) {
+      auto same = [&](const auto& c) {
+        return c.first->claim.line == t.claim.line && c.first->claim.col == t.claim.col &&
+               c.first->claim.n == t.claim.n && i / 128 == size_t(c.first - threads_.data()) / 128;
+      };
+      auto it = std::find_if(atClaim.begin(), atClaim.end(), same);
+      if (it == atClaim.end()) atClaim.push_back({&t, {unsigned(i)}});
+      else it->second.push_back(unsigned(i));
+    }
   }
   std::string out;
   auto line = [&](const char* what, const std::vector<unsigned>& ids) {
@@ -350,6 +415,14 @@ std::string BlockRunner::describeWaits() const {
   line("wait at the barrier", atBarrier);
   line("wait at a warp shuffle or vote", atMeeting);
   line("wait for a phase of a barrier (wait()) that no thread left can complete", atPhase);
+  for (const auto& [t, ids] : atClaim)
+    line(fmt::format("wait at {}:{}:{}: claim_registers({}) needs {} registers for its warp group, and {} of the "
+                     "block's {} are free ({} threads x {}, what ptxas gives each thread of a kernel with register "
+                     "budgets; the budgets must add up to no more)",
+                     t->claim.file, t->claim.line, t->claim.col, t->claim.n, registersNeeded(*t), freeRegisters_,
+                     int64_t(threads_.size()) * registersPerThread_, threads_.size(), registersPerThread_)
+             .c_str(),
+         ids);
   line("have returned", returned);
   return out;
 }

@@ -8,6 +8,14 @@
 // by returning, or for a phase no thread left completes) fails with a
 // message that says which threads wait where.
 //
+// Register budgets (claim_registers, release_registers): at warp width 32
+// the runner keeps sm_90a's pool. ptxas gives every thread of a kernel
+// that sets budgets what __launch_bounds__ allows, 65,536 / threads rounded
+// down to a multiple of 8 (at most 256), and a claim waits until the
+// block's unclaimed registers cover its warp group's rise, so budgets that
+// add up to more fail here, naming the claim, where a GPU hangs. At width
+// 64 (AMD, where the builtins do nothing) there is no pool.
+//
 // The schedule: with seed 0 each pass runs every runnable thread in thread
 // order, each until it waits. A nonzero seed (SPINDLE_CPU_SCHEDULE) models
 // warps of different speeds, as a GPU's are: per block, each warp gets a
@@ -57,9 +65,16 @@ class BlockRunner {
   static int sharedAccess(int access, const void* p, size_t bytes, unsigned* other);
   static void waitWord(const unsigned* word, unsigned atLeast);
   static void phaseCompleted();
+  static void setRegisters(int n, bool claim, const char* file, int line, int col);
 
  private:
-  enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, AtPhase, Done };
+  enum class State : uint8_t { Runnable, AtBarrier, AtWarpMeeting, AtPhase, AtRegisters, Done };
+  // A claim_registers() a thread waits at (State::AtRegisters).
+  struct RegisterClaim {
+    int n = 0;
+    const char* file = "";
+    int line = 0, col = 0;
+  };
   struct Thread {
     __spn_cpu_thread view;  // what the kernel reads
     boost::context::fiber fiber;
@@ -67,6 +82,10 @@ class BlockRunner {
     uint32_t waitFor = 0;  // the generation of the barrier or meeting it waits at
     // AtPhase: until *word >= waitFor (a phase barrier's arrivals).
     const unsigned* word = nullptr;
+    // The register calls it made; AtRegisters: until its warp group has
+    // applied call waitFor, or the pool can give `claim`.
+    uint32_t registerCalls = 0;
+    RegisterClaim claim;
     unsigned warp = 0;
     StackBounds stack;  // its fiber's stack
   };
@@ -98,6 +117,10 @@ class BlockRunner {
   // fail with where the threads wait.
   bool resolveStall();
   std::string describeWaits() const;
+  // Registers the claim of thread t would take from the pool (its warp
+  // group's threads times the rise of its budget).
+  int64_t registersNeeded(const Thread& t) const;
+  unsigned warpGroupThreads(size_t group) const;
   // The first failure of the block; `message` gets the block in front
   // unless it names the block and thread itself (a kernel's own failure).
   void recordError(std::string message, bool namesTheThread = false);
@@ -119,6 +142,17 @@ class BlockRunner {
   StackBounds schedulerStack_;       // the OS thread's stack, where run() is
   Thread* current_ = nullptr;
   std::string error_;
+  // sm_90a's register pool (setmaxnreg), modeled at warp width 32: the
+  // block starts with threads x registersPerThread_, each warp group of 4
+  // warps at that budget; `applied` counts the group's register calls done.
+  struct RegisterGroup {
+    unsigned budget = 0;
+    uint32_t applied = 0;
+  };
+  bool modelRegisters_ = false;
+  unsigned registersPerThread_ = 0;
+  int64_t freeRegisters_ = 0;
+  std::vector<RegisterGroup> registerGroups_;
   // The shuffled schedule (seed != 0): each warp's period, the order of the
   // current pass, and the pass count of the block.
   uint64_t scheduleSeed_ = 0;

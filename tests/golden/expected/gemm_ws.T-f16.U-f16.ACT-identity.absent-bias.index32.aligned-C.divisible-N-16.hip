@@ -712,21 +712,28 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_bf16(const __spn_mma_a<__spn_
 // claim_registers(n), release_registers(n) (docs/language.md 8.14): the
 // calling warp group's registers per thread become n (setmaxnreg.inc /
 // .dec on sm_90a, which every thread of the group executes; a claim
-// waits until the registers are free). Elsewhere nothing: the compiler's
-// allocation stands.
+// waits until the registers are free). The cpu target models that pool
+// (file, line, col: the call, for its message); elsewhere nothing: the
+// compiler's allocation stands.
 template <int N>
-__device__ __forceinline__ void __spn_claim_registers() {
+__device__ __forceinline__ void __spn_claim_registers(const char* file, int line, int col) {
   static_assert(N >= 24 && N <= 256 && N % 8 == 0, "claim_registers: a multiple of 8 from 24 to 256");
 #if defined(__SPN_WGMMA)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+#elif defined(__SPN_CPU)
+  __spn_cpu_api_ptr->set_registers(N, 1, file, line, col);
 #endif
+  (void)file, (void)line, (void)col;
 }
 template <int N>
-__device__ __forceinline__ void __spn_release_registers() {
+__device__ __forceinline__ void __spn_release_registers(const char* file, int line, int col) {
   static_assert(N >= 24 && N <= 256 && N % 8 == 0, "release_registers: a multiple of 8 from 24 to 256");
 #if defined(__SPN_WGMMA)
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+#elif defined(__SPN_CPU)
+  __spn_cpu_api_ptr->set_registers(N, 0, file, line, col);
 #endif
+  (void)file, (void)line, (void)col;
 }
 template <typename T>
 struct __spn_wgmma_bf16 {
@@ -1074,7 +1081,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   int32_t tiles = int32_t(__spn_cdiv(int64_t(M), 128)) * tiles_n;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
   if (g == 0) {
-    __spn_release_registers<72>();
+    __spn_release_registers<72>("samples/gemm_ws.spn", 123, 9);
     if (tid == 0) {
       int32_t use = 0;
       const int32_t tile_step = int(gridDim.x);
@@ -1166,7 +1173,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
     }
   } else {
 #line 175 "samples/gemm_ws.spn"
-    __spn_claim_registers<216>();
+    __spn_claim_registers<216>("samples/gemm_ws.spn", 175, 9);
     int32_t me = g - 1;
     int32_t q = warp % 4;
     int32_t i = 0;
