@@ -451,15 +451,13 @@ class TypeChecker {
     };
     const Limit limits[2] = {{"number of barriers N", 1024}, {"arrival count", (int64_t(1) << 20) - 1}};
     for (size_t k = 0; k < 2; ++k) {
-      Expr& e = *call.args[k];
-      const ScalarType t = typeOf(e);
-      auto v = evaluateConst(e, constsOnly());
-      // Known per specialization only (warp_size(), a tuned const, a dim
-      // for count), or not compile-time at all (resolution said so).
-      if (!v && (t == ScalarType::Invalid || isInteger(t))) continue;
-      if (!v || v->isFloat || !isInteger(t) || v->i < 1 || v->i > limits[k].max)
-        error(DiagId::sema_barriers_value, e.range, "N, count", limits[k].what, limits[k].max,
-              v && !v->isFloat && isInteger(t) ? fmt::format(", not {}", v->i) : std::string());
+      // Deferred: known per specialization only (warp_size(), a tuned
+      // const, a dim for count), or not compile-time at all (resolution
+      // said so).
+      const CompileTimeInt n = compileTimeInt(*call.args[k], /*deferAnyInteger=*/true);
+      if (outside(n, 1, limits[k].max))
+        error(DiagId::sema_barriers_value, call.args[k]->range, "N, count", limits[k].what, limits[k].max,
+              n.kind == CompileTimeInt::Kind::Known ? n.notValue() : std::string());
     }
   }
 
@@ -719,25 +717,45 @@ class TypeChecker {
     return false;
   }
 
+  // An argument that must be a compile-time integer (a barrier count, a
+  // register budget, a copy's width, a box's size): Known, with its value;
+  // Deferred, a const only a specialization or the warp width decides,
+  // which the printed constant expression's static_assert (or the
+  // specialization's checks) tests; or Bad: a float, or not compile-time.
+  // `deferAnyInteger`: any integer sema cannot evaluate is Deferred (where
+  // resolution already refused values known only at run time).
+  struct CompileTimeInt {
+    enum class Kind { Known, Deferred, Bad } kind;
+    std::optional<int64_t> value;  // Known; Bad where it has an integer value (a bool's)
+    // ", not 12" where there is a value to show, for the messages.
+    std::string notValue() const { return value ? fmt::format(", not {}", *value) : std::string(); }
+  };
+  CompileTimeInt compileTimeInt(Expr& e, bool deferAnyInteger = false) {
+    const ScalarType t = typeOf(e);
+    const auto v = evaluateConst(e, constsOnly());
+    const bool integerLike = t == ScalarType::Invalid || isInteger(t);
+    if (v && !v->isFloat && isInteger(t)) return {CompileTimeInt::Kind::Known, v->i};
+    if (!v && integerLike && (deferAnyInteger || constsOnlyExpr(e))) return {CompileTimeInt::Kind::Deferred, {}};
+    return {CompileTimeInt::Kind::Bad, v && !v->isFloat ? std::optional<int64_t>(v->i) : std::nullopt};
+  }
+  // Bad, or Known outside [lo, hi] (or not a multiple of `step`).
+  static bool outside(const CompileTimeInt& n, int64_t lo, int64_t hi, int64_t step = 1) {
+    using K = CompileTimeInt::Kind;
+    return n.kind == K::Bad || (n.kind == K::Known && (*n.value < lo || *n.value > hi || *n.value % step != 0));
+  }
+
   void checkAsyncCopy(CallExpr& c) {
     if (c.callee == "copy_commit") return;
     if (c.callee == "arrive" || c.callee == "wait") return checkPhaseBarrierCall(c);
     if (c.callee == "copy_tile") return checkCopyTile(c);
     if (c.callee == "claim_registers" || c.callee == "release_registers") {
-      const ScalarType t = typeOf(*c.args[0]);
-      auto v = evaluateConst(*c.args[0], constsOnly());
-      if (!v && constsOnlyExpr(*c.args[0]) && (t == ScalarType::Invalid || isInteger(t))) return;
-      if (!v || v->isFloat || !isInteger(t) || v->i < 24 || v->i > 256 || v->i % 8 != 0)
-        error(DiagId::sema_register_budget, c.args[0]->range, c.callee,
-              v && !v->isFloat ? fmt::format(", not {}", v->i) : std::string());
+      const CompileTimeInt n = compileTimeInt(*c.args[0]);
+      if (outside(n, 24, 256, 8)) error(DiagId::sema_register_budget, c.args[0]->range, c.callee, n.notValue());
       return;
     }
     if (c.callee == "copy_wait") {
-      auto n = evaluateConst(*c.args[0], constsOnly());
-      if (!n && constsOnlyExpr(*c.args[0])) return;
-      if (!n || n->isFloat || n->i < 0)
-        error(DiagId::sema_copy_wait_count, c.args[0]->range,
-              n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string());
+      const CompileTimeInt n = compileTimeInt(*c.args[0]);
+      if (outside(n, 0, INT64_MAX)) error(DiagId::sema_copy_wait_count, c.args[0]->range, n.notValue());
       return;
     }
     auto symbolAt = [&](size_t i) -> const Symbol* {
@@ -772,13 +790,13 @@ class TypeChecker {
     }
     if (!dst || dst->type == ScalarType::Invalid) return;
     const int64_t bytes = scalarBits(dst->type) / 8;
-    auto n = evaluateConst(*c.args[nArg], constsOnly());
-    if (!n && constsOnlyExpr(*c.args[nArg])) return;
-    const bool ok = n && !n->isFloat && n->i > 0 && (n->i * bytes == 4 || n->i * bytes == 8 || n->i * bytes == 16);
-    if (!ok)
+    const CompileTimeInt n = compileTimeInt(*c.args[nArg]);
+    if (n.kind == CompileTimeInt::Kind::Deferred) return;
+    const int64_t run = n.value.value_or(0) * bytes;
+    if (n.kind == CompileTimeInt::Kind::Bad || (run != 4 && run != 8 && run != 16))
       error(DiagId::sema_copy_async_width, c.args[nArg]->range, scalarName(dst->type),
             bytes ? fmt::format("{}, {} or {}", 4 / bytes, 8 / bytes, 16 / bytes) : std::string("?"),
-            n && !n->isFloat ? fmt::format(", not {}", n->i) : std::string(", a constant"));
+            n.value ? n.notValue() : std::string(", a constant"));
   }
 
   // copy_tile(dst, r, c, src, sr, sc, R, C, bars, i): dst a 2-D shared
@@ -811,12 +829,10 @@ class TypeChecker {
                  : "the ninth argument is an expression";
     for (size_t k : {size_t(6), size_t(7)}) {
       if (!why.empty()) break;
-      const ScalarType t = typeOf(*c.args[k]);
-      auto v = evaluateConst(*c.args[k], constsOnly());
-      if (!v && constsOnlyExpr(*c.args[k]) && (t == ScalarType::Invalid || isInteger(t))) continue;
-      if (!v || v->isFloat || !isInteger(t) || v->i < 1 || v->i > 256)
+      const CompileTimeInt n = compileTimeInt(*c.args[k]);
+      if (outside(n, 1, 256))
         why = fmt::format("its {} is {}", k == 6 ? "row count R" : "column count C",
-                          v && !v->isFloat ? fmt::format("{}", v->i) : std::string("not a compile-time integer"));
+                          n.value ? fmt::format("{}", *n.value) : std::string("not a compile-time integer"));
     }
     if (!why.empty()) error(DiagId::sema_copy_tile_args, c.range, why);
     for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5), size_t(9)}) {
