@@ -100,6 +100,10 @@ class Backend {
     int elementBytes = 0;
     int64_t rows = 0, cols = 0, rowStrideBytes = 0;
     int boxRows = 0, boxCols = 0, swizzle = 0;
+    // The launch's device: the map is encoded in its context, which the
+    // launching thread need not have current (a new thread's first
+    // launch, a device other than the runtime's own).
+    int device = 0;
   };
   virtual bool encodeTensorMap(const TensorMapRequest& /*request*/, void* /*out*/) { return false; }
   // Whether `stream` is being captured into a graph (stream_capture.h).

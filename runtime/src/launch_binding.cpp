@@ -674,7 +674,7 @@ namespace {
 // the backend where TMA can read the tensor as the map says (a 2-D
 // row-major view, its base 16-byte aligned, its row pitch a multiple of 16
 // bytes, no dim zero); else zeros, not ready.
-void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, PackedArgs& out) {
+void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, int device, PackedArgs& out) {
   PackedArgs::TensorMap& map = out.maps[op.index];
   bool ready = false;
   if (backend && a.rank == 2 && a.data) {
@@ -688,6 +688,7 @@ void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, PackedArgs&
     r.boxRows = op.boxRows;
     r.boxCols = op.boxCols;
     r.swizzle = op.swizzle;
+    r.device = device;
     if (inner == 1 && r.rows > 0 && r.cols > 0 && reinterpret_cast<uintptr_t>(a.data) % 16 == 0 &&
         r.rowStrideBytes > 0 && r.rowStrideBytes % 16 == 0)
       ready = backend->encodeTensorMap(r, map.bytes);
@@ -698,8 +699,8 @@ void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, PackedArgs&
 
 }  // namespace
 
-void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out,
-                   Backend* backend) {
+void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out, Backend* backend,
+                   int device) {
   out.count = int(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const PackOp& op = ops[i];
@@ -707,7 +708,7 @@ void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Bindin
     slot = 0;
     switch (op.kind) {
       case AbiArgKind::TensorMap:
-        packTensorMap(op, args[op.param], backend, out);
+        packTensorMap(op, args[op.param], backend, device, out);
         out.pointers[i] = out.maps[op.index].bytes;
         continue;
       case AbiArgKind::TensorMapReady: slot = out.mapReady[op.index] ? 1 : 0; break;

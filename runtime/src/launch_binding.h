@@ -194,9 +194,10 @@ struct PackedArgs {
   bool mapReady[kMaxTensorMaps];
 };
 // Arguments must have passed bindArguments. `backend` makes the tensor maps
-// (none: every map is zeros and not ready, as on the cpu target).
+// for the launch's `device` (none: every map is zeros and not ready, as on
+// the cpu target).
 void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out,
-                   Backend* backend = nullptr);
+                   Backend* backend = nullptr, int device = 0);
 
 // The dims map and type map of a binding (for LaunchPlan and the generator).
 std::map<std::string, int64_t> dimMap(const KernelPlan& plan, const Binding& b);

@@ -767,7 +767,7 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
     g = s.geometry(b, e, device);
   }
   rt::PackedArgs packed;
-  rt::packArguments(*ops, args, b, packed, r.backend.get());
+  rt::packArguments(*ops, args, b, packed, r.backend.get(), device);
   r.backend->launch(function, g, stream, packed.pointers, device);
 }
 

@@ -392,7 +392,7 @@ TEST(LaunchBinding, TensorMapsAreMadeWhereTmaCanReadTheTensor) {
     std::vector<Arg> args = {tensor(x, F32, shape, strides), tensor(buffer, F32, shape, strides), scalar(F32, 1.0)};
     Binding b;
     rt::bindArguments(plan, args.data(), args.size(), b);
-    rt::packArguments(ops, args.data(), b, packed, be);
+    rt::packArguments(ops, args.data(), b, packed, be, /*device=*/2);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.pointers[1]) % 64, 0u);  // CUtensorMap's alignment
     return *static_cast<int32_t*>(packed.pointers[2]);
   };
@@ -408,6 +408,7 @@ TEST(LaunchBinding, TensorMapsAreMadeWhereTmaCanReadTheTensor) {
   EXPECT_EQ(r.boxRows, 128);
   EXPECT_EQ(r.boxCols, 32);
   EXPECT_EQ(r.swizzle, 128);
+  EXPECT_EQ(r.device, 2);  // encoded in the launch device's context
   EXPECT_EQ(static_cast<unsigned char*>(packed.pointers[1])[0], 0x5a);
   // A base 4 bytes past alignment, a pitch of 13 elements (52 bytes), an
   // inner stride of 2: not asked, zeros, not ready.
