@@ -141,17 +141,21 @@ __device__ __forceinline__ void __spn_store_run(T* p, const T* local) {
 #else
   typedef typename __spn_run_word<W>::type Word;
   Word words[N * sizeof(T) / W];
-#if defined(__SPN_CUDA)
-  // The elements into the words one by one (nvrtc has no memcpy; register copies after unrolling).
-  T* elements = reinterpret_cast<T*>(words);
-#pragma unroll
-  for (int k = 0; k < N; ++k) elements[k] = local[k];
-#else
-  // One copy of the whole run: clang keeps it in registers, where stores of
-  // 2-byte elements into 8-byte words left 16 bytes in scratch (gfx90a and
-  // gfx940, samples/gemm_ws.spn's 4-element f16 runs).
-  __builtin_memcpy(words, local, N * sizeof(T));
+#if !defined(__SPN_CUDA)
+  if constexpr (Hint == 0) {
+    // One copy of the whole run: clang keeps it in registers, where stores
+    // of 2-byte elements into 8-byte words left 16 bytes in scratch (gfx90a
+    // and gfx940, samples/gemm_ws.spn's 4-element f16 runs). Not for the
+    // hinted store: clang then drops its nontemporal bit (glc slc).
+    __builtin_memcpy(words, local, N * sizeof(T));
+  } else
 #endif
+  {
+    // The elements into the words one by one (nvrtc has no memcpy; register copies after unrolling).
+    T* elements = reinterpret_cast<T*>(words);
+#pragma unroll
+    for (int k = 0; k < N; ++k) elements[k] = local[k];
+  }
 #pragma unroll
   for (int k = 0; k < int(N * sizeof(T) / W); ++k) {
     Word* q = reinterpret_cast<Word*>(p) + k;
