@@ -431,6 +431,7 @@ NB_MODULE(_spindle, m) {
              d["tunings"] = s.tunings;  // autotuning (docs/runtime.md, "Autotuning")
              d["tuning_launches"] = s.tuningLaunches;
              d["tune_store_hits"] = s.tuneStoreHits;
+             d["tensor_map_fallbacks"] = s.tensorMapFallbacks;  // copy_tile's element path, docs/runtime.md
              return d;
            })
       .def("reset_stats", [](PyRuntime& r) { r.rt->resetStats(); })

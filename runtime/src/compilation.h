@@ -20,6 +20,7 @@ struct Counters {
   std::atomic<uint64_t> compiles{0};
   std::atomic<uint64_t> compileFailures{0};
   std::atomic<uint64_t> compileNanos{0};
+  std::atomic<uint64_t> tensorMapFallbacks{0};  // CacheStats::tensorMapFallbacks
 };
 
 struct CompiledBinary {

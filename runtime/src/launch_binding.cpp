@@ -693,7 +693,10 @@ void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, int device,
         r.rowStrideBytes > 0 && r.rowStrideBytes % 16 == 0)
       ready = backend->encodeTensorMap(r, map.bytes);
   }
-  if (!ready) std::memset(map.bytes, 0, sizeof map.bytes);
+  if (!ready) {
+    std::memset(map.bytes, 0, sizeof map.bytes);
+    ++out.mapsNotMade;
+  }
   out.mapReady[op.index] = ready;
 }
 
@@ -702,6 +705,7 @@ void packTensorMap(const PackOp& op, const Arg& a, Backend* backend, int device,
 void packArguments(const std::vector<PackOp>& ops, const Arg* args, const Binding& b, PackedArgs& out, Backend* backend,
                    int device) {
   out.count = int(ops.size());
+  out.mapsNotMade = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const PackOp& op = ops[i];
     uint64_t& slot = out.slots[i];

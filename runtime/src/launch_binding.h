@@ -192,6 +192,7 @@ struct PackedArgs {
   };
   TensorMap maps[kMaxTensorMaps];
   bool mapReady[kMaxTensorMaps];
+  int mapsNotMade = 0;  // maps left zero: their copies take the element path
 };
 // Arguments must have passed bindArguments. `backend` makes the tensor maps
 // for the launch's `device` (none: every map is zeros and not ready, as on

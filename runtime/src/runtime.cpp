@@ -299,6 +299,7 @@ CacheStats Runtime::stats() const {
   s.compiles = c.compiles;
   s.compileFailures = c.compileFailures;
   s.compileSeconds = double(c.compileNanos.load()) * 1e-9;
+  s.tensorMapFallbacks = c.tensorMapFallbacks;
   if (impl_->disk) {
     s.corruptEntries = impl_->disk->corruptEntries();
     s.diskWriteFailures = impl_->disk->writeFailures();
@@ -343,6 +344,7 @@ size_t Runtime::importTuning(const std::string& path) {
 void Runtime::resetStats() {
   rt::Counters& c = impl_->counters;
   c.memoryHits = c.diskHits = c.misses = c.compiles = c.compileFailures = c.compileNanos = 0;
+  c.tensorMapFallbacks = 0;
   if (impl_->remote) impl_->remote->resetCounters();
   impl_->tune.tunings = impl_->tune.tuningLaunches = impl_->tune.storeHits = 0;
 }
@@ -768,6 +770,7 @@ void Kernel::launch(void* stream, const Arg* args, size_t count) const {
   }
   rt::PackedArgs packed;
   rt::packArguments(*ops, args, b, packed, r.backend.get(), device);
+  if (packed.mapsNotMade) r.counters.tensorMapFallbacks += uint64_t(packed.mapsNotMade);
   r.backend->launch(function, g, stream, packed.pointers, device);
 }
 

@@ -410,6 +410,7 @@ TEST(LaunchBinding, TensorMapsAreMadeWhereTmaCanReadTheTensor) {
   EXPECT_EQ(r.swizzle, 128);
   EXPECT_EQ(r.device, 2);  // encoded in the launch device's context
   EXPECT_EQ(static_cast<unsigned char*>(packed.pointers[1])[0], 0x5a);
+  EXPECT_EQ(packed.mapsNotMade, 0);
   // A base 4 bytes past alignment, a pitch of 13 elements (52 bytes), an
   // inner stride of 2: not asked, zeros, not ready.
   for (int i = 0; i < 3; ++i) {
@@ -418,6 +419,7 @@ TEST(LaunchBinding, TensorMapsAreMadeWhereTmaCanReadTheTensor) {
                                : pack(buffer, {10, 12}, {32, 2}, &backend);
     EXPECT_EQ(ready, 0) << i;
     EXPECT_EQ(static_cast<unsigned char*>(packed.pointers[1])[0], 0) << i;
+    EXPECT_EQ(packed.mapsNotMade, 1) << i;  // CacheStats::tensorMapFallbacks counts it
   }
   EXPECT_EQ(backend.requests.size(), 1u);
   EXPECT_EQ(pack(buffer, {10, 12}, {16, 1}, nullptr), 0);  // no backend: the cpu target's case

@@ -191,6 +191,11 @@ struct CacheStats {
   uint64_t tunings = 0;         // key buckets this process tuned (timed configs for)
   uint64_t tuningLaunches = 0;  // launches made to time configs (warm-up included)
   uint64_t tuneStoreHits = 0;   // choices read back from the tuning store
+  // copy_tile tensor maps a launch could not make (the tensor not readable
+  // by TMA as the map says, a driver without cuTensorMapEncodeTiled, or
+  // its refusal; always on the cpu target and AMD): those copies took the
+  // element path, right and far slower (docs/language.md 8.14).
+  uint64_t tensorMapFallbacks = 0;
 };
 
 enum class CacheOutcome { MemoryHit, DiskHit, Miss, RemoteHit };
