@@ -531,8 +531,7 @@ class TypeChecker {
       return nullptr;
     }
     for (auto& i : e.as<IndexExpr>()->indices) {
-      ScalarType t = typeOf(*i);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
+      requireIndex(*i);
     }
     return frag->type == ScalarType::Invalid ? nullptr : frag;
   }
@@ -594,8 +593,7 @@ class TypeChecker {
       if (!why.empty()) error(DiagId::sema_mma_source, c.args[1]->range, c.callee, scalarName(tile->type), why);
     }
     for (size_t i = 2; i < c.args.size(); ++i) {
-      ScalarType t = typeOf(*c.args[i]);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+      requireIndex(*c.args[i]);
     }
     return ScalarType::Invalid;
   }
@@ -625,8 +623,7 @@ class TypeChecker {
       why = fmt::format("'{}' holds {}", dst->name, scalarName(dst->type));
     if (!why.empty()) error(DiagId::sema_mma_store_target, c.args[0]->range, why);
     for (size_t i = 1; i < last; ++i) {
-      ScalarType t = typeOf(*c.args[i]);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+      requireIndex(*c.args[i]);
     }
   }
 
@@ -644,13 +641,9 @@ class TypeChecker {
       return ScalarType::Invalid;
     }
     const bool registers = c.args.size() == 6;
-    auto symbolAt = [&](size_t i) -> const Symbol* {
-      const auto* nm = c.args[i]->as<NameExpr>();
-      return nm ? nm->symbol : nullptr;
-    };
-    const Symbol* acc = symbolAt(0);
-    const Symbol* as = symbolAt(1);
-    const Symbol* bs = symbolAt(registers ? 2 : 4);
+    const Symbol* acc = argSymbol(c, 0);
+    const Symbol* as = argSymbol(c, 1);
+    const Symbol* bs = argSymbol(c, registers ? 2 : 4);
     std::string why;
     auto bufferProblem = [&](const Symbol* s, const char* which) -> std::string {
       if (!s) return fmt::format("the {} argument is an expression", which);
@@ -687,8 +680,7 @@ class TypeChecker {
     }
     const std::vector<size_t> coordinates = registers ? std::vector<size_t>{3, 4} : std::vector<size_t>{2, 3, 5, 6};
     for (size_t i : coordinates) {
-      ScalarType t = typeOf(*c.args[i]);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+      requireIndex(*c.args[i]);
     }
     const Expr& depth = *c.args.back();
     auto d = evaluateConst(depth, constsOnly());
@@ -715,6 +707,13 @@ class TypeChecker {
     if (const auto* u = e.as<UnaryExpr>()) return constsOnlyExpr(*u->operand);
     if (const auto* b = e.as<BinaryExpr>()) return constsOnlyExpr(*b->lhs) && constsOnlyExpr(*b->rhs);
     return false;
+  }
+
+  // An index or coordinate: an integer where its type is known
+  // (sema-index-type otherwise).
+  void requireIndex(Expr& e) {
+    const ScalarType t = typeOf(e);
+    if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, e.range, scalarName(t));
   }
 
   // An argument that must be a compile-time integer (a barrier count, a
@@ -744,6 +743,35 @@ class TypeChecker {
     return n.kind == K::Bad || (n.kind == K::Known && (*n.value < lo || *n.value > hi || *n.value % step != 0));
   }
 
+  // The symbol argument i names, if it is a name.
+  static const Symbol* argSymbol(const CallExpr& c, size_t i) {
+    const auto* nm = c.args[i]->as<NameExpr>();
+    return nm ? nm->symbol : nullptr;
+  }
+
+  // A copy's buffers (copy_async, copy_tile): the first argument a 2-D
+  // shared buffer (not phase barriers), the fourth a kernel's tensor of
+  // srcRank dims and the buffer's element type. What is wrong, else "";
+  // `rankNote` follows a wrong rank of the tensor.
+  std::string copyBuffersProblem(const CallExpr& c, size_t srcRank, const std::string& rankNote) {
+    const Symbol* dst = argSymbol(c, 0);
+    const Symbol* src = argSymbol(c, 3);
+    if (!dst || dst->kind != SymbolKind::SharedBuffer || dst->barrierCount)
+      return dst ? fmt::format("'{}' (the first argument) is a {}", dst->name,
+                               dst->barrierCount ? "barriers(...) declaration" : symbolKindName(dst->kind))
+                 : "the first argument is an expression";
+    if (!src || src->kind != SymbolKind::TensorParam || !src->owner || src->owner->kind != FunctionScope::Kind::Kernel)
+      return src ? fmt::format(
+                       "'{}' (the fourth argument) is a {}", src->name,
+                       src->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(src->kind))
+                 : "the fourth argument is an expression";
+    if (dst->shape.size() != 2) return fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
+    if (src->shape.size() != srcRank) return fmt::format("'{}' has {} dims{}", src->name, src->shape.size(), rankNote);
+    if (dst->type != ScalarType::Invalid && src->type != ScalarType::Invalid && dst->type != src->type)
+      return fmt::format("'{}' holds {}, '{}' {}", dst->name, scalarName(dst->type), src->name, scalarName(src->type));
+    return "";
+  }
+
   void checkAsyncCopy(CallExpr& c) {
     if (c.callee == "copy_commit") return;
     if (c.callee == "arrive" || c.callee == "wait") return checkPhaseBarrierCall(c);
@@ -758,35 +786,15 @@ class TypeChecker {
       if (outside(n, 0, INT64_MAX)) error(DiagId::sema_copy_wait_count, c.args[0]->range, n.notValue());
       return;
     }
-    auto symbolAt = [&](size_t i) -> const Symbol* {
-      const auto* nm = c.args[i]->as<NameExpr>();
-      return nm ? nm->symbol : nullptr;
-    };
-    const Symbol* dst = symbolAt(0);
-    const Symbol* src = symbolAt(3);
+    const Symbol* dst = argSymbol(c, 0);
     const size_t srcRank = c.args.size() - 5;  // 2, or 3 with a batch index
     const size_t nArg = c.args.size() - 1;
-    std::string why;
-    if (!dst || dst->kind != SymbolKind::SharedBuffer)
-      why = dst ? fmt::format("'{}' (the first argument) is a {}", dst->name, symbolKindName(dst->kind))
-                : "the first argument is an expression";
-    else if (!src || src->kind != SymbolKind::TensorParam || !src->owner ||
-             src->owner->kind != FunctionScope::Kind::Kernel)
-      why =
-          src ? fmt::format("'{}' (the fourth argument) is a {}", src->name,
-                            src->kind == SymbolKind::TensorParam ? "def's tensor parameter" : symbolKindName(src->kind))
-              : "the fourth argument is an expression";
-    else if (dst->shape.size() != 2) why = fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
-    else if (src->shape.size() != srcRank)
-      why = fmt::format("'{}' has {} dims; {} arguments copy from a {}-D tensor", src->name, src->shape.size(),
-                        c.args.size(), srcRank);
-    else if (dst->type != ScalarType::Invalid && src->type != ScalarType::Invalid && dst->type != src->type)
-      why = fmt::format("'{}' holds {}, '{}' {}", dst->name, scalarName(dst->type), src->name, scalarName(src->type));
+    const std::string why =
+        copyBuffersProblem(c, srcRank, fmt::format("; {} arguments copy from a {}-D tensor", c.args.size(), srcRank));
     if (!why.empty()) error(DiagId::sema_copy_async_buffers, c.range, why);
     for (size_t i = 1; i < nArg; ++i) {
       if (i == 3) continue;  // src
-      ScalarType t = typeOf(*c.args[i]);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+      requireIndex(*c.args[i]);
     }
     if (!dst || dst->type == ScalarType::Invalid) return;
     const int64_t bytes = scalarBits(dst->type) / 8;
@@ -804,27 +812,9 @@ class TypeChecker {
   // compile-time integers in [1, 256] (a TMA box's limit), bars a
   // barriers(...) declaration, the indices integers.
   void checkCopyTile(CallExpr& c) {
-    auto symbolAt = [&](size_t i) -> const Symbol* {
-      const auto* nm = c.args[i]->as<NameExpr>();
-      return nm ? nm->symbol : nullptr;
-    };
-    const Symbol* dst = symbolAt(0);
-    const Symbol* src = symbolAt(3);
-    const Symbol* bars = symbolAt(8);
-    std::string why;
-    if (!dst || dst->kind != SymbolKind::SharedBuffer || dst->barrierCount)
-      why = dst ? fmt::format("'{}' (the first argument) is a {}", dst->name,
-                              dst->barrierCount ? "barriers(...) declaration" : symbolKindName(dst->kind))
-                : "the first argument is an expression";
-    else if (!src || src->kind != SymbolKind::TensorParam || !src->owner ||
-             src->owner->kind != FunctionScope::Kind::Kernel)
-      why = src ? fmt::format("'{}' (the fourth argument) is a {}", src->name, symbolKindName(src->kind))
-                : "the fourth argument is an expression";
-    else if (dst->shape.size() != 2) why = fmt::format("'{}' has {} dims", dst->name, dst->shape.size());
-    else if (src->shape.size() != 2) why = fmt::format("'{}' has {} dims", src->name, src->shape.size());
-    else if (dst->type != ScalarType::Invalid && src->type != ScalarType::Invalid && dst->type != src->type)
-      why = fmt::format("'{}' holds {}, '{}' {}", dst->name, scalarName(dst->type), src->name, scalarName(src->type));
-    else if (!bars || !bars->barrierCount)
+    const Symbol* bars = argSymbol(c, 8);
+    std::string why = copyBuffersProblem(c, 2, "");
+    if (why.empty() && (!bars || !bars->barrierCount))
       why = bars ? fmt::format("'{}' (the ninth argument) is not a barriers(...) declaration", bars->name)
                  : "the ninth argument is an expression";
     for (size_t k : {size_t(6), size_t(7)}) {
@@ -836,8 +826,7 @@ class TypeChecker {
     }
     if (!why.empty()) error(DiagId::sema_copy_tile_args, c.range, why);
     for (size_t i : {size_t(1), size_t(2), size_t(4), size_t(5), size_t(9)}) {
-      ScalarType t = typeOf(*c.args[i]);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[i]->range, scalarName(t));
+      requireIndex(*c.args[i]);
     }
   }
 
@@ -850,8 +839,7 @@ class TypeChecker {
       error(DiagId::sema_barriers_argument, c.args[0]->range, c.callee,
             c.callee == "arrive" ? "arrive(full, s)" : "wait(full, s, n)",
             bars ? fmt::format("; '{}' is a {}", bars->name, symbolKindName(bars->kind)) : std::string());
-    ScalarType t = typeOf(*c.args[1]);
-    if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, c.args[1]->range, scalarName(t));
+    requireIndex(*c.args[1]);
     if (c.args.size() == 3) {
       ScalarType n = typeOf(*c.args[2]);
       if (n != ScalarType::Invalid && !isInteger(n)) error(DiagId::sema_wait_phase, c.args[2]->range, scalarName(n));
@@ -869,8 +857,7 @@ class TypeChecker {
     const bool rows = frag && frag->fragmentRole == Symbol::FragmentRole::Rows;
     auto typeIndices = [&](Expr& tile) {
       for (auto& i : tile.as<IndexExpr>()->indices) {
-        ScalarType t = typeOf(*i);
-        if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
+        requireIndex(*i);
       }
     };
     if (!frag || (frag->fragmentRole != Symbol::FragmentRole::Acc && !rows)) {
@@ -1251,8 +1238,7 @@ class TypeChecker {
 
   ScalarType typeIndex(IndexExpr& idx) {
     for (auto& i : idx.indices) {
-      ScalarType t = typeOf(*i);
-      if (t != ScalarType::Invalid && !isInteger(t)) error(DiagId::sema_index_type, i->range, scalarName(t));
+      requireIndex(*i);
     }
     auto* base = idx.base->as<NameExpr>();
     if (!base || !base->symbol) return ScalarType::Invalid;
