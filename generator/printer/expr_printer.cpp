@@ -718,8 +718,7 @@ CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
   const int ax = batched ? 1 : 0;     // C's first matrix axis
   const size_t at = batched ? 2 : 1;  // r's argument
   const std::string index = ctx_.indexType();
-  std::string s0 = dst.strided ? strideName(&dst, ax) : dimExpr(dst, size_t(ax) + 1).text;
-  std::string s1 = dst.strided && !dst.unitInnerStride ? strideName(&dst, ax + 1) : "1";
+  const auto [s0, s1] = matrixStrides(dst, ax);
   std::string rows = fmt::format("{}({})", index, dimExpr(dst, size_t(ax)).text);
   std::string base = name(&dst);
   if (batched) selectBatchMatrix(dst, *c.args[1], base, rows);
@@ -796,8 +795,7 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
   const bool batched = c.args.size() == 8;
   const int ax = batched ? 1 : 0;     // src's first matrix axis
   const size_t at = batched ? 5 : 4;  // sr's argument
-  std::string s0 = src.strided ? strideName(&src, ax) : dimExpr(src, size_t(ax) + 1).text;
-  std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, ax + 1) : "1";
+  const auto [s0, s1] = matrixStrides(src, ax);
   // The helper computes the source address in the type of the rows it is
   // given: the specialization's index type (32 bits only where the runtime
   // proved that every offset fits; a static dim prints as a bare literal).
@@ -828,8 +826,7 @@ CppExpr FunctionPrinter::asyncCopyCall(const CallExpr& c) const {
 CppExpr FunctionPrinter::tileCopyCall(const CallExpr& c) const {
   const Symbol& dst = *c.args[0]->as<NameExpr>()->symbol;
   const Symbol& src = *c.args[3]->as<NameExpr>()->symbol;
-  const std::string s0 = src.strided ? strideName(&src, 0) : dimExpr(src, 1).text;
-  const std::string s1 = src.strided && !src.unitInnerStride ? strideName(&src, 1) : "1";
+  const auto [s0, s1] = matrixStrides(src, 0);
   const std::string index = ctx_.indexType();
   std::string map = "nullptr", ready = "0";
   if (auto it = tensorMapOfCall_.find(&c); it != tensorMapOfCall_.end() && !ctx_.checked) {

@@ -216,6 +216,11 @@ std::string FunctionPrinter::strideName(const Symbol* tensor, int axis) const {
   return it->second;
 }
 
+std::pair<std::string, std::string> FunctionPrinter::matrixStrides(const Symbol& t, int ax) const {
+  return {t.strided ? strideName(&t, ax) : dimExpr(t, size_t(ax) + 1).text,
+          t.strided && !t.unitInnerStride ? strideName(&t, ax + 1) : "1"};
+}
+
 std::string FunctionPrinter::pointerDecl(const Symbol& s, const std::string& emittedName) const {
   std::string elem = cppType(s.type);
   if (s.kind == SymbolKind::Fragment) {  // a closure's view of the array: a pointer to its first row of tiles

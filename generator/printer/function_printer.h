@@ -122,6 +122,11 @@ class FunctionPrinter {
   std::vector<std::string> declareFunctionParams();
   const std::string& name(const Symbol* s) const { return names_.nameOf(s); }
   std::string strideName(const Symbol* tensor, int axis) const;
+  // A matrix's row and element strides as printed, its axes ax and ax + 1
+  // (the last two): the stride parameters where it is strided ("1" for a
+  // unit inner stride), else its row's extent and "1". mma_store's C and
+  // copy_async's and copy_tile's sources.
+  std::pair<std::string, std::string> matrixStrides(const Symbol& tensor, int ax) const;
 
   // --- statements (function_printer.cpp)
   void printBody(const Block& body);

@@ -1937,29 +1937,29 @@ class Resolver {
         }
         return;
       }
-      case BuiltinCategory::AsyncCopy:
-        // copy_async(dst, r, c, src, sr, sc, n): both buffers' extents and
-        // strides address the copy (as a tile load's source).
+      case BuiltinCategory::AsyncCopy: {
         for (auto& a : c.args) resolveExpr(*a);
-        if (c.callee == "copy_tile") {
+        const bool tileCopy = c.callee == "copy_tile";
+        if (!tileCopy && c.args.size() != 7 && c.args.size() != 8) return;  // not a copy: arrive, wait, ...
+        // copy_async(dst, r, c, src, sr, sc, n) and copy_tile(dst, r, c,
+        // src, ...): both buffers' extents and strides address the copy (as
+        // a tile load's source).
+        for (size_t i : {size_t(0), size_t(3)})
+          if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;
+        if (tileCopy) {
           // Its tensor maps are the kernel's parameters.
           if (state().scope->kind != FunctionScope::Kind::Kernel)
             error(DiagId::sema_copy_tile_position, c.range, state().scope->name);
-          for (size_t i : {size_t(0), size_t(3)})
-            if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;
           return;
         }
-        if (c.args.size() == 7 || c.args.size() == 8) {
-          for (size_t i : {size_t(0), size_t(3)})
-            if (auto* buf = c.args[i]->as<NameExpr>(); buf && buf->symbol) buf->symbol->matrixSource = true;
-          // The source is read in runs: its alignment and its row dims'
-          // granularity are specialized on (9.4), and where the runtime
-          // finds the base 16-byte aligned and the rows multiples of 16
-          // elements, every run's cp.async test folds away.
-          if (auto* src = c.args[3]->as<NameExpr>(); src && src->symbol && src->symbol->kind == SymbolKind::TensorParam)
-            src->symbol->accessedInRuns = true;
-        }
+        // copy_async's source is read in runs: its alignment and its row
+        // dims' granularity are specialized on (9.4), and where the runtime
+        // finds the base 16-byte aligned and the rows multiples of 16
+        // elements, every run's cp.async test folds away.
+        if (auto* src = c.args[3]->as<NameExpr>(); src && src->symbol && src->symbol->kind == SymbolKind::TensorParam)
+          src->symbol->accessedInRuns = true;
         return;
+      }
       case BuiltinCategory::Range: error(DiagId::sema_range_position, c.range, c.callee); return;
       case BuiltinCategory::LaunchQuery: error(DiagId::sema_launch_query_position, c.range, c.callee); return;
       case BuiltinCategory::Geometry: {
