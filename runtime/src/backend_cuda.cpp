@@ -314,12 +314,12 @@ class CudaBackend final : public Backend {
   // zeros out of bounds. A failure leaves the kernel's element path.
   bool encodeTensorMap(const TensorMapRequest& r, void* out) override {
     if (!drv_.tensorMapEncodeTiled) return false;
+    if (r.elementBytes != 1 && r.elementBytes != 2 && r.elementBytes != 4 && r.elementBytes != 8) return false;
+    const int type = r.elementBytes == 1 ? 0 : r.elementBytes == 2 ? 1 : r.elementBytes == 4 ? 2 : 4;
     // Without a current context the driver refuses (CUDA_ERROR_INVALID_CONTEXT),
     // and the kernel would copy elements, right and far slower. 86-97 ns a
     // map with the context current (H200, session 22).
     ContextGuard guard(*this, r.device);
-    const int type = r.elementBytes == 1 ? 0 : r.elementBytes == 2 ? 1 : r.elementBytes == 4 ? 2 : 4;
-    if (r.elementBytes != 1 && r.elementBytes != 2 && r.elementBytes != 4 && r.elementBytes != 8) return false;
     const uint64_t dims[2] = {uint64_t(r.cols), uint64_t(r.rows)};
     const uint64_t strides[1] = {uint64_t(r.rowStrideBytes)};
     const unsigned box[2] = {unsigned(r.boxCols), unsigned(r.boxRows)};

@@ -130,7 +130,7 @@ void BlockRunner::startFibers(__spn_cpu_dim3 index) {
   pass_ = 0;
   modelRegisters_ = ws == 32;
   registersPerThread_ = std::min(256u, 65536u / n / 8 * 8);
-  registerGroups_.assign((n + 127) / 128, RegisterGroup{registersPerThread_, 0});
+  registerGroups_.assign((n + kWarpGroupThreads - 1) / kWarpGroupThreads, RegisterGroup{registersPerThread_, 0});
   freeRegisters_ = 0;
   for (Thread& t : threads_) t.registerCalls = 0;
   if (scheduleSeed_) {
@@ -210,8 +210,7 @@ bool BlockRunner::runnable(const Thread& t) const {
     case State::AtWarpMeeting: return t.waitFor != warps_[t.warp].generation;
     case State::AtPhase: return *t.word >= t.waitFor;
     case State::AtRegisters:
-      return registerGroups_[size_t(&t - threads_.data()) / 128].applied >= t.waitFor ||
-             freeRegisters_ >= registersNeeded(t);
+      return registerGroups_[warpGroupOf(t)].applied >= t.waitFor || freeRegisters_ >= registersNeeded(t);
     case State::Done: return false;
   }
   return false;
@@ -309,11 +308,11 @@ void BlockRunner::waitWord(const unsigned* word, unsigned atLeast) {
 void BlockRunner::phaseCompleted() { tlsRunner->sharedShadow_.barrier(); }
 
 unsigned BlockRunner::warpGroupThreads(size_t group) const {
-  return unsigned(std::min<size_t>(128, threads_.size() - group * 128));
+  return unsigned(std::min<size_t>(kWarpGroupThreads, threads_.size() - group * kWarpGroupThreads));
 }
 
 int64_t BlockRunner::registersNeeded(const Thread& t) const {
-  const size_t group = size_t(&t - threads_.data()) / 128;
+  const size_t group = warpGroupOf(t);
   return (int64_t(t.claim.n) - int64_t(registerGroups_[group].budget)) * warpGroupThreads(group);
 }
 
@@ -321,8 +320,7 @@ void BlockRunner::setRegisters(int n, bool claim, const char* file, int line, in
   BlockRunner& r = *tlsRunner;
   if (!r.modelRegisters_) return;
   Thread& t = *r.current_;
-  const size_t group = size_t(&t - r.threads_.data()) / 128;
-  RegisterGroup& g = r.registerGroups_[group];
+  RegisterGroup& g = r.registerGroups_[r.warpGroupOf(t)];
   const uint32_t call = ++t.registerCalls;
   t.claim = {n, file, line, col};
   const char* name = claim ? "claim_registers" : "release_registers";
@@ -399,7 +397,7 @@ std::string BlockRunner::describeWaits() const {
     else if (t.state == State::AtRegisters) {
       auto same = [&](const auto& c) {
         return c.first->claim.line == t.claim.line && c.first->claim.col == t.claim.col &&
-               c.first->claim.n == t.claim.n && i / 128 == size_t(c.first - threads_.data()) / 128;
+               c.first->claim.n == t.claim.n && warpGroupOf(t) == warpGroupOf(*c.first);
       };
       auto it = std::find_if(atClaim.begin(), atClaim.end(), same);
       if (it == atClaim.end()) atClaim.push_back({&t, {unsigned(i)}});

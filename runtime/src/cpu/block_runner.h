@@ -120,7 +120,10 @@ class BlockRunner {
   // Registers the claim of thread t would take from the pool (its warp
   // group's threads times the rise of its budget).
   int64_t registersNeeded(const Thread& t) const;
+  // The register pool's warp group of t (kWarpGroupThreads threads a group) and its threads.
+  size_t warpGroupOf(const Thread& t) const { return size_t(&t - threads_.data()) / kWarpGroupThreads; }
   unsigned warpGroupThreads(size_t group) const;
+  static constexpr unsigned kWarpGroupThreads = 128;  // four 32-wide warps
   // The first failure of the block; `message` gets the block in front
   // unless it names the block and thread itself (a kernel's own failure).
   void recordError(std::string message, bool namesTheThread = false);
