@@ -329,9 +329,12 @@ TEST_P(CpuBarriers, RegisterBudgetsThatOverfillTheBlocksPoolFailTheLaunch) {
   // Group 1 took 7,168 of the 13,312 that group 0 gave back; group 2 waits.
   EXPECT_THAT(over, HasSubstr("threads 256-383 wait at budgets.spn:11:9: claim_registers(224) needs 7168 registers "
                               "for its warp group, and 6144 of the block's 64512 are free (384 threads x 168"));
-  // setmaxnreg.dec cannot raise a budget.
+  // setmaxnreg.dec cannot raise a budget, nor .inc lower one.
   EXPECT_THAT(launch(200, 224),
               HasSubstr("budgets.spn:9:9: release_registers(200) where the warp group's budget is "
+                        "168 registers a thread: a claim only raises it and a release only lowers it"));
+  EXPECT_THAT(launch(56, 160),
+              HasSubstr("budgets.spn:11:9: claim_registers(160) where the warp group's budget is "
                         "168 registers a thread: a claim only raises it and a release only lowers it"));
 }
 
