@@ -733,12 +733,12 @@ CppExpr FunctionPrinter::mmaStoreCall(const CallExpr& c) const {
   if (!batched && !ctx_.checked) {
     const auto* rd = dst.shape[0]->as<NameExpr>();
     const auto* cd = dst.shape[1]->as<NameExpr>();
-    const auto loops = loopsWithStableStop();
+    const Enclosing around = enclosing();
     const Expr& r = *c.args[at];
     const Expr& col = *c.args[at + 1];
     std::optional<std::string> rowWhy, colWhy;
     if (rd && rd->symbol && cd && cd->symbol && tiles_.nonNegative(r) && tiles_.nonNegative(col))
-      if ((rowWhy = tiles_.fits(r, *rd->symbol, 16, loops))) colWhy = tiles_.fits(col, *cd->symbol, 16, loops);
+      if ((rowWhy = tiles_.fits(r, *rd->symbol, 16, around))) colWhy = tiles_.fits(col, *cd->symbol, 16, around);
     if (rowWhy && colWhy) {
       out_.line(fmt::format("// the tile is inside {} always: {}; {}", dst.name, *rowWhy, *colWhy));
       inside = "<true>";

@@ -966,19 +966,40 @@ std::optional<std::string> FunctionPrinter::runFitsBeforeStop(const Expr& cond) 
                      var->name, stop->name, g, var->name, stop->name);
 }
 
-std::vector<const ForStmt*> FunctionPrinter::loopsWithStableStop() const {
-  std::vector<const ForStmt*> loops;
+Enclosing FunctionPrinter::enclosing() const {
+  Enclosing around;
   for (const ForStmt* f : activeLoops_)
     if (!f->isStatic && !f->rangeArgs.empty() && stopIsStable(*f, *f->rangeArgs[f->rangeArgs.size() >= 2 ? 1 : 0]))
-      loops.push_back(f);
-  return loops;
+      around.loops.push_back(f);
+  around.guards = activeGuards_;
+  return around;
+}
+
+// A branch's body, printed where its condition's conjuncts hold: those
+// whose locals the body does not assign are facts for the tests in it
+// (tile_bounds.h, the third base).
+void FunctionPrinter::printGuardedBody(const Expr& cond, const Block& body) {
+  const size_t before = activeGuards_.size();
+  std::function<void(const Expr&)> add = [&](const Expr& e) {
+    if (const auto* b = e.as<BinaryExpr>(); b && b->op == BinaryOp::And) {
+      add(*b->lhs);
+      add(*b->rhs);
+      return;
+    }
+    std::set<const Symbol*> locals;
+    collectLocals(e, locals);
+    if (!assignsAny(body, locals)) activeGuards_.push_back(&e);
+  };
+  add(cond);
+  printBlock(body);
+  activeGuards_.resize(before);
 }
 
 // Why `cond` is always true here (a run before a loop's stop, or a bounds
 // test a tile proves: tile_bounds.h), or nothing.
 std::optional<std::string> FunctionPrinter::provenTrue(const Expr& cond) const {
   if (auto why = runFitsBeforeStop(cond)) return why;
-  return tiles_.alwaysTrue(cond, loopsWithStableStop());
+  return tiles_.alwaysTrue(cond, enclosing());
 }
 
 // An `if` whose condition is proven true prints its then-branch alone; one
@@ -1000,7 +1021,7 @@ void FunctionPrinter::printIf(const IfStmt& s) {
   for (const std::string& w : why) out_.line("// " + w);
   if (kept.empty()) {
     out_.openScope("");
-    printBlock(s.thenBody);
+    printGuardedBody(*s.cond, s.thenBody);
     out_.closeScope();
     return;
   }
@@ -1014,7 +1035,7 @@ void FunctionPrinter::printIf(const IfStmt& s) {
   }
   const IfStmt* cur = &s;
   out_.openScope("if (" + first + ")");
-  printBlock(cur->thenBody);
+  printGuardedBody(*cur->cond, cur->thenBody);
   while (!cur->elseBody.empty()) {
     const auto* elif = cur->elseBody.size() == 1 ? cur->elseBody[0]->as<IfStmt>() : nullptr;
     if (elif && elif->isElif) {
@@ -1025,11 +1046,11 @@ void FunctionPrinter::printIf(const IfStmt& s) {
       if (auto w = provenTrue(*cur->cond)) {  // the last branch that can run
         out_.continueScope("else");
         out_.line("// " + *w);
-        printBlock(cur->thenBody);
+        printGuardedBody(*cur->cond, cur->thenBody);
         break;
       }
       out_.continueScope("else if (" + condition(*cur->cond) + ")");
-      printBlock(cur->thenBody);
+      printGuardedBody(*cur->cond, cur->thenBody);
       continue;
     }
     out_.continueScope("else");

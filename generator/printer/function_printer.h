@@ -148,7 +148,8 @@ class FunctionPrinter {
   bool printVectorRun(const ForStmt& f);
   std::optional<std::string> runFitsBeforeStop(const Expr& cond) const;
   std::optional<std::string> provenTrue(const Expr& cond) const;
-  std::vector<const ForStmt*> loopsWithStableStop() const;
+  Enclosing enclosing() const;
+  void printGuardedBody(const Expr& cond, const Block& body);
   enum class LoopCounter { Wide, Signed, Unsigned };
   LoopCounter loopCounter32(const ForStmt& f, const Expr* start, const Expr& stop, bool hoistStop) const;
   bool incrementProvenInRange(const ForStmt& f, const Expr& stop) const;
@@ -231,6 +232,7 @@ class FunctionPrinter {
   std::map<const CallExpr*, TensorMapParam> tensorMapOfCall_;  // copy_tile calls TMA may serve
   std::vector<std::string> activeLoopNames_;
   std::vector<const ForStmt*> activeLoops_;   // the range loops around the statement being printed
+  std::vector<const Expr*> activeGuards_;     // the `if` conjuncts around it (Enclosing::guards)
   std::map<const Symbol*, bool> loopVars32_;  // i64 loop variables counting in 32 bits: signed? (loopCounter32)
   // Expressions an unpacking evaluated into a temporary before its stores
   // (an index): expr() prints the temporary's name instead.

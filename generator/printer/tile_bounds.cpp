@@ -67,12 +67,12 @@ TileBounds::TileBounds(const PrintContext& ctx, const FunctionScope& fn)
 
 TileBounds::~TileBounds() = default;
 
-std::optional<std::string> TileBounds::alwaysTrue(const Expr& e, const std::vector<const ForStmt*>& loops) const {
+std::optional<std::string> TileBounds::alwaysTrue(const Expr& e, const Enclosing& around) const {
   if (!enabled_) return std::nullopt;
   const auto* b = e.as<BinaryExpr>();
   if (!b) return std::nullopt;
   if (b->op == BinaryOp::And) {
-    auto l = alwaysTrue(*b->lhs, loops), r = l ? alwaysTrue(*b->rhs, loops) : std::nullopt;
+    auto l = alwaysTrue(*b->lhs, around), r = l ? alwaysTrue(*b->rhs, around) : std::nullopt;
     if (!l || !r) return std::nullopt;
     return *l + "; " + *r;
   }
@@ -80,16 +80,24 @@ std::optional<std::string> TileBounds::alwaysTrue(const Expr& e, const std::vect
     std::vector<const Expr*> parts;
     chain(e, BinaryOp::Or, parts);
     for (const Expr* p : parts) {
-      if (auto why = alwaysTrue(*p, loops)) return why;
+      if (auto why = alwaysTrue(*p, around)) return why;
       if (!pure(*p)) return std::nullopt;  // evaluated before the true one: it must not matter
     }
     return std::nullopt;
   }
-  if (isComparison(b->op)) return comparison(*b, loops);
+  if (isComparison(b->op)) return comparison(*b, around);
   return std::nullopt;
 }
 
-std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const std::vector<const ForStmt*>& loops) const {
+std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const Enclosing& around) const {
+  auto f = asBound(b);
+  if (!f) return std::nullopt;
+  auto why = fits(*f->sum, *f->dim, f->need, around);  // B + R + need <= D
+  if (!why) return std::nullopt;
+  return fmt::format("{} always: {}", text(b), *why);
+}
+
+std::optional<TileBounds::Bound> TileBounds::asBound(const BinaryExpr& b) const {
   // As `sum < bound` or `sum <= bound`.
   const Expr *sum = b.lhs.get(), *bound = b.rhs.get();
   bool strict = false;
@@ -113,18 +121,16 @@ std::optional<std::string> TileBounds::comparison(const BinaryExpr& b, const std
   if (scalarBits(bound->type) < 64 && !exact(*bound)) return std::nullopt;
   const auto* dn = d->as<NameExpr>();
   if (!dn || !dn->symbol) return std::nullopt;
-  auto why = fits(*sum, *dn->symbol, c + (strict ? 1 : 0), loops);  // B + R + need <= D
-  if (!why) return std::nullopt;
-  return fmt::format("{} always: {}", text(b), *why);
+  return Bound{sum, dn->symbol, c + (strict ? 1 : 0)};
 }
 
 std::optional<std::string> TileBounds::fits(const Expr& sum, const Symbol& bound, int64_t need,
-                                            const std::vector<const ForStmt*>& loops) const {
+                                            const Enclosing& around) const {
   if (!enabled_ || !isInteger(sum.type) || !exact(sum)) return std::nullopt;
   std::vector<Term> ts;
   terms(sum, ts);
   for (size_t i = 0; i < ts.size(); ++i) {
-    auto found = base(ts[i], bound, loops);
+    auto found = base(ts[i], bound, around);
     if (!found) continue;
     __int128 rest = 0;
     std::string restText;
@@ -150,10 +156,12 @@ bool TileBounds::nonNegative(const Expr& e) const {
   return r && r->lo >= 0;
 }
 
-// A term that lies below `bound` by a multiple g: block_id(a) * T over an
-// exact grid axis cdiv(bound, T), or a loop variable running to `bound`.
-std::optional<TileBounds::Base> TileBounds::base(const Term& t, const Symbol& bound,
-                                                 const std::vector<const ForStmt*>& loops) const {
+// A term that lies below `bound` by g: block_id(a) * T over an exact grid
+// axis cdiv(bound, T), a loop variable running to `bound` (both multiples
+// of g), or a local an enclosing `if` tested.
+std::optional<TileBounds::Base> TileBounds::base(const Term& t, const Symbol& bound, const Enclosing& around) const {
+  for (const Expr* guard : around.guards)
+    if (auto b = guardBase(t, bound, *guard)) return b;
   const Expr& e = *t.value;
   if (const auto* m = e.as<BinaryExpr>(); m && m->op == BinaryOp::Mul) {
     for (int side = 0; side < 2; ++side) {
@@ -170,7 +178,7 @@ std::optional<TileBounds::Base> TileBounds::base(const Term& t, const Symbol& bo
   }
   const auto* n = e.as<NameExpr>();
   if (!n || !n->symbol || n->symbol->kind != SymbolKind::LoopVar) return std::nullopt;
-  for (const ForStmt* f : loops) {
+  for (const ForStmt* f : around.loops) {
     if (f->symbol != n->symbol || f->isStatic || f->stepSign != 1 || f->rangeArgs.empty()) continue;
     const auto* stop = f->rangeArgs[f->rangeArgs.size() >= 2 ? 1 : 0]->as<NameExpr>();
     if (!stop || stop->symbol != &bound) continue;
@@ -181,6 +189,37 @@ std::optional<TileBounds::Base> TileBounds::base(const Term& t, const Symbol& bo
                                bound.name, g)};
   }
   return std::nullopt;
+}
+
+// `guard`, a conjunct of an enclosing `if`, read as `L + g <= bound` with L
+// the term's local as written (through casts) and g a constant of at least
+// 1: then L <= bound - g. The printer passes only guards whose branch does
+// not assign their locals, so L has the value the test saw.
+std::optional<TileBounds::Base> TileBounds::guardBase(const Term& t, const Symbol& bound, const Expr& guard) const {
+  const Expr* shown = t.shown;
+  while (const Expr* x = castOperand(*shown)) shown = x;
+  const auto* local = shown->as<NameExpr>();
+  if (!local || !local->symbol || local->symbol->kind != SymbolKind::Local) return std::nullopt;
+  const auto* cmp = guard.as<BinaryExpr>();
+  auto f = cmp && isComparison(cmp->op) ? asBound(*cmp) : std::nullopt;
+  if (!f || f->dim != &bound || !exact(*f->sum)) return std::nullopt;
+  std::vector<Term> ts;
+  terms(*f->sum, ts);
+  int64_t g = f->need;
+  bool found = false;
+  for (const Term& u : ts) {
+    const Expr* us = u.shown;
+    while (const Expr* x = castOperand(*us)) us = x;
+    if (const auto* n = us->as<NameExpr>(); n && n->symbol == local->symbol && !found) {
+      found = true;
+      continue;
+    }
+    auto v = constant(*u.shown);
+    if (!v || *v < 0 || *v > (int64_t(1) << 40)) return std::nullopt;
+    g += *v;
+  }
+  if (!found || g < 1) return std::nullopt;
+  return Base{g, fmt::format("{} <= {} - {} (tested: {})", text(*t.shown), bound.name, g, text(guard))};
 }
 
 // Through integer casts and locals assigned once (exact() has checked

@@ -7,7 +7,7 @@
 //   itself a multiple of g, so B <= D - g; and R (the rest of the sum) is
 //   at most g - 1 (for `<`), g - c (for `+ c <=`). Then X <= D - g + R < D.
 //
-// Two bases:
+// Three bases:
 //   - block_id(a) * T, where @grid's axis a is cdiv(D, T) and D % T == 0 at
 //     launch (Specialization::exactGridDims, checked by the runtime at every
 //     launch): block_id(a) < cdiv(D, T) = D / T, so block_id(a) * T <= D - T
@@ -15,6 +15,11 @@
 //   - j, the variable of a range(start, D, step) loop around the test (step
 //     positive, D evaluated alike each time), when the divisibility analysis
 //     proves j and D multiples of g: j < D, so j <= D - g.
+//   - L, a local assigned once, inside the then-branch of an `if` one of
+//     whose conjuncts says `L + g <= D` (or `L <= D - g`, `L + c < D`, ...)
+//     and which that branch does not assign: L keeps the value the test
+//     saw. So a kernel whose last tiles may be cut writes
+//     `if row0 + BM <= M and col0 + BN <= N:` around its whole-tile stores.
 // X is followed through locals assigned once, value-keeping integer casts
 // (`i64(block_id(1)) * BM`, `u32(block_id(0)) * BN`), and `+`; the product
 // may be written either way round. R's bound comes from IndexBounds
@@ -40,6 +45,15 @@ struct FunctionScope;
 struct Symbol;
 class Divisibility;
 
+// What holds around the statement being printed: the range loops whose
+// stop is evaluated to the same value each time
+// (FunctionPrinter::stopIsStable), and the conjuncts of the `if` branches
+// it lies in whose locals those branches do not assign.
+struct Enclosing {
+  std::vector<const ForStmt*> loops;
+  std::vector<const Expr*> guards;
+};
+
 class TileBounds {
  public:
   // For the kernel's own body (nothing is proven in defs and closures).
@@ -47,13 +61,10 @@ class TileBounds {
   ~TileBounds();
 
   // Why the condition `e` is true wherever it is evaluated, or nothing.
-  // `loops`: the range loops around it whose stop is evaluated to the same
-  // value each time (FunctionPrinter::stopIsStable).
-  std::optional<std::string> alwaysTrue(const Expr& e, const std::vector<const ForStmt*>& loops) const;
+  std::optional<std::string> alwaysTrue(const Expr& e, const Enclosing& around) const;
   // Why `sum + need <= bound` (bound a dim) holds wherever `sum` is
   // evaluated, or nothing: mma_store's tile inside C (need 16).
-  std::optional<std::string> fits(const Expr& sum, const Symbol& bound, int64_t need,
-                                  const std::vector<const ForStmt*>& loops) const;
+  std::optional<std::string> fits(const Expr& sum, const Symbol& bound, int64_t need, const Enclosing& around) const;
   // Whether `e` is at least 0 wherever it is evaluated (IndexBounds).
   bool nonNegative(const Expr& e) const;
 
@@ -66,8 +77,16 @@ class TileBounds {
     int64_t g = 0;
     std::string why;  // "row0 <= M - 128 (...)"
   };
-  std::optional<std::string> comparison(const BinaryExpr& b, const std::vector<const ForStmt*>& loops) const;
-  std::optional<Base> base(const Term& t, const Symbol& bound, const std::vector<const ForStmt*>& loops) const;
+  // A comparison as `sum + need <= bound`, bound a dim.
+  struct Bound {
+    const Expr* sum;
+    const Symbol* dim;
+    int64_t need;
+  };
+  std::optional<Bound> asBound(const BinaryExpr& b) const;
+  std::optional<std::string> comparison(const BinaryExpr& b, const Enclosing& around) const;
+  std::optional<Base> base(const Term& t, const Symbol& bound, const Enclosing& around) const;
+  std::optional<Base> guardBase(const Term& t, const Symbol& bound, const Expr& guard) const;
   const Expr& peel(const Expr& e) const;
   void terms(const Expr& e, std::vector<Term>& out) const;
   bool exact(const Expr& e, int depth = 0) const;

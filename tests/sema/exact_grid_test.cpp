@@ -54,6 +54,19 @@ Printed print(const std::string& body, std::set<std::string> exact = {"M", "N"},
   return p;
 }
 
+// Every line of `text` four spaces further in.
+std::string indent(const std::string& text) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    out += "    " + text.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
 // `if COND:` storing one value, else another.
 std::string ifElse(const std::string& cond) {
   return "    if " + cond + ":\n        y[0, 0] = 1.0\n    else:\n        y[0, 1] = 2.0\n";
@@ -246,6 +259,74 @@ kernel slabs(x: f32[K], y: f32[K]):
       << body;
   spec.staticDims = {{"K", 4100}};  // a multiple of 4 only
   EXPECT_EQ(count(kernelBody(generate(module, "slabs", spec)), " always: "), 0);
+}
+
+// A local an enclosing `if` tested: `L + g <= D` there makes L a base of
+// g, with no fact about the launch; only in that branch, and only while
+// the branch leaves L alone.
+TEST(TileBounds, AnEnclosingIfIsABaseToo) {
+  const std::set<std::string> none;
+  // tx <= 15: the then-branch of a 64-column test proves col0 + tx < N.
+  auto p = print("    if col0 + T <= N:\n" + indent(ifElse("col0 + tx < N")), none);
+  EXPECT_EQ(p.ifs, 1) << p.body;  // the outer test stays
+  EXPECT_EQ(p.proven, 1) << p.body;
+  EXPECT_NE(p.body.find("// col0 + tx < N always: col0 <= N - 64 (tested: col0 + T <= N) and tx <= 15"),
+            std::string::npos)
+      << p.body;
+  // The other spellings of the test, a conjunct among others, an elif.
+  EXPECT_EQ(print("    if col0 <= N - 64:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 1);
+  EXPECT_EQ(print("    if col0 + 63 < N:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 1);
+  EXPECT_EQ(print("    if flag > 0 and col0 + 16 <= N:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 1);
+  EXPECT_EQ(
+      print("    if flag > 0:\n        y[0, 3] = 0.0\n    elif col0 + 16 <= N:\n" + indent(ifElse("col0 + tx < N")),
+            none)
+          .ifs,
+      2);
+  // Not enough room: tx reaches 15, the test gives 8.
+  EXPECT_EQ(print("    if col0 + 8 <= N:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 2);
+  // The else branch, a disjunction, another local, another dim: nothing.
+  EXPECT_EQ(
+      print("    if col0 + T <= N:\n        y[0, 3] = 0.0\n    else:\n" + indent(ifElse("col0 + tx < N")), none).ifs,
+      2);
+  EXPECT_EQ(print("    if flag > 0 or col0 + T <= N:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 2);
+  EXPECT_EQ(print("    if row0 + T <= N:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 2);
+  EXPECT_EQ(print("    if col0 + T <= M:\n" + indent(ifElse("col0 + tx < N")), none).ifs, 2);
+  // A branch that assigns the local (here through a closure): its value
+  // at the inner test is not the one the outer test saw.
+  p = print(
+      "    def bump():\n        nonlocal col0\n        col0 = col0 + 1000\n    if col0 + T <= N:\n        bump()\n" +
+          indent(ifElse("col0 + tx < N")),
+      none);
+  EXPECT_EQ(p.ifs, 2) << p.body;
+  EXPECT_EQ(p.proven, 0) << p.body;
+}
+
+// mma_store's tile, proven inside C by the test around it: no bounds test
+// in the then-branch, the tested store in the else.
+TEST(TileBounds, AStoreInsideATestedTileHasNoBoundsTest) {
+  const std::string module = R"(
+@grid(4)
+@block(64)
+kernel tiles(C: f32[M, N]):
+    row0 = i64(block_id()) * 16
+    col0 = i64(block_id()) * 32
+    acc = mma_zero(f32, [1, 1])
+    if row0 + 16 <= M and col0 + 16 <= N:
+        mma_store(C, row0, col0, acc[0, 0])
+    else:
+        mma_store(C, row0, col0, acc[0, 0])
+)";
+  Specialization spec;
+  spec.lineDirectives = false;
+  const std::string body = kernelBody(generate(module, "tiles", spec));
+  EXPECT_EQ(count(body, "__spn_mma_store_f32<true>("), 1) << body;
+  EXPECT_EQ(count(body, "__spn_mma_store_f32("), 1) << body;
+  EXPECT_NE(
+      body.find(
+          "// the tile is inside C always: row0 <= M - 16 (tested: row0 + 16 <= M); col0 <= N - 16 (tested: col0 + "
+          "16 <= N)\n"),
+      std::string::npos)
+      << body;
 }
 
 }  // namespace

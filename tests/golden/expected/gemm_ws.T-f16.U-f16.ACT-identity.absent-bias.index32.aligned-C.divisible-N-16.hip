@@ -1027,21 +1027,21 @@ inline hipError_t launch_gemm_ws(hipStream_t stream, const __half* __restrict__ 
 }
 #endif
 
-#line 95 "samples/gemm_ws.spn"
+#line 97 "samples/gemm_ws.spn"
 constexpr int32_t GROUP = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
-#line 98 "samples/gemm_ws.spn"
+#line 100 "samples/gemm_ws.spn"
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 3 : 6;  // const of the kernel's body, per warp width
 constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kernel's body, per warp width
-#line 101 "samples/gemm_ws.spn"
+#line 103 "samples/gemm_ws.spn"
 constexpr int32_t EPI = __SPN_WARP_SIZE == 64 ? 192 : 96;  // const of the kernel's body, per warp width
 
-#line 81 "samples/gemm_ws.spn"
+#line 83 "samples/gemm_ws.spn"
 __device__ __forceinline__ float identity(float x) {
   return x;
 }
 
-#line 94 "samples/gemm_ws.spn"
+#line 96 "samples/gemm_ws.spn"
 extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
     const __half* __restrict__ A, const __half* __restrict__ B, const __half* __restrict__ bias, __half* __restrict__ C,
     int32_t M, int32_t K, int32_t N, const __grid_constant__ __spn_tensor_map A_map0, int32_t A_map0_ready,
@@ -1049,7 +1049,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 102 "samples/gemm_ws.spn"
+#line 104 "samples/gemm_ws.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))));
   float* bias_s = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)));
@@ -1059,25 +1059,25 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(2 * 128 * sizeof(float)));
   alignas(16) __shared__ uint64_t full[STAGES];
   __spn_barriers_init(full, STAGES, 2);
-#line 110 "samples/gemm_ws.spn"
+#line 112 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t empty[STAGES];
   __spn_barriers_init(empty, STAGES, GROUP);
-#line 111 "samples/gemm_ws.spn"
+#line 113 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t order[2];
   __spn_barriers_init(order, 2, GROUP);
-#line 112 "samples/gemm_ws.spn"
+#line 114 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t bias_ready[2];
   __spn_barriers_init(bias_ready, 2, GROUP);
-#line 113 "samples/gemm_ws.spn"
+#line 115 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t handed[2];
   __spn_barriers_init(handed, 2, GROUP);
-#line 114 "samples/gemm_ws.spn"
+#line 116 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t staged[1];
   __spn_barriers_init(staged, 1, GROUP);
-#line 115 "samples/gemm_ws.spn"
+#line 117 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t drained[1];
   __spn_barriers_init(drained, 1, EPI);
-#line 116 "samples/gemm_ws.spn"
+#line 118 "samples/gemm_ws.spn"
   int32_t tid = int(threadIdx.x);
   int32_t warp = tid / __SPN_WARP_SIZE;
   int32_t g = warp / 4;
@@ -1085,26 +1085,26 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   int32_t tiles = int32_t(__spn_cdiv(int64_t(M), 128)) * tiles_n;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
   if (g == 0) {
-    __spn_release_registers<72>("samples/gemm_ws.spn", 123, 9);
+    __spn_release_registers<72>("samples/gemm_ws.spn", 125, 9);
     if (tid == 0) {
       int32_t use = 0;
       const int32_t tile_step = int(gridDim.x);
-#line 126 "samples/gemm_ws.spn"
+#line 128 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step)) {
         int32_t prow = int32_t(uint32_t(tile) / uint32_t(tiles_n)) * 128;
         int32_t pcol = int32_t(uint32_t(tile) % uint32_t(tiles_n)) * 128;
         for (int32_t pk = 0; pk < slabs; ++pk) {
           int32_t ps = use % STAGES;
           if (use >= STAGES) {
-            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 132, 25);
+            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 134, 25);
           }
-#line 133 "samples/gemm_ws.spn"
+#line 135 "samples/gemm_ws.spn"
           __spn_copy_tile<128, BK, SWA>(As, STAGES * 128, BK, ps * 128, 0, A, int32_t(M), int32_t(K), int32_t(K), int32_t(1), prow, pk * BK, full, ps, &A_map0, A_map0_ready);
           __spn_copy_tile<BK, 128, 128>(Bs, STAGES * BK, 128, ps * BK, 0, B, int32_t(K), int32_t(N), int32_t(N), int32_t(1), pk * BK, pcol, full, ps, &B_map1, B_map1_ready);
           use += 1;
         }
       }
-#line 136 "samples/gemm_ws.spn"
+#line 138 "samples/gemm_ws.spn"
     } else if (1 == 1 && warp > 0) {
       // The epilogue: the half tiles in order, four rows at once a
       // warp (four loads in flight), each lane 4 columns of a row.
@@ -1112,44 +1112,44 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
       int32_t cl = e % 32 * 4;
       int32_t ei = 0;
       const int32_t tile_step_1 = int(gridDim.x);
-#line 142 "samples/gemm_ws.spn"
+#line 144 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_1)) {
         int64_t erow0 = int64_t(int32_t(uint32_t(tile) / uint32_t(tiles_n))) * 128;
         int64_t ecol0 = int64_t(int32_t(uint32_t(tile) % uint32_t(tiles_n))) * 128;
         float bs[4];
         #pragma unroll
         for (int bs_i = 0; bs_i < 4; ++bs_i) bs[bs_i] = 0.0f;
-#line 150 "samples/gemm_ws.spn"
-        for (int32_t h = 0; h < 2; ++h) {
-          __spn_wait(staged, 0, 2 * ei + h, "samples/gemm_ws.spn", 151, 21);
-          const int32_t rb_step = EPI / 32;
 #line 152 "samples/gemm_ws.spn"
+        for (int32_t h = 0; h < 2; ++h) {
+          __spn_wait(staged, 0, 2 * ei + h, "samples/gemm_ws.spn", 153, 21);
+          const int32_t rb_step = EPI / 32;
+#line 154 "samples/gemm_ws.spn"
           for (int32_t rb = e / 32; rb_step > 0 ? rb < 64 / 4 : (rb_step < 0 && rb > 64 / 4); rb = __spn_range_next(rb, 64 / 4, rb_step)) {
             float xs[16];
             #pragma unroll
             for (int xs_i = 0; xs_i < 16; ++xs_i) xs[xs_i] = 0.0f;
             #pragma unroll
-#line 154 "samples/gemm_ws.spn"
+#line 156 "samples/gemm_ws.spn"
             for (int32_t y = 0; y < 4; ++y) {
               int32_t rr = rb * 4 + y;
               #pragma unroll
-#line 156 "samples/gemm_ws.spn"
+#line 158 "samples/gemm_ws.spn"
               for (int32_t k = 0; k < 4; ++k) {
                 xs[y * 4 + k] = half[rr * 128 + (cl ^ (rr % 8 * 8)) + k];
               }
             }
             #pragma unroll
-#line 158 "samples/gemm_ws.spn"
+#line 160 "samples/gemm_ws.spn"
             for (int32_t y = 0; y < 4; ++y) {
               __half out[4];
               #pragma unroll
               for (int out_i = 0; out_i < 4; ++out_i) out[out_i] = __half(0.0f);
               #pragma unroll
-#line 160 "samples/gemm_ws.spn"
+#line 162 "samples/gemm_ws.spn"
               for (int32_t k = 0; k < 4; ++k) {
                 out[k] = __half(identity(xs[y * 4 + k] + bs[k]));
               }
-#line 162 "samples/gemm_ws.spn"
+#line 164 "samples/gemm_ws.spn"
               int64_t row = erow0 + h * 64 + rb * 4 + y;
               int64_t col = ecol0 + cl;
               if (row < int64_t(M)) {
@@ -1158,7 +1158,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
                   __spn_store_run<4, 8>(&C[int32_t(row) * N + int32_t(col)], out);
                 } else {
                   #pragma unroll
-#line 169 "samples/gemm_ws.spn"
+#line 171 "samples/gemm_ws.spn"
                   for (int32_t k = 0; k < 4; ++k) {
                     if (col + k < int64_t(N)) {
                       C[row * N + col + k] = out[k];
@@ -1168,21 +1168,21 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
               }
             }
           }
-#line 172 "samples/gemm_ws.spn"
+#line 174 "samples/gemm_ws.spn"
           __spn_arrive(drained, 0);
         }
-#line 173 "samples/gemm_ws.spn"
+#line 175 "samples/gemm_ws.spn"
         ei += 1;
       }
     }
   } else {
-#line 175 "samples/gemm_ws.spn"
-    __spn_claim_registers<216>("samples/gemm_ws.spn", 175, 9);
+#line 177 "samples/gemm_ws.spn"
+    __spn_claim_registers<216>("samples/gemm_ws.spn", 177, 9);
     int32_t me = g - 1;
     int32_t q = warp % 4;
     int32_t i = 0;
     const int32_t tile_step_2 = int(gridDim.x);
-#line 179 "samples/gemm_ws.spn"
+#line 181 "samples/gemm_ws.spn"
     for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_2)) {
       if (i % 2 == me) {
         int32_t n = i / 2;
@@ -1191,24 +1191,24 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         __spn_mma_acc acc[2][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
         bool acc_fresh = true;
         // The other group's main loop of tile i - 1 is done.
-#line 186 "samples/gemm_ws.spn"
+#line 188 "samples/gemm_ws.spn"
         if (me == 1) {
-          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 187, 21);
+          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 189, 21);
         } else if (n > 0) {
-          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 189, 21);
+          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 191, 21);
         }
-#line 190 "samples/gemm_ws.spn"
+#line 192 "samples/gemm_ws.spn"
         for (int32_t k = 0; k < slabs; ++k) {
           int32_t u = i * slabs + k;
           int32_t s = u % STAGES;
-          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 193, 21);
+          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 195, 21);
           __spn_dot<2, 8, BK, SWA, 128, 0, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 128, BK, Bs, STAGES * BK, 128, s * 128, 0, s * BK, 0);
           __spn_dot_wait<1>();
           if (k > 0) {
             __spn_arrive(empty, (u - 1) % STAGES);
           }
         }
-#line 198 "samples/gemm_ws.spn"
+#line 200 "samples/gemm_ws.spn"
         __spn_arrive(order, 1 - me);
         __spn_dot_wait<0>();
         if (slabs > 0) {
@@ -1216,37 +1216,37 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         }
         // The other group handed tile i - 1 over (Phases, above).
         if (me == 1) {
-          __spn_wait(handed, 1, n, "samples/gemm_ws.spn", 205, 25);
+          __spn_wait(handed, 1, n, "samples/gemm_ws.spn", 207, 25);
         } else if (n > 0) {
-          __spn_wait(handed, 0, n - 1, "samples/gemm_ws.spn", 207, 25);
+          __spn_wait(handed, 0, n - 1, "samples/gemm_ws.spn", 209, 25);
         }
         __spn_dot_settle(acc, acc_fresh);
         #pragma unroll
-#line 208 "samples/gemm_ws.spn"
+#line 210 "samples/gemm_ws.spn"
         for (int32_t a = 0; a < 2; ++a) {
           if (2 * i + a > 0) {
-            __spn_wait(drained, 0, 2 * i + a - 1, "samples/gemm_ws.spn", 210, 29);
+            __spn_wait(drained, 0, 2 * i + a - 1, "samples/gemm_ws.spn", 212, 29);
           }
           #pragma unroll
-#line 211 "samples/gemm_ws.spn"
+#line 213 "samples/gemm_ws.spn"
           for (int32_t j = 0; j < 8; ++j) {
             #pragma unroll
-#line 212 "samples/gemm_ws.spn"
+#line 214 "samples/gemm_ws.spn"
             for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
               const int32_t r = __spn_mma_row(e_1);
               const int32_t c = __spn_mma_col(e_1);
               const float x = acc[a][j].x[e_1];
-#line 213 "samples/gemm_ws.spn"
+#line 215 "samples/gemm_ws.spn"
               half[(q * 16 + r) * 128 + ((j * 16 + c) ^ (r % 8 * 8))] = x;
             }
           }
-#line 214 "samples/gemm_ws.spn"
+#line 216 "samples/gemm_ws.spn"
           __spn_arrive(staged, 0);
         }
-#line 215 "samples/gemm_ws.spn"
+#line 217 "samples/gemm_ws.spn"
         __spn_arrive(handed, 1 - me);
       }
-#line 233 "samples/gemm_ws.spn"
+#line 249 "samples/gemm_ws.spn"
       i += 1;
     }
   }
