@@ -1383,7 +1383,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         // tiles' stores each waited for the last store; and a
         // whole tile is stored with no bounds test (the `if`
         // proves it, docs/language.md 9.4). At 4096 x 4096 x
-        // 128: plain +15%, bias + GELU +8% (docs/performance.md,
+        // 128: plain +14%, bias + GELU +10% (docs/performance.md,
         // session 23).
         __spn_dot_settle(acc, acc_fresh);
         #pragma unroll
