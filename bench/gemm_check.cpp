@@ -277,6 +277,19 @@ int main(int argc, char** argv) {
         std::printf("%s %s %s%ldx%ldx%ld: %s (worst error %.3g of the bound)", v.c_str(), tn,
                     NB > 1 ? (std::to_string(NB) + "x").c_str() : "", long(M), long(N), long(K), bad ? "FAILED" : "ok",
                     worst);
+        // copy_tile's tensor maps (gemm_ws.spn): where A's and B's rows are
+        // 16-byte multiples a launch must make them. The element path it
+        // takes otherwise is right, so only this count shows it.
+        const uint64_t fallbacksBefore = rt.stats().tensorMapFallbacks;
+        launch();
+        rt.synchronize();
+        const uint64_t notMade = rt.stats().tensorMapFallbacks - fallbacksBefore;
+        if (notMade) {
+          const bool tmaAble = dotStyle && (K * 2) % 16 == 0 && (N * 2) % 16 == 0;
+          std::printf(" (%llu tensor maps not made: element copies%s)", static_cast<unsigned long long>(notMade),
+                      tmaAble ? ", FAILED: the rows are 16-byte multiples" : "");
+          failures += tmaAble;
+        }
         double med = -1;
         if (NB * M * N * K >= 1000000000) {
           for (int w = 0; w < 3; ++w) launch();

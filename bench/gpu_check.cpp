@@ -1367,10 +1367,17 @@ void checkBarriers(Ctx& c) {
   // tma_roles: the same tiles stacked (A, B: [NB * 64, 64]), copied by copy_tile.
   Kernel tmaRoles = c.rt->loadModule(path).kernel("tma_roles");
   auto dC2 = c.poisoned(A.size() * 4);
+  // The element path is right, only slow, so a map the launch could not
+  // make shows only in the count (a map made with no current context was
+  // such a case): both of tma_roles' maps must be made here.
+  uint64_t fallbacks = c.rt->stats().tensorMapFallbacks;
   tmaRoles.launch(nullptr, {spindle::tensor(dA.data(), ScalarType::F16, {NB * 64, 64}),
                             spindle::tensor(dB.data(), ScalarType::F16, {NB * 64, 64}), t32(dC2, {NB * 64, 64})});
   c.check("barriers", "tma_roles: dot of tiles copy_tile copied", "132x64x64x64", c.downloadF32(dC2, A.size()), want,
           1e-4, 0);
+  c.expect("barriers", "tma_roles: its tensor maps were made (TMA, not the element path)", "132x64x64x64",
+           c.rt->stats().tensorMapFallbacks == fallbacks,
+           std::to_string(c.rt->stats().tensorMapFallbacks - fallbacks) + " maps not made");
 
   // copy_tile (tests/golden/kernels/copy_tile.spn): boxes across X's edges
   // into a swizzled buffer (C = 160 and 40: rows of 16-byte multiples, TMA
@@ -1391,6 +1398,7 @@ void checkBarriers(Ctx& c) {
       }
       auto dX = t == ScalarType::F32 ? c.upload(x32) : c.upload(x16);
       auto dY = c.poisoned(64 * 128 * bytes), dZ = c.poisoned(16 * 32 * bytes);
+      fallbacks = c.rt->stats().tensorMapFallbacks;
       tiles.kernel("tile_out")
           .launch(nullptr, {spindle::tensor(dX.data(), t, {bx.R, bx.C}), spindle::tensor(dY.data(), t, {64, 128}),
                             spindle::tensor(dZ.data(), t, {16, 32}), spindle::scalar(bx.r0), spindle::scalar(bx.c0)});
@@ -1412,6 +1420,11 @@ void checkBarriers(Ctx& c) {
       };
       c.check("barriers", "copy_tile swizzled box", shape, got(dY, 64 * 128), wantY, 0, 0);
       c.check("barriers", "copy_tile row-major box", shape, got(dZ, 16 * 32), wantZ, 0, 0);
+      // The swizzled box's one map: made where X's rows are 16-byte
+      // multiples (C = 160, 40), not for C = 53.
+      const uint64_t notMade = c.rt->stats().tensorMapFallbacks - fallbacks, wantNotMade = (bx.C * bytes) % 16 ? 1 : 0;
+      c.expect("barriers", "copy_tile swizzled box: maps not made", shape, notMade == wantNotMade,
+               std::to_string(notMade) + ", want " + std::to_string(wantNotMade));
     }
 }
 
