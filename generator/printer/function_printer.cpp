@@ -297,10 +297,9 @@ void FunctionPrinter::declareKernelParams() {
 
 // A copy_tile box TMA can write as the destination lays it out: into a
 // 128-byte-swizzled buffer in whole panel rows (the map's box one panel
-// wide, one copy a panel). Other calls get no map: the helper copies their
-// elements. (A row-major destination whose rows are the box's is TMA's
-// unswizzled mode; on an H200 that copy stopped the kernel with an illegal
-// instruction, not yet understood, so it takes the element path.) Sizes at
+// wide, one copy a panel), or into a row-major 2-D buffer whose rows are
+// the box's (TMA's unswizzled mode, one copy; rows of 16-byte multiples).
+// Other calls get no map: the helper copies their elements. Sizes at
 // 32-wide warps, the only ones with TMA.
 void FunctionPrinter::declareTensorMaps() {
   std::map<std::tuple<const Symbol*, int64_t, int64_t, int64_t>, TensorMapParam> byBox;
@@ -317,7 +316,10 @@ void FunctionPrinter::declareTensorMaps() {
       const int64_t swizzle = dst->swizzle ? at32(*dst->swizzle) : 0;
       const int64_t bytes = int64_t(scalarBytes(src->type));
       const int64_t panel = swizzle == 128 ? 128 / bytes : cols;
-      const bool fits = rows >= 1 && rows <= 256 && swizzle == 128 && cols >= panel && cols % panel == 0;
+      const bool swizzled = swizzle == 128 && cols >= panel && cols % panel == 0;
+      const bool rowMajor = swizzle == 0 && dst->shape.size() == 2 && at32(*dst->shape[1]) == cols && cols <= 256 &&
+                            cols * bytes % 16 == 0;
+      const bool fits = rows >= 1 && rows <= 256 && (swizzled || rowMajor);
       if (fits) {
         auto key = std::make_tuple(src, rows, panel, swizzle);
         auto it = byBox.find(key);
@@ -330,10 +332,10 @@ void FunctionPrinter::declareTensorMaps() {
           map.boxRows = int(rows);
           map.boxCols = int(panel);
           map.swizzle = int(swizzle);
-          kernelParams_.push_back(
-              {"const __grid_constant__ __spn_tensor_map " + p.map, p.map,
-               fmt::format("tensor map of {}: boxes of {} x {}, 128-byte swizzle", src->name, rows, panel), map,
-               "__spn_tensor_map{}"});
+          kernelParams_.push_back({"const __grid_constant__ __spn_tensor_map " + p.map, p.map,
+                                   fmt::format("tensor map of {}: boxes of {} x {}, {}", src->name, rows, panel,
+                                               swizzle == 128 ? "128-byte swizzle" : "row-major"),
+                                   map, "__spn_tensor_map{}"});
           kernelParams_.push_back({"int32_t " + p.ready, p.ready,
                                    fmt::format("1 where {} was made (TMA), else 0", p.map),
                                    AbiArg{AbiArgKind::TensorMapReady, -1, index, "", ScalarType::I32, p.ready}, "0"});

@@ -431,14 +431,18 @@ struct alignas(64) __spn_tensor_map {
 // src[sr + y, sc + x] for y < R, x < C (0 outside src), then one arrival at
 // barrier i of bars, which completes when the box has landed. On NVIDIA
 // sm_90, with a tensor map the runtime made (ready), it is TMA: the arrival
-// declares the box's bytes (mbarrier.arrive.expect_tx) and one
-// cp.async.bulk.tensor per 128-byte panel of the 128-byte-swizzled dst
-// (the map's box is one panel wide) completes them. TMA needs what its map
-// says and the destination's alignment: a row that is a multiple of 8 and
-// a column at a panel's start (a 1024-byte-aligned panel row), coordinates
-// within int32. Otherwise (other destinations, other targets) the calling
-// thread copies the elements and then arrives. Swz: dst's swizzle, 0 for
-// row-major.
+// declares the box's bytes (mbarrier.arrive.expect_tx) and the copies
+// complete them. A 128-byte-swizzled dst takes one cp.async.bulk.tensor
+// per 128-byte panel (the map's box is one panel wide), and needs a row
+// that is a multiple of 8 and a column at a panel's start (a
+// 1024-byte-aligned panel row). A row-major dst whose rows are the box's
+// (dcols == C, c == 0) takes one copy into a 128-byte-aligned row. Both
+// need coordinates within int32 and a source column at a 16-byte boundary
+// (sc * sizeof(T) a multiple of 16): on an H200 any other column, or a
+// less aligned row-major dst, stops the kernel (an illegal instruction, a
+// misaligned address). Otherwise (other destinations, other targets) the
+// calling thread copies the elements and then arrives. Swz: dst's
+// swizzle, 0 for row-major.
 template <int R, int C, int Swz, typename T, typename I>
 __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t dcols, int64_t r, int64_t c,
                                                 const T* src, I rows, I cols, I s0, I s1, int64_t sr, int64_t sc,
@@ -447,7 +451,7 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int PC = int(128 / sizeof(T));  // the map's box: one panel's columns
   if (Swz == 128 && C % PC == 0 && ready && sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 &&
-      sc + C <= 2147483647 && r % 8 == 0 && c % PC == 0) {
+      sc + C <= 2147483647 && sc % int64_t(16 / sizeof(T)) == 0 && r % 8 == 0 && c % PC == 0) {
     const T* first = dst + __spn_swizzle_offset<128, T>(drows, r, c);
     const uint32_t at = uint32_t(__cvta_generic_to_shared(first));
     if (at % 1024u == 0) {
@@ -465,6 +469,23 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
             "l"(map), "r"(int32_t(sc + p * PC)), "r"(int32_t(sr)), "r"(bar)
             : "memory");
       }
+      return;
+    }
+  }
+  if (Swz == 0 && ready && C * sizeof(T) % 16 == 0 && C <= 256 && R <= 256 && c == 0 && dcols == C &&
+      sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 && sc + C <= 2147483647 &&
+      sc % int64_t(16 / sizeof(T)) == 0) {
+    const uint32_t at = uint32_t(__cvta_generic_to_shared(dst + r * dcols));
+    if (at % 128u == 0) {
+      const uint32_t bar = uint32_t(__cvta_generic_to_shared(bars + i));
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                   "r"(uint32_t(R * C * sizeof(T)))
+                   : "memory");
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+              at),
+          "l"(map), "r"(int32_t(sc)), "r"(int32_t(sr)), "r"(bar)
+          : "memory");
       return;
     }
   }

@@ -13,6 +13,8 @@
 //    6  int64_t C                                dynamic dim C
 //    7  const __grid_constant__ __spn_tensor_map X_map0 tensor map of X: boxes of 64 x 64, 128-byte swizzle
 //    8  int32_t X_map0_ready                     1 where X_map0 was made (TMA), else 0
+//    9  const __grid_constant__ __spn_tensor_map X_map1 tensor map of X: boxes of 16 x 32, row-major
+//   10  int32_t X_map1_ready                     1 where X_map1 was made (TMA), else 0
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
 #if defined(__CUDACC_RTC__)  // nvrtc has no C library
@@ -346,41 +348,42 @@ __device__ __forceinline__ void __spn_copy_tile_checked(T* dst, int64_t drows, i
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
-extern "C" __global__ void tile_out(const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready);
+extern "C" __global__ void tile_out(const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready, const __grid_constant__ __spn_tensor_map X_map1, int32_t X_map1_ready);
 inline hipError_t launch_tile_out(hipStream_t stream, const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C) {
   const dim3 block = dim3(64);
   const dim3 grid = dim3(uint32_t(1));
-  tile_out<<<grid, block, 0, stream>>>(X, Y, Z, r0, c0, R, C, __spn_tensor_map{}, 0);
+  tile_out<<<grid, block, 0, stream>>>(X, Y, Z, r0, c0, R, C, __spn_tensor_map{}, 0, __spn_tensor_map{}, 0);
   return hipGetLastError();
 }
 #endif
 
-#line 19 "tests/golden/kernels/copy_tile.spn"
+#line 20 "tests/golden/kernels/copy_tile.spn"
 extern "C" __global__ __launch_bounds__(64) void tile_out(
     const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R,
-    int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready) {
-#line 20 "tests/golden/kernels/copy_tile.spn"
+    int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready,
+    const __grid_constant__ __spn_tensor_map X_map1, int32_t X_map1_ready) {
+#line 21 "tests/golden/kernels/copy_tile.spn"
   alignas(1024) __shared__ __half S[64 * 128];
   __spn_track_shared(S, sizeof S);
-#line 21 "tests/golden/kernels/copy_tile.spn"
+#line 22 "tests/golden/kernels/copy_tile.spn"
   alignas(16) __shared__ __half P[16 * 32];
   __spn_track_shared(P, sizeof P);
-#line 22 "tests/golden/kernels/copy_tile.spn"
+#line 23 "tests/golden/kernels/copy_tile.spn"
   alignas(16) __shared__ uint64_t full[1];
   __spn_barriers_init(full, 1, 2);
-#line 23 "tests/golden/kernels/copy_tile.spn"
+#line 24 "tests/golden/kernels/copy_tile.spn"
   int32_t tid = int(threadIdx.x);
   if (tid == 0) {
-    __spn_copy_tile_checked<64, 128, 128>(S, 64, 128, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0, c0, full, 0, nullptr, 0, __spn_mma_where{"tests/golden/kernels/copy_tile.spn", 25, 9, "S"});
-    __spn_copy_tile_checked<16, 32, 0>(P, 16, 32, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0 + 1, c0 + 2, full, 0, nullptr, 0, __spn_mma_where{"tests/golden/kernels/copy_tile.spn", 26, 9, "P"});
+    __spn_copy_tile_checked<64, 128, 128>(S, 64, 128, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0, c0, full, 0, nullptr, 0, __spn_mma_where{"tests/golden/kernels/copy_tile.spn", 26, 9, "S"});
+    __spn_copy_tile_checked<16, 32, 0>(P, 16, 32, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0 + 1, c0 + 2, full, 0, nullptr, 0, __spn_mma_where{"tests/golden/kernels/copy_tile.spn", 27, 9, "P"});
   }
-#line 27 "tests/golden/kernels/copy_tile.spn"
-  __spn_wait(full, 0, 0, "tests/golden/kernels/copy_tile.spn", 27, 5);
+#line 28 "tests/golden/kernels/copy_tile.spn"
+  __spn_wait(full, 0, 0, "tests/golden/kernels/copy_tile.spn", 28, 5);
   for (int32_t e = tid; e < 64 * 128; e += 64) {
-    Y[__spn_checked_offset("tests/golden/kernels/copy_tile.spn", 29, 9, "Y", e / 128, 64, 128, e % 128, 128, 1)] = __spn_checked_swizzled<0, 128>(S, "tests/golden/kernels/copy_tile.spn", 29, 32, "S", e / 128, 64, e % 128, 128);
+    Y[__spn_checked_offset("tests/golden/kernels/copy_tile.spn", 30, 9, "Y", e / 128, 64, 128, e % 128, 128, 1)] = __spn_checked_swizzled<0, 128>(S, "tests/golden/kernels/copy_tile.spn", 30, 32, "S", e / 128, 64, e % 128, 128);
   }
-#line 30 "tests/golden/kernels/copy_tile.spn"
+#line 31 "tests/golden/kernels/copy_tile.spn"
   for (int32_t e = tid; e < 16 * 32; e += 64) {
-    Z[__spn_checked_offset("tests/golden/kernels/copy_tile.spn", 31, 9, "Z", e / 32, 16, 32, e % 32, 32, 1)] = __spn_checked_read(P, "tests/golden/kernels/copy_tile.spn", 31, 30, "P", e / 32, 16, 32, e % 32, 32, 1);
+    Z[__spn_checked_offset("tests/golden/kernels/copy_tile.spn", 32, 9, "Z", e / 32, 16, 32, e % 32, 32, 1)] = __spn_checked_read(P, "tests/golden/kernels/copy_tile.spn", 32, 30, "P", e / 32, 16, 32, e % 32, 32, 1);
   }
 }

@@ -13,6 +13,8 @@
 //    6  int64_t C                                dynamic dim C
 //    7  const __grid_constant__ __spn_tensor_map X_map0 tensor map of X: boxes of 64 x 64, 128-byte swizzle
 //    8  int32_t X_map0_ready                     1 where X_map0 was made (TMA), else 0
+//    9  const __grid_constant__ __spn_tensor_map X_map1 tensor map of X: boxes of 16 x 32, row-major
+//   10  int32_t X_map1_ready                     1 where X_map1 was made (TMA), else 0
 
 // ==== Spindle prelude v2: the helpers this file uses (names __spn_*, __SPN_*: reserved) for hipcc, hiprtc, nvcc, nvrtc
 #if defined(__CUDACC_RTC__)  // nvrtc has no C library
@@ -191,14 +193,18 @@ struct alignas(64) __spn_tensor_map {
 // src[sr + y, sc + x] for y < R, x < C (0 outside src), then one arrival at
 // barrier i of bars, which completes when the box has landed. On NVIDIA
 // sm_90, with a tensor map the runtime made (ready), it is TMA: the arrival
-// declares the box's bytes (mbarrier.arrive.expect_tx) and one
-// cp.async.bulk.tensor per 128-byte panel of the 128-byte-swizzled dst
-// (the map's box is one panel wide) completes them. TMA needs what its map
-// says and the destination's alignment: a row that is a multiple of 8 and
-// a column at a panel's start (a 1024-byte-aligned panel row), coordinates
-// within int32. Otherwise (other destinations, other targets) the calling
-// thread copies the elements and then arrives. Swz: dst's swizzle, 0 for
-// row-major.
+// declares the box's bytes (mbarrier.arrive.expect_tx) and the copies
+// complete them. A 128-byte-swizzled dst takes one cp.async.bulk.tensor
+// per 128-byte panel (the map's box is one panel wide), and needs a row
+// that is a multiple of 8 and a column at a panel's start (a
+// 1024-byte-aligned panel row). A row-major dst whose rows are the box's
+// (dcols == C, c == 0) takes one copy into a 128-byte-aligned row. Both
+// need coordinates within int32 and a source column at a 16-byte boundary
+// (sc * sizeof(T) a multiple of 16): on an H200 any other column, or a
+// less aligned row-major dst, stops the kernel (an illegal instruction, a
+// misaligned address). Otherwise (other destinations, other targets) the
+// calling thread copies the elements and then arrives. Swz: dst's
+// swizzle, 0 for row-major.
 template <int R, int C, int Swz, typename T, typename I>
 __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t dcols, int64_t r, int64_t c,
                                                 const T* src, I rows, I cols, I s0, I s1, int64_t sr, int64_t sc,
@@ -207,7 +213,7 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int PC = int(128 / sizeof(T));  // the map's box: one panel's columns
   if (Swz == 128 && C % PC == 0 && ready && sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 &&
-      sc + C <= 2147483647 && r % 8 == 0 && c % PC == 0) {
+      sc + C <= 2147483647 && sc % int64_t(16 / sizeof(T)) == 0 && r % 8 == 0 && c % PC == 0) {
     const T* first = dst + __spn_swizzle_offset<128, T>(drows, r, c);
     const uint32_t at = uint32_t(__cvta_generic_to_shared(first));
     if (at % 1024u == 0) {
@@ -225,6 +231,23 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
             "l"(map), "r"(int32_t(sc + p * PC)), "r"(int32_t(sr)), "r"(bar)
             : "memory");
       }
+      return;
+    }
+  }
+  if (Swz == 0 && ready && C * sizeof(T) % 16 == 0 && C <= 256 && R <= 256 && c == 0 && dcols == C &&
+      sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 && sc + C <= 2147483647 &&
+      sc % int64_t(16 / sizeof(T)) == 0) {
+    const uint32_t at = uint32_t(__cvta_generic_to_shared(dst + r * dcols));
+    if (at % 128u == 0) {
+      const uint32_t bar = uint32_t(__cvta_generic_to_shared(bars + i));
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+                   "r"(uint32_t(R * C * sizeof(T)))
+                   : "memory");
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+              at),
+          "l"(map), "r"(int32_t(sc)), "r"(int32_t(sr)), "r"(bar)
+          : "memory");
       return;
     }
   }
@@ -247,36 +270,37 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
 
 #if !defined(__HIPCC_RTC__) && !defined(__CUDACC_RTC__) && !defined(__SPN_CPU)
 // Host launcher for ahead-of-time builds (hipcc, nvcc); it comes first so that no #line directive covers it.
-extern "C" __global__ void tile_out(const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready);
+extern "C" __global__ void tile_out(const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready, const __grid_constant__ __spn_tensor_map X_map1, int32_t X_map1_ready);
 inline hipError_t launch_tile_out(hipStream_t stream, const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C) {
   const dim3 block = dim3(64);
   const dim3 grid = dim3(uint32_t(1));
-  tile_out<<<grid, block, 0, stream>>>(X, Y, Z, r0, c0, R, C, __spn_tensor_map{}, 0);
+  tile_out<<<grid, block, 0, stream>>>(X, Y, Z, r0, c0, R, C, __spn_tensor_map{}, 0, __spn_tensor_map{}, 0);
   return hipGetLastError();
 }
 #endif
 
-#line 19 "tests/golden/kernels/copy_tile.spn"
+#line 20 "tests/golden/kernels/copy_tile.spn"
 extern "C" __global__ __launch_bounds__(64) void tile_out(
     const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R,
-    int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready) {
-#line 20 "tests/golden/kernels/copy_tile.spn"
+    int64_t C, const __grid_constant__ __spn_tensor_map X_map0, int32_t X_map0_ready,
+    const __grid_constant__ __spn_tensor_map X_map1, int32_t X_map1_ready) {
+#line 21 "tests/golden/kernels/copy_tile.spn"
   alignas(1024) __shared__ __half S[64 * 128];
   alignas(16) __shared__ __half P[16 * 32];
   alignas(16) __shared__ uint64_t full[1];
   __spn_barriers_init(full, 1, 2);
-#line 23 "tests/golden/kernels/copy_tile.spn"
+#line 24 "tests/golden/kernels/copy_tile.spn"
   int32_t tid = int(threadIdx.x);
   if (tid == 0) {
     __spn_copy_tile<64, 128, 128>(S, 64, 128, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0, c0, full, 0, &X_map0, X_map0_ready);
-    __spn_copy_tile<16, 32, 0>(P, 16, 32, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0 + 1, c0 + 2, full, 0, nullptr, 0);
+    __spn_copy_tile<16, 32, 0>(P, 16, 32, 0, 0, X, int64_t(R), int64_t(C), int64_t(C), int64_t(1), r0 + 1, c0 + 2, full, 0, &X_map1, X_map1_ready);
   }
-#line 27 "tests/golden/kernels/copy_tile.spn"
-  __spn_wait(full, 0, 0, "tests/golden/kernels/copy_tile.spn", 27, 5);
+#line 28 "tests/golden/kernels/copy_tile.spn"
+  __spn_wait(full, 0, 0, "tests/golden/kernels/copy_tile.spn", 28, 5);
   for (int32_t e = tid; e < 64 * 128; e += 64) {
     Y[int64_t(e / 128) * 128 + e % 128] = __spn_swizzled<128>(S, 64, e / 128, e % 128);
   }
-#line 30 "tests/golden/kernels/copy_tile.spn"
+#line 31 "tests/golden/kernels/copy_tile.spn"
   for (int32_t e = tid; e < 16 * 32; e += 64) {
     Z[int64_t(e / 32) * 32 + e % 32] = P[e / 32 * 32 + e % 32];
   }
