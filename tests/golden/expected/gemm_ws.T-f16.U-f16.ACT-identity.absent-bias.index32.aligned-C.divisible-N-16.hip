@@ -592,8 +592,10 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
                                                 int32_t ready) {
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int PC = int(128 / sizeof(T));  // the map's box: one panel's columns
-  if (Swz == 128 && C % PC == 0 && ready && sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 &&
-      sc + C <= 2147483647 && sc % int64_t(16 / sizeof(T)) == 0 && r % 8 == 0 && c % PC == 0) {
+  // What both forms need of the map and the source box.
+  const bool tma = ready && sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 &&
+                   sc + C <= 2147483647 && sc % int64_t(16 / sizeof(T)) == 0;
+  if (Swz == 128 && C % PC == 0 && tma && r % 8 == 0 && c % PC == 0) {
     const T* first = dst + __spn_swizzle_offset<128, T>(drows, r, c);
     const uint32_t at = uint32_t(__cvta_generic_to_shared(first));
     if (at % 1024u == 0) {
@@ -614,9 +616,7 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
       return;
     }
   }
-  if (Swz == 0 && ready && C * sizeof(T) % 16 == 0 && C <= 256 && R <= 256 && c == 0 && dcols == C &&
-      sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 && sc + C <= 2147483647 &&
-      sc % int64_t(16 / sizeof(T)) == 0) {
+  if (Swz == 0 && C * sizeof(T) % 16 == 0 && C <= 256 && R <= 256 && tma && c == 0 && dcols == C) {
     const uint32_t at = uint32_t(__cvta_generic_to_shared(dst + r * dcols));
     if (at % 128u == 0) {
       const uint32_t bar = uint32_t(__cvta_generic_to_shared(bars + i));
