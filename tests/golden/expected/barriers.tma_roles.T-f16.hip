@@ -450,42 +450,31 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
                                                 int32_t ready) {
 #if defined(__SPN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int PC = int(128 / sizeof(T));  // the map's box: one panel's columns
-  // What both forms need of the map and the source box.
-  const bool tma = ready && sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 &&
-                   sc + C <= 2147483647 && sc % int64_t(16 / sizeof(T)) == 0;
-  if (Swz == 128 && C % PC == 0 && tma && r % 8 == 0 && c % PC == 0) {
-    const T* first = dst + __spn_swizzle_offset<128, T>(drows, r, c);
+  // The two TMA forms above share the arrival and the copy loop: one copy a
+  // panel (swizzled), or one copy (row-major).
+  constexpr bool swizzled = Swz == 128 && C % PC == 0;
+  constexpr bool rowMajor = Swz == 0 && C * sizeof(T) % 16 == 0 && C <= 256 && R <= 256;
+  constexpr int copies = swizzled ? C / PC : 1, copyCols = swizzled ? PC : C;
+  if ((swizzled || rowMajor) && ready && sr >= -2147483647 - 1 && sr <= 2147483647 && sc >= -2147483647 - 1 &&
+      sc + C <= 2147483647 && sc % int64_t(16 / sizeof(T)) == 0 &&
+      (swizzled ? r % 8 == 0 && c % PC == 0 : c == 0 && dcols == C)) {
+    const T* first = swizzled ? dst + __spn_swizzle_offset<128, T>(drows, r, c) : dst + r * dcols;
     const uint32_t at = uint32_t(__cvta_generic_to_shared(first));
-    if (at % 1024u == 0) {
+    if (at % (swizzled ? 1024u : 128u) == 0) {
       const uint32_t bar = uint32_t(__cvta_generic_to_shared(bars + i));
       asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
                    "r"(uint32_t(R * C * sizeof(T)))
                    : "memory");
 #pragma unroll
-      for (int p = 0; p < C / PC; ++p) {
+      for (int p = 0; p < copies; ++p) {
         // Panel p of a swizzled dst lies drows * PC elements after panel p - 1.
-        const uint32_t to = at + uint32_t(p) * uint32_t(drows * PC * int64_t(sizeof(T)));
+        const uint32_t to = at + uint32_t(p) * uint32_t(drows * copyCols * int64_t(sizeof(T)));
         asm volatile(
             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
             "[%4];" ::"r"(to),
-            "l"(map), "r"(int32_t(sc + p * PC)), "r"(int32_t(sr)), "r"(bar)
+            "l"(map), "r"(int32_t(sc + p * copyCols)), "r"(int32_t(sr)), "r"(bar)
             : "memory");
       }
-      return;
-    }
-  }
-  if (Swz == 0 && C * sizeof(T) % 16 == 0 && C <= 256 && R <= 256 && tma && c == 0 && dcols == C) {
-    const uint32_t at = uint32_t(__cvta_generic_to_shared(dst + r * dcols));
-    if (at % 128u == 0) {
-      const uint32_t bar = uint32_t(__cvta_generic_to_shared(bars + i));
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
-                   "r"(uint32_t(R * C * sizeof(T)))
-                   : "memory");
-      asm volatile(
-          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-              at),
-          "l"(map), "r"(int32_t(sc)), "r"(int32_t(sr)), "r"(bar)
-          : "memory");
       return;
     }
   }
