@@ -569,6 +569,36 @@ struct alignas(64) __spn_tensor_map {
 #if !defined(__SPN_CUDA) && !defined(__grid_constant__)
 #define __grid_constant__
 #endif
+// copy_tile's element path: the calling thread copies the box element by
+// element (zeros outside src), then arrives. On NVIDIA it is a call, not
+// inlined. Inlined, its loop took the registers of the one thread that
+// issues the TMA copies (56 after release_registers in
+// samples/gemm_ws.spn), and ptxas moved that thread's loop counters and
+// addresses off the uniform datapath. Its TMA path then took longer per
+// slab than the consumers took to use one: gemm_ws ran 25% slower at
+// 4096^3 on an H200 (docs/performance.md, session 24). Elsewhere it is
+// inlined: an AMD call keeps a stack in scratch, and AMD has only this path.
+#if defined(__SPN_CUDA)
+#define __SPN_COPY_TILE_ELEMENTS __noinline__
+#else
+#define __SPN_COPY_TILE_ELEMENTS __forceinline__
+#endif
+template <int R, int C, int Swz, typename T, typename I>
+__device__ __SPN_COPY_TILE_ELEMENTS void __spn_copy_tile_elements(T* dst, int64_t drows, int64_t dcols, int64_t r,
+                                                                  int64_t c, const T* src, I rows, I cols, I s0, I s1,
+                                                                  int64_t sr, int64_t sc, uint64_t* bars, int32_t i) {
+  for (int y = 0; y < R; ++y)
+    for (int x = 0; x < C; ++x) {
+      const int64_t gr = sr + y, gc = sc + x;
+      const bool in = gr >= 0 && gr < int64_t(rows) && gc >= 0 && gc < int64_t(cols);
+      const T v = in ? src[I(gr) * s0 + I(gc) * s1] : __spn_zero_of<T>();
+      if constexpr (Swz != 0)
+        dst[__spn_swizzle_offset<Swz, T>(drows, r + y, c + x)] = v;
+      else
+        dst[(r + y) * dcols + c + x] = v;
+    }
+  __spn_arrive(bars, i);
+}
 // copy_tile(dst, r, c, src, sr, sc, R, C, bars, i): dst[r + y, c + x] =
 // src[sr + y, sc + x] for y < R, x < C (0 outside src), then one arrival at
 // barrier i of bars, which completes when the box has landed. On NVIDIA
@@ -623,17 +653,7 @@ __device__ __forceinline__ void __spn_copy_tile(T* dst, int64_t drows, int64_t d
 #endif
   (void)map;
   (void)ready;
-  for (int y = 0; y < R; ++y)
-    for (int x = 0; x < C; ++x) {
-      const int64_t gr = sr + y, gc = sc + x;
-      const bool in = gr >= 0 && gr < int64_t(rows) && gc >= 0 && gc < int64_t(cols);
-      const T v = in ? src[I(gr) * s0 + I(gc) * s1] : __spn_zero_of<T>();
-      if constexpr (Swz != 0)
-        dst[__spn_swizzle_offset<Swz, T>(drows, r + y, c + x)] = v;
-      else
-        dst[(r + y) * dcols + c + x] = v;
-    }
-  __spn_arrive(bars, i);
+  __spn_copy_tile_elements<R, C, Swz>(dst, drows, dcols, r, c, src, rows, cols, s0, s1, sr, sc, bars, i);
 }
 // The CPU target: one 16x16x16 step over the warp, as the instruction
 // computes it. Every lane publishes its A and B elements (one warp meeting
