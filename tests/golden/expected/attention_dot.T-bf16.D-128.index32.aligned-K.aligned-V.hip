@@ -900,12 +900,19 @@ __device__ __forceinline__ void __spn_dot_wait() {
 }
 // Before an accumulator that a dot updates is used any other way: every
 // dot of this warp group has landed (it may have been in flight), and a
-// fresh accumulator is zeros (its registers were never written).
+// fresh accumulator is zeros (its registers were never written). Fresh
+// means no dot ran (K = 0), so the zeros are a branch: the empty asm keeps
+// the compiler from turning it into a select an element, which NVIDIA ran
+// on every element of every epilogue (128 FSEL a thread a 128 x 128 tile
+// in samples/gemm_ws.spn: bias + GELU +3% at 8192x8192x1024, H200, session 24).
 template <int TI, int TJ>
 __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], bool& fresh) {
   __spn_dot_wait<0>();
   __spn_dot_pin(acc);
   if (fresh) {
+#if defined(__SPN_CUDA)
+    asm volatile("" ::: "memory");
+#endif
 #pragma unroll
     for (int i = 0; i < TI; ++i)
 #pragma unroll
