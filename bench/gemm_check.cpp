@@ -3,7 +3,9 @@
 // divisibility): each row checked by value against an fp64 reference on
 // fresh random inputs (C poisoned with NaN first; every element of small
 // shapes, every 61st row of large ones), then timed (median of CUDA-event
-// timings after warm-up). The anchors (torch.matmul, addmm + GELU, bmm, a
+// timings after warm-up); a dot kernel's bias_gelu row is also timed in
+// turns with its plain kernel (one launch each, alternated), the ratio the
+// goal reads. The anchors (torch.matmul, addmm + GELU, bmm, a
 // Triton GEMM) are timed by the caller in the same session
 // (bench/gemm_gpu.sh, bench/gemm_anchors.py).
 //
@@ -301,6 +303,31 @@ int main(int argc, char** argv) {
           std::printf("; %.4f ms, %.1f TFLOP/s", med,
                       2.0 * double(NB * M) * double(N) * double(K) / (med * 1e-3) / 1e12);
         }
+        // bias + GELU against the plain GEMM in turns (one launch of each,
+        // reps times): the GPU's clock drifts with its temperature and power
+        // over a run, and two rows timed a minute apart carry that drift
+        // into their ratio (H200, 8192x8192x1024: 92.6% in one run's rows,
+        // 93-104% in alternated pairs, docs/performance.md session 24).
+        double turnsPlain = -1, turnsFused = -1;
+        if (isBias && dotStyle && med > 0) {
+          std::vector<spindle::Arg> plainArgs = args;
+          plainArgs[2] = spindle::none();
+          auto launchPlain = [&] { plain.launch(nullptr, plainArgs.data(), plainArgs.size()); };
+          for (int w = 0; w < 3; ++w) launchPlain();  // tuned here if no plain row was
+          rt.synchronize();
+          std::vector<float> pm, fm;
+          for (int r = 0; r < reps; ++r) {
+            pm.push_back(rt.timeMs(nullptr, launchPlain));
+            fm.push_back(rt.timeMs(nullptr, launch));
+          }
+          std::sort(pm.begin(), pm.end());
+          std::sort(fm.begin(), fm.end());
+          const double flops = 2.0 * double(M) * double(N) * double(K);
+          turnsPlain = flops / (pm[pm.size() / 2] * 1e-3) / 1e12;
+          turnsFused = flops / (fm[fm.size() / 2] * 1e-3) / 1e12;
+          std::printf("; in turns with plain: %.1f / %.1f TFLOP/s = %.1f%%", turnsFused, turnsPlain,
+                      100.0 * turnsFused / turnsPlain);
+        }
         const spindle::CompileReport used = k.compileFor(args.data(), args.size());
         if (!used.tuneConfig.empty()) std::printf(" [%s, %s]", used.tuneConfig.c_str(), used.tuneChoice.c_str());
         std::printf("\n");
@@ -308,10 +335,11 @@ int main(int argc, char** argv) {
         if (json && med > 0) {
           std::fprintf(json,
                        "{\"variant\": \"%s\", \"dtype\": \"%s\", \"c\": \"%s\", \"M\": %ld, \"N\": %ld, \"K\": %ld, "
-                       "\"NB\": %ld, \"Mb\": %ld, \"ok\": %s, \"ms\": %.6f, \"tflops\": %.3f, \"config\": \"%s\"}\n",
+                       "\"NB\": %ld, \"Mb\": %ld, \"ok\": %s, \"ms\": %.6f, \"tflops\": %.3f, \"config\": \"%s\", "
+                       "\"turns_tflops\": %.3f, \"turns_plain_tflops\": %.3f}\n",
                        v.c_str(), tn, cInT ? tn : "f32", long(s.M), long(N), long(K), long(NB), long(M),
                        bad ? "false" : "true", med, 2.0 * double(NB * M) * double(N) * double(K) / (med * 1e-3) / 1e12,
-                       used.tuneConfig.c_str());
+                       used.tuneConfig.c_str(), turnsFused, turnsPlain);
           std::fflush(json);
         }
       }
