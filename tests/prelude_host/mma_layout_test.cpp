@@ -558,7 +558,7 @@ TEST(MmaRows, AccumulatorBecomesTheAOperandOfTheSameTile) {
 
 // mma_store's exchange: D[r][c] = r * 16 + c + 1 in the documented
 // accumulator layout; afterwards every lane's run j holds, in order, the
-// Len elements of row __spn_mma_run_row(lane) from column
+// Len elements of row __spn_mma_run_row(lane, j) from column
 // __spn_mma_run_col(lane, j) (f32: the floats' bits; 2-byte types: the
 // codes two a word, the lower column in the low half), and the runs of the
 // warp cover the tile exactly once.
@@ -579,7 +579,7 @@ void checkStoreRuns(W& ns_lane, HostWarp& warp, int lanes, int n, DocD docD, Exc
   for (int l = 0; l < lanes; ++l)
     for (int j = 0; j < Runs::Count; ++j)
       for (int k = 0; k < Runs::Len; ++k) {
-        const int row = rowOf(l), col = colOf(l, j) + k;
+        const int row = rowOf(l, j), col = colOf(l, j) + k;
         ASSERT_TRUE(row >= 0 && row < 16 && col >= 0 && col < 16) << what << " lane " << l << " run " << j;
         ++seen[size_t(row * 16 + col)];
         const uint32_t word = out[size_t(l)].w[j][Bytes == 4 ? k : k / 2];
@@ -598,40 +598,45 @@ constexpr auto kIntPack = [](float lo, float hi) { return uint32_t(uint16_t(lo))
 TEST(MmaStore, ExchangeGivesEachLaneWholeRunsOfOneRow) {
   checkStoreRuns<4, w32::__spn_mma_runs<4>, w32::__spn_mma_acc>(
       w32::lane, w32::warp, 32, w32::kN, nvidiaD,
-      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row,
+      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row<4>,
       w32::__spn_mma_run_col<4>, "NVIDIA f32");
   checkStoreRuns<2, w32::__spn_mma_runs<2>, w32::__spn_mma_acc>(
       w32::lane, w32::warp, 32, w32::kN, nvidiaD,
-      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row,
+      [](auto& r, const auto& d) { w32::__spn_mma_store_runs(r, d, kIntPack); }, w32::__spn_mma_run_row<2>,
       w32::__spn_mma_run_col<2>, "NVIDIA 2-byte");
   checkStoreRuns<4, w64::__spn_mma_runs<4>, w64::__spn_mma_acc>(
       w64::lane, w64::warp, 64, w64::kN, amdD,
-      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row,
+      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row<4>,
       w64::__spn_mma_run_col<4>, "AMD f32");
   checkStoreRuns<2, w64::__spn_mma_runs<2>, w64::__spn_mma_acc>(
       w64::lane, w64::warp, 64, w64::kN, amdD,
-      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row,
+      [](auto& r, const auto& d) { w64::__spn_mma_store_runs(r, d, kIntPack); }, w64::__spn_mma_run_row<2>,
       w64::__spn_mma_run_col<2>, "AMD 2-byte");
 }
 
-// The runs as the documents place them: NVIDIA lane 4 g + t holds row
-// g + 8 (t % 2) from column 4 (t / 2) + 8 j (f32, two runs of 4) or 8 (t / 2)
-// (2-byte, one run of 8); AMD lane c + 16 G holds row 4 G + c % 4 from
-// column c - c % 4 (one run of 4). Each run is 16 bytes (AMD 2-byte: 8).
-TEST(MmaStore, RunsAreSixteenBytesOfOneRow) {
+// The runs as the documents place them: NVIDIA f32, lane 4 g + t holds row
+// g + 8 (t % 2) from column 4 (t / 2) + 8 j (two runs of 4); NVIDIA 2-byte,
+// run j is row g + 8 j from column 2 t (t even) or 2 t + 6 (t odd), so a
+// quad's four runs j are one row's 16 columns, a whole 32-byte sector; AMD
+// lane c + 16 G holds row 4 G + c % 4 from column c - c % 4 (one run of 4).
+// Each run is 16 bytes (2-byte types: 8).
+TEST(MmaStore, RunsAreWholeVectorsOfOneRow) {
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, t = lane % 4;
-    EXPECT_EQ(w32::__spn_mma_run_row(lane), g + 8 * (t % 2));
-    for (int j = 0; j < 2; ++j) EXPECT_EQ(w32::__spn_mma_run_col<4>(lane, j), 4 * (t / 2) + 8 * j);
-    EXPECT_EQ(w32::__spn_mma_run_col<2>(lane, 0), 8 * (t / 2));
+    for (int j = 0; j < 2; ++j) {
+      EXPECT_EQ(w32::__spn_mma_run_row<4>(lane, j), g + 8 * (t % 2));
+      EXPECT_EQ(w32::__spn_mma_run_col<4>(lane, j), 4 * (t / 2) + 8 * j);
+      EXPECT_EQ(w32::__spn_mma_run_row<2>(lane, j), g + 8 * j);
+      EXPECT_EQ(w32::__spn_mma_run_col<2>(lane, j), t % 2 == 0 ? 2 * t : 2 * t + 6);
+    }
   }
   for (int lane = 0; lane < 64; ++lane) {
     const int c = lane % 16, G = lane / 16;
-    EXPECT_EQ(w64::__spn_mma_run_row(lane), 4 * G + c % 4);
+    EXPECT_EQ(w64::__spn_mma_run_row<4>(lane, 0), 4 * G + c % 4);
     EXPECT_EQ(w64::__spn_mma_run_col<4>(lane, 0), c - c % 4);
   }
   EXPECT_EQ(w32::__spn_mma_runs<4>::Len * 4, 16);
-  EXPECT_EQ(w32::__spn_mma_runs<2>::Len * 2, 16);
+  EXPECT_EQ(w32::__spn_mma_runs<2>::Len * 2, 8);
   EXPECT_EQ(w64::__spn_mma_runs<4>::Len * 4, 16);
   EXPECT_EQ(w64::__spn_mma_runs<2>::Len * 2, 8);
 }

@@ -622,9 +622,9 @@ struct __spn_mma_pack_bf16 {
 #endif
   }
 };
-// A 4 x 4 transpose across the 4 lanes of a group (lanes that differ in
-// their two low bits; u = lane % 4): afterwards y[v] is the x[u] that lane
-// v of the group held. Three rounds of one 32-bit shuffle: in round k lane
+// AMD's mma_store exchange: a 4 x 4 transpose across the 4 lanes of a
+// group (lanes that differ in their two low bits; u = lane % 4):
+// afterwards y[v] is the x[u] that lane v of the group held. Three rounds of one 32-bit shuffle: in round k lane
 // u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u] of the
 // lane itself is its own x[u]. Registers are chosen by selects, not by
 // indexing with u (an array indexed by lane goes to scratch on AMD), and
@@ -653,10 +653,10 @@ __device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uin
   y[0] = y0, y[1] = y1, y[2] = y2, y[3] = y3;
 }
 // mma_store's exchange (docs/language.md 8.11): the lanes trade a tile's
-// elements so that each holds Count runs of Len consecutive elements of one
-// row, 16 bytes each (8 for AMD's 2-byte types), ready for one vector
-// store. Bytes: C's element size, 4 (f32) or 2 (f16, bf16). Run j of this
-// lane is tile row __spn_mma_run_row(lane), columns
+// elements so that each holds Count runs of Len consecutive elements of a
+// row, 16 bytes each for f32, 8 for 2-byte types, ready for one vector
+// store each. Bytes: C's element size, 4 (f32) or 2 (f16, bf16). Run j of
+// this lane is tile row __spn_mma_run_row<Bytes>(lane, j), columns
 // __spn_mma_run_col<Bytes>(lane, j) + [0, Len), as Words 32-bit words:
 // f32 bits, or two 16-bit codes a word, the lower column in the low half.
 template <int Bytes>
@@ -664,7 +664,7 @@ struct __spn_mma_runs {
 #if __SPN_WARP_SIZE == 64
   static constexpr int Count = 1, Len = 4;
 #else
-  static constexpr int Count = Bytes == 4 ? 2 : 1, Len = Bytes == 4 ? 4 : 8;
+  static constexpr int Count = 2, Len = 4;
 #endif
   static constexpr int Words = Len * Bytes / 4;
   uint32_t w[Count][Words];
@@ -673,19 +673,27 @@ struct __spn_mma_runs {
 // AMD: lane c + 16 G holds column c of rows 4 G .. 4 G + 3; lanes 4 q ..
 // 4 q + 3 of a group hold a 4 x 4 block, transposed so that lane 4 q + u
 // holds row 4 G + u, columns 4 q .. 4 q + 3.
-__device__ __forceinline__ int __spn_mma_run_row(int lane) { return 4 * (lane / 16) + lane % 4; }
+template <int Bytes>
+__device__ __forceinline__ int __spn_mma_run_row(int lane, int j) {
+  return (void)j, 4 * (lane / 16) + lane % 4;
+}
 template <int Bytes>
 __device__ __forceinline__ int __spn_mma_run_col(int lane, int j) {
   return (void)j, lane % 16 - lane % 4;
 }
 #else
-// NVIDIA: a quad (lanes 4 g .. 4 g + 3) holds rows g and g + 8. Lane
-// 4 g + t ends with row g + 8 (t % 2): f32, columns 4 (t / 2) .. + 3 of
-// each n8 half (two runs); 2-byte types, columns 8 (t / 2) .. + 7 (one).
-__device__ __forceinline__ int __spn_mma_run_row(int lane) { return lane / 4 + 8 * (lane & 1); }
+// NVIDIA: a quad (lanes 4 g .. 4 g + 3) holds rows g and g + 8. f32: lane
+// 4 g + t ends with row g + 8 (t % 2), columns 4 (t / 2) .. + 3 of each n8
+// half (two runs). 2-byte types: run j is row g + 8 j, columns 2 t .. + 3
+// for an even t and 2 t + 6 .. + 3 for an odd one, so that the quad's four
+// lanes hold a row's 16 columns (32 bytes, a whole sector) in each store.
+template <int Bytes>
+__device__ __forceinline__ int __spn_mma_run_row(int lane, int j) {
+  return Bytes == 4 ? lane / 4 + 8 * (lane & 1) : lane / 4 + 8 * j;
+}
 template <int Bytes>
 __device__ __forceinline__ int __spn_mma_run_col(int lane, int j) {
-  return Bytes == 4 ? 2 * (lane & 2) + 8 * j : 4 * (lane & 2);
+  return Bytes == 4 ? 2 * (lane & 2) + 8 * j : 2 * (lane & 3) + 6 * (lane & 1);
 }
 #endif
 // pack(lo, hi): two floats to one word of two codes of C's type.
@@ -729,12 +737,22 @@ __device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out,
       out.w[h][3] = odd ? x3 : g1;
     }
   } else {
-    // 2-byte types: word j = (row g + 8 (j % 2), half j / 2) of a lane is
-    // the pair at columns 8 (j / 2) + 2 t; lane t collects word t of the
-    // quad's 4 lanes (a 4 x 4 transpose of words, 3 shuffles), which is
-    // row g + 8 (t % 2), columns 8 (t / 2) .. + 7 in order.
-    const uint32_t p[4] = {pack(d.x[0], d.x[1]), pack(d.x[2], d.x[3]), pack(d.x[4], d.x[5]), pack(d.x[6], d.x[7])};
-    __spn_mma_transpose4(out.w[0], p, lane);
+    // 2-byte types: p0, p1 are the pair at columns 2 t, 2 t + 1 of rows g
+    // and g + 8, p2, p3 the same in the second half (columns 8 + 2 t ..).
+    // Lanes t and t ^ 1 trade one word a row (2 shuffles): the even lane
+    // takes its partner's first-half pair after its own, the odd lane its
+    // partner's second-half pair before its own. Before session 24 a 4 x
+    // 4 transpose (3 shuffles and 12 selects) made one 16-byte run; these
+    // 8-byte runs fill the same whole sectors with about 20 fewer
+    // instructions a tile (H200: +1-3% for gemm_ws, docs/performance.md).
+    const bool odd = lane & 1;
+    const uint32_t p0 = pack(d.x[0], d.x[1]), p1 = pack(d.x[2], d.x[3]);
+    const uint32_t p2 = pack(d.x[4], d.x[5]), p3 = pack(d.x[6], d.x[7]);
+    const uint32_t a = __spn_shfl_xor(odd ? p0 : p2, 1), b = __spn_shfl_xor(odd ? p1 : p3, 1);
+    out.w[0][0] = odd ? a : p0;
+    out.w[0][1] = odd ? p2 : a;
+    out.w[1][0] = odd ? b : p1;
+    out.w[1][1] = odd ? p3 : b;
   }
 #endif
 }
@@ -747,9 +765,9 @@ __device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out,
 // compiler decide that), else 8- or 4-byte words, else element by element;
 // so is a run that an edge cuts (only its elements inside C). Each store
 // instruction of the warp fills whole 32-byte sectors (NVIDIA f32: two
-// lanes a row's 8 columns, 16 rows; 2-byte types: two lanes a row's 16;
-// AMD: four lanes a row's 16), so nothing is gained by staging the tile
-// through shared memory first. I: the specialization's index type; R, C:
+// lanes a row's 8 columns, 16 rows; 2-byte types: four lanes a row's 16,
+// 8 rows; AMD: four lanes a row's 16), so nothing is gained by staging the
+// tile through shared memory first. I: the specialization's index type; R, C:
 // the types of r and c as printed (the tile's row and column are added in
 // their unsigned form, as copy_async's bounds tests are: a negative
 // coordinate wraps past every extent). A checked build (where: its
@@ -834,13 +852,13 @@ __device__ __forceinline__ void __spn_mma_store_tile(U* dst, I rows, I cols, I s
   typedef typename __spn_mma_uint<(sizeof(R) > 4 || sizeof(I) > 4)>::type UR;
   typedef typename __spn_mma_uint<(sizeof(C) > 4 || sizeof(I) > 4)>::type UC;
   const int lane = __spn_lane_id();
-  const UR row = UR(r) + UR(__spn_mma_run_row(lane));
-  if (!Inside && !(row < UR(rows))) return;
   const int col0 = __spn_mma_run_col<int(sizeof(U))>(lane, 0);
   const UC first = UC(c) + UC(col0);
 #pragma unroll
   for (int j = 0; j < Set::Count; ++j) {
-    const int step = __spn_mma_run_col<int(sizeof(U))>(lane, j) - col0;  // 8 j: a constant
+    const UR row = UR(r) + UR(__spn_mma_run_row<int(sizeof(U))>(lane, j));
+    if (!Inside && !(row < UR(rows))) continue;
+    const int step = __spn_mma_run_col<int(sizeof(U))>(lane, j) - col0;  // 8 j or 0: a constant
     const UC col = first + UC(step);
     if (sizeof...(Where) == 0 && s1 == I(1) && (Inside || (col < UC(cols) && UC(cols) - col >= UC(Set::Len)))) {
       const I at = I(I(row) * s0 + I(first));  // inside C, so in I
