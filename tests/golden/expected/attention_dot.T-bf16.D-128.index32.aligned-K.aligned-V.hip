@@ -904,7 +904,8 @@ __device__ __forceinline__ void __spn_dot_wait() {
 // means no dot ran (K = 0), so the zeros are a branch: the empty asm keeps
 // the compiler from turning it into a select an element, which NVIDIA ran
 // on every element of every epilogue (128 FSEL a thread a 128 x 128 tile
-// in samples/gemm_ws.spn: bias + GELU +3% at 8192x8192x1024, H200, session 24).
+// in samples/gemm_ws.spn: bias + GELU +3% at 8192x8192x1024 on an H200,
+// docs/performance.md, session 24).
 template <int TI, int TJ>
 __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], bool& fresh) {
   __spn_dot_wait<0>();

@@ -593,9 +593,10 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_f16(const __spn_mma_a<__half>
 }
 // AMD's mma_store exchange: a 4 x 4 transpose across the 4 lanes of a
 // group (lanes that differ in their two low bits; u = lane % 4):
-// afterwards y[v] is the x[u] that lane v of the group held. Three rounds of one 32-bit shuffle: in round k lane
-// u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u] of the
-// lane itself is its own x[u]. Registers are chosen by selects, not by
+// afterwards y[v] is the x[u] that lane v of the group held. Three
+// rounds of one 32-bit shuffle: in round k lane u gives x[u ^ k] to lane
+// u ^ k, which keeps it as its y[u]; y[u] of the lane itself is its own
+// x[u]. Registers are chosen by selects, not by
 // indexing with u (an array indexed by lane goes to scratch on AMD), and
 // x[u ^ k] by the two bits of u ^ k (hipcc turns a chain of `q == 0 ? ..
 // : q == 1 ? ..` into a switch, whose branches cost 9 instructions a
@@ -736,10 +737,10 @@ __device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out,
 // instruction of the warp fills whole 32-byte sectors (NVIDIA f32: two
 // lanes a row's 8 columns, 16 rows; 2-byte types: four lanes a row's 16,
 // 8 rows; AMD: four lanes a row's 16), so nothing is gained by staging the
-// tile through shared memory first. I: the specialization's index type; R, C:
-// the types of r and c as printed (the tile's row and column are added in
-// their unsigned form, as copy_async's bounds tests are: a negative
-// coordinate wraps past every extent). A checked build (where: its
+// tile through shared memory first. I: the specialization's index type;
+// R, C: the types of r and c as printed (the tile's row and column are
+// added in their unsigned form, as copy_async's bounds tests are: a
+// negative coordinate wraps past every extent). A checked build (where: its
 // location) stores every element through __spn_checked_offset.
 template <int Bytes>
 struct __spn_mma_elem;

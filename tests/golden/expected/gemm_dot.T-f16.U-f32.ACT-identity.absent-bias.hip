@@ -786,7 +786,8 @@ __device__ __forceinline__ void __spn_dot_wait() {
 // means no dot ran (K = 0), so the zeros are a branch: the empty asm keeps
 // the compiler from turning it into a select an element, which NVIDIA ran
 // on every element of every epilogue (128 FSEL a thread a 128 x 128 tile
-// in samples/gemm_ws.spn: bias + GELU +3% at 8192x8192x1024, H200, session 24).
+// in samples/gemm_ws.spn: bias + GELU +3% at 8192x8192x1024 on an H200,
+// docs/performance.md, session 24).
 template <int TI, int TJ>
 __device__ __forceinline__ void __spn_dot_settle(__spn_mma_acc (&acc)[TI][TJ], bool& fresh) {
   __spn_dot_wait<0>();
@@ -814,9 +815,10 @@ __device__ __forceinline__ void __spn_dot_sync() {
 }
 // AMD's mma_store exchange: a 4 x 4 transpose across the 4 lanes of a
 // group (lanes that differ in their two low bits; u = lane % 4):
-// afterwards y[v] is the x[u] that lane v of the group held. Three rounds of one 32-bit shuffle: in round k lane
-// u gives x[u ^ k] to lane u ^ k, which keeps it as its y[u]; y[u] of the
-// lane itself is its own x[u]. Registers are chosen by selects, not by
+// afterwards y[v] is the x[u] that lane v of the group held. Three
+// rounds of one 32-bit shuffle: in round k lane u gives x[u ^ k] to lane
+// u ^ k, which keeps it as its y[u]; y[u] of the lane itself is its own
+// x[u]. Registers are chosen by selects, not by
 // indexing with u (an array indexed by lane goes to scratch on AMD), and
 // x[u ^ k] by the two bits of u ^ k (hipcc turns a chain of `q == 0 ? ..
 // : q == 1 ? ..` into a switch, whose branches cost 9 instructions a
@@ -957,10 +959,10 @@ __device__ __forceinline__ void __spn_mma_store_runs(__spn_mma_runs<Bytes>& out,
 // instruction of the warp fills whole 32-byte sectors (NVIDIA f32: two
 // lanes a row's 8 columns, 16 rows; 2-byte types: four lanes a row's 16,
 // 8 rows; AMD: four lanes a row's 16), so nothing is gained by staging the
-// tile through shared memory first. I: the specialization's index type; R, C:
-// the types of r and c as printed (the tile's row and column are added in
-// their unsigned form, as copy_async's bounds tests are: a negative
-// coordinate wraps past every extent). A checked build (where: its
+// tile through shared memory first. I: the specialization's index type;
+// R, C: the types of r and c as printed (the tile's row and column are
+// added in their unsigned form, as copy_async's bounds tests are: a
+// negative coordinate wraps past every extent). A checked build (where: its
 // location) stores every element through __spn_checked_offset.
 template <int Bytes>
 struct __spn_mma_elem;
