@@ -55,6 +55,11 @@ uint16_t toBf16(float f) {
   return uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 double fromBf16(uint16_t h) { return bench::halfValue(true, h); }
+// The median of timings in ms.
+double medianMs(std::vector<float> ms) {
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
 double geluTanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 struct Shape {
@@ -298,8 +303,7 @@ int main(int argc, char** argv) {
           rt.synchronize();
           std::vector<float> ms;
           for (int r = 0; r < reps; ++r) ms.push_back(rt.timeMs(nullptr, launch));
-          std::sort(ms.begin(), ms.end());
-          med = ms[ms.size() / 2];
+          med = medianMs(ms);
           std::printf("; %.4f ms, %.1f TFLOP/s", med,
                       2.0 * double(NB * M) * double(N) * double(K) / (med * 1e-3) / 1e12);
         }
@@ -320,11 +324,9 @@ int main(int argc, char** argv) {
             pm.push_back(rt.timeMs(nullptr, launchPlain));
             fm.push_back(rt.timeMs(nullptr, launch));
           }
-          std::sort(pm.begin(), pm.end());
-          std::sort(fm.begin(), fm.end());
           const double flops = 2.0 * double(M) * double(N) * double(K);
-          turnsPlain = flops / (pm[pm.size() / 2] * 1e-3) / 1e12;
-          turnsFused = flops / (fm[fm.size() / 2] * 1e-3) / 1e12;
+          turnsPlain = flops / (medianMs(pm) * 1e-3) / 1e12;
+          turnsFused = flops / (medianMs(fm) * 1e-3) / 1e12;
           std::printf("; in turns with plain: %.1f / %.1f TFLOP/s = %.1f%%", turnsFused, turnsPlain,
                       100.0 * turnsFused / turnsPlain);
         }

@@ -471,12 +471,13 @@ __device__ __forceinline__ __spn_mma_acc __spn_mma_f16(const __spn_mma_a<__half>
 // afterwards y[v] is the x[u] that lane v of the group held. Three
 // rounds of one 32-bit shuffle: in round k lane u gives x[u ^ k] to lane
 // u ^ k, which keeps it as its y[u]; y[u] of the lane itself is its own
-// x[u]. Registers are chosen by selects, not by
-// indexing with u (an array indexed by lane goes to scratch on AMD), and
-// x[u ^ k] by the two bits of u ^ k (hipcc turns a chain of `q == 0 ? ..
-// : q == 1 ? ..` into a switch, whose branches cost 9 instructions a
-// round on gfx90a). On AMD the shuffle is __shfl to lane ^ k, one
-// ds_bpermute (HIP's __shfl_xor adds a bounds select).
+// x[u]. Registers are chosen by selects, not by indexing with u (an array
+// indexed by lane goes to scratch on AMD), and x[u ^ k] by the two bits
+// of u ^ k (hipcc turns a chain of `q == 0 ? .. : q == 1 ? ..` into a
+// switch, whose branches cost 9 instructions a round on gfx90a). The
+// shuffle is __shfl to lane ^ k, one ds_bpermute (HIP's __shfl_xor adds a
+// bounds select). Only wave64 calls it (AMD, and the cpu target at width
+// 64); NVIDIA's 2-byte exchange trades pairs instead (store_runs below).
 __device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uint32_t (&x)[4], int lane) {
   const int u = lane & 3;
   uint32_t y0 = x[0], y1 = x[1], y2 = x[2], y3 = x[3];
@@ -485,11 +486,7 @@ __device__ __forceinline__ void __spn_mma_transpose4(uint32_t (&y)[4], const uin
     const int q = u ^ k;
     const uint32_t lo = (q & 1) ? x[1] : x[0], hi = (q & 1) ? x[3] : x[2];
     const uint32_t give = (q & 2) ? hi : lo;
-#if defined(__SPN_CUDA)
-    const uint32_t got = __spn_shfl_xor(give, k);
-#else
     const uint32_t got = __spn_shfl(give, lane ^ k);
-#endif
     y0 = q == 0 ? got : y0;
     y1 = q == 1 ? got : y1;
     y2 = q == 2 ? got : y2;
