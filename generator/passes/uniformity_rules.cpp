@@ -51,9 +51,10 @@ ConvergenceNeed convergenceNeed(const BuiltinInfo& b) {
       return b.id == BuiltinId::Dot || b.id == BuiltinId::DotBt ? ConvergenceNeed::WarpGroup : ConvergenceNeed::Warp;
     // The votes are defined over the lanes active at the call (8.4), so a
     // divergent warp may vote.
+    // warp_id() reads lane 0's index on NVIDIA (__shfl_sync of the whole warp).
+    case BuiltinCategory::LaneInfo: return b.id == BuiltinId::WarpId ? ConvergenceNeed::Warp : ConvergenceNeed::None;
     case BuiltinCategory::WarpVote:
     case BuiltinCategory::Geometry:
-    case BuiltinCategory::LaneInfo:
     case BuiltinCategory::FloatMath:
     case BuiltinCategory::NumericMath:
     case BuiltinCategory::IntMath:
@@ -95,6 +96,7 @@ ValueFact builtinResult(const BuiltinInfo& b, const std::vector<ValueFact>& args
     }
     case BuiltinCategory::LaneInfo:
       if (b.id == BuiltinId::WarpSize) return ValueFact::constant(kWarpWidths[0], kWarpWidths[1]);
+      if (b.id == BuiltinId::WarpId) return ValueFact::ofSlice({kWarpWidths[0], 0}, {kWarpWidths[1], 0}, "'warp_id()'");
       return ValueFact::ofSlice({1, kWarpWidths[0]}, {1, kWarpWidths[1]}, "'lane_id()'");
     case BuiltinCategory::WarpReduce:
       // A prefix differs by lane; a reduction is the warp's (a partial
@@ -109,10 +111,13 @@ ValueFact builtinResult(const BuiltinInfo& b, const std::vector<ValueFact>& args
       if (b.id == BuiltinId::BlockCumsum) return ValueFact::ofLevel(Uniformity::Divergent, quoted(b));
       return ValueFact::uniform();
     case BuiltinCategory::Shuffle: {
-      // Every lane reads a lane of its warp: the value of a warp-uniform v,
-      // or with shfl one lane's v when every lane names the same lane.
+      // Every lane reads a lane of its warp: the value of a warp-uniform v
+      // (v itself, its form kept: shfl(thread_id() // warp_size(), 0) is
+      // still the warp's index), or with shfl one lane's v when every lane
+      // names the same lane.
       ValueFact r = forgetForm(args[0]);
       for (int i = 0; i < 2; ++i) {
+        if (args[0].width[i].level != Uniformity::Divergent) r.width[i] = args[0].width[i];
         if (r.width[i].level != Uniformity::Divergent) continue;
         bool oneLane = b.id == BuiltinId::Shfl && args[1].width[i].level != Uniformity::Divergent;
         r.width[i].level = oneLane ? Uniformity::Warp : Uniformity::Divergent;

@@ -7,7 +7,7 @@ namespace spindle {
 
 enum class BuiltinCategory {
   Geometry,        // thread_id(a=0) etc.: i32, optional constant axis
-  LaneInfo,        // lane_id(), warp_size(): i32
+  LaneInfo,        // lane_id(), warp_size(), warp_id(): i32
   Barrier,         // sync()
   FloatMath,       // float in, same float out
   NumericMath,     // abs/min/max: floats or integers

@@ -82,6 +82,23 @@ TEST_F(WarpOps, WarpPrimitivesStaticN) {
   });
 }
 
+// ---- warp_index.spn: warp_id() in a 2-D block, against the linear id's warp
+
+TEST_F(WarpOps, WarpIdIsTheLinearIdsWarp) {
+  atBothWidths([&] {
+    Kernel k = kernel("warp_index.spn", "warp_index");
+    const int64_t N = 500, W = warp();  // 3 blocks, the last one partly past N
+    auto out = poisoned<int32_t>(size_t(N));
+    k.launch(nullptr, {out.arg({N})});
+    auto got = out.read();
+    Check check("out");
+    for (int64_t i = 0; i < N; ++i) {
+      const int64_t warpIndex = (i % 192) / W;
+      check.exact(at(i), got[size_t(i)], double(warpIndex * 1000 + warpIndex));
+    }
+  });
+}
+
 // ---- body_consts_warp.spn: warp_rows[bf16] at static E=256 (VPT = E / width)
 
 TEST_F(WarpOps, BodyConstsWarpRows) {

@@ -109,17 +109,59 @@ std::vector<std::string> phaseBarrierSampleNames() {
   return names;
 }
 
+using Consts = std::map<std::string, ConstOverride>;
+
+// The consts of every config of the module's @tune but the first, the
+// default that runAtBothWidths runs.
+std::vector<Consts> otherTuneConfigs(Module& module) {
+  std::vector<Consts> configs;
+  for (const std::string& k : module.kernelNames()) {
+    const auto& tune = module.kernel(k).info().tune;
+    if (!tune) continue;
+    for (size_t c = 1; c < tune->configs.size(); ++c) {
+      Consts consts;
+      for (size_t i = 0; i < tune->consts.size(); ++i)
+        consts.emplace(tune->consts[i], ConstOverride::ofInt(tune->configs[c][i]));
+      configs.push_back(std::move(consts));
+    }
+  }
+  return configs;
+}
+
+std::string configLabel(const Consts& config) {
+  std::string label;
+  for (const auto& [c, v] : config) label += (label.empty() ? "" : " ") + c + "=" + constOverrideText(v);
+  return label;
+}
+
+// The sample's cases at warp 32 with the config's consts fixed on its kernels.
+WidthResult runConfig(const std::string& name, Runtime& rt, Module& module, const Consts& config) {
+  Device device(rt, module, config);
+  Rng rng = rngFor(name);
+  return runCases(name, "cpu", findSample(name)->cases(rng), device);
+}
+
 class SampleSchedules : public ::testing::TestWithParam<std::string> {};
 
+// Each config of a tuned sample too: gemm_ws's default (STAGED = 1) is
+// not the one a GPU takes at most shapes.
 TEST_P(SampleSchedules, MatchTheReferenceUnderShuffledSchedules) {
+  const std::string& name = GetParam();
   SCOPED_TRACE(fmt::format("random inputs from seed {} (SPINDLE_TEST_SEED={} repeats them)", testSeed(), testSeed()));
-  const Sample* sample = findSample(GetParam());
+  const Sample* sample = findSample(name);
   ASSERT_NE(sample, nullptr);
+  Runtime& rt = sharedRuntime("cpu");
+  ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
+  Module module = rt.loadModule(samplePath(name));
+  const std::vector<Consts> configs = otherTuneConfigs(module);
   test::ScopedEnv oneWorker("SPINDLE_CPU_THREADS", "1");
   for (int seed = 1; seed <= 4; ++seed) {
     test::ScopedEnv schedule("SPINDLE_CPU_SCHEDULE", std::to_string(seed).c_str());
     for (const WidthResult& r : runAtBothWidths(*sample))
       for (const auto& f : r.failures) ADD_FAILURE() << "SPINDLE_CPU_SCHEDULE=" << seed << ": " << f;
+    for (const Consts& config : configs)
+      for (const auto& f : runConfig(name, rt, module, config).failures)
+        ADD_FAILURE() << "SPINDLE_CPU_SCHEDULE=" << seed << " [" << configLabel(config) << "] " << f;
   }
 }
 
@@ -149,34 +191,16 @@ class SampleTuneConfigs : public ::testing::TestWithParam<std::string> {};
 TEST_P(SampleTuneConfigs, EveryConfigMatchesTheReference) {
   const std::string& name = GetParam();
   SCOPED_TRACE(fmt::format("random inputs from seed {} (SPINDLE_TEST_SEED={} repeats them)", testSeed(), testSeed()));
-  const Sample* sample = findSample(name);
-  ASSERT_NE(sample, nullptr);
+  ASSERT_NE(findSample(name), nullptr);
   Runtime& rt = sharedRuntime("cpu");
   ASSERT_TRUE(rt.hasDevice()) << rt.deviceStatus();
   Module module = rt.loadModule(samplePath(name));
-  std::vector<std::map<std::string, ConstOverride>> configs;
-  for (const std::string& k : module.kernelNames()) {
-    const auto& tune = module.kernel(k).info().tune;
-    if (!tune) continue;
-    for (size_t c = 1; c < tune->configs.size(); ++c) {  // configs[0], the default, is the test above's
-      std::map<std::string, ConstOverride> consts;
-      for (size_t i = 0; i < tune->consts.size(); ++i)
-        consts.emplace(tune->consts[i], ConstOverride::ofInt(tune->configs[c][i]));
-      configs.push_back(std::move(consts));
-    }
-  }
+  const std::vector<Consts> configs = otherTuneConfigs(module);
   ASSERT_FALSE(configs.empty()) << name << ": @tune with one config";
-  std::vector<WidthResult> results(configs.size());
-  for (size_t i = 0; i < configs.size(); ++i) {
-    Device device(rt, module, configs[i]);
-    Rng rng = rngFor(name);
-    results[i] = runCases(name, "cpu", sample->cases(rng), device);
-  }
-  for (size_t i = 0; i < configs.size(); ++i) {
-    std::string label;
-    for (const auto& [c, v] : configs[i]) label += (label.empty() ? "" : " ") + c + "=" + constOverrideText(v);
-    for (const auto& line : results[i].lines) std::printf("  [%s] %s\n", label.c_str(), line.c_str());
-    for (const auto& f : results[i].failures) ADD_FAILURE() << "[" << label << "] " << f;
+  for (const Consts& config : configs) {
+    const WidthResult r = runConfig(name, rt, module, config);
+    for (const auto& line : r.lines) std::printf("  [%s] %s\n", configLabel(config).c_str(), line.c_str());
+    for (const auto& f : r.failures) ADD_FAILURE() << "[" << configLabel(config) << "] " << f;
   }
 }
 

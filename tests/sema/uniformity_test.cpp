@@ -281,6 +281,37 @@ TEST(Uniformity, CollectiveResults) {
                   "18:16 sema-divergent-warp-op", "  17:8 this condition depends on the result of 'atomic_add()'"));
 }
 
+TEST(Uniformity, WarpIdIsTheWarpsIndex) {
+  // warp_id() is thread_id() // warp_size() of a 1-D block: its // 4 is a
+  // warp group's. Lanes of one warp read lane 0's, so all must call it.
+  EXPECT_THAT(check(R"(
+    w = warp_id()
+    if w // 4 == 2:
+        release_registers(56)
+    if w == 1:
+        x[0] = warp_sum(x[thread_id()])
+    if thread_id() < 16:
+        x[1] = f32(warp_id())
+)",
+                    "384"),
+              ElementsAre("10:20 sema-divergent-warp-op", "  9:8 this condition depends on 'thread_id()'"));
+}
+
+TEST(Uniformity, AShuffleOfAWarpUniformValueIsThatValue) {
+  // shfl(v, 0) of the warp's index is the warp's index, form and all, so
+  // its // 4 is a warp group's; lane 0's thread id is one value a warp,
+  // not a group.
+  EXPECT_THAT(check(R"(
+    w = shfl(thread_id() // warp_size(), 0)
+    if w // 4 == 1:
+        release_registers(56)
+    if shfl(thread_id(), 0) < 128:
+        release_registers(56)
+)",
+                    "384"),
+              ElementsAre("8:9 sema-divergent-warp-group-op", "  7:8 this condition depends on 'thread_id()'"));
+}
+
 TEST(Uniformity, KeyValueReductions) {
   // warp_argmax is a warp collective whose (value, index) is the warp's;
   // block_argmin is a block collective whose result is the block's.

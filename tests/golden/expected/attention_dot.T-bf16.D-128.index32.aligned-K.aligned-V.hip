@@ -694,6 +694,15 @@ __device__ __forceinline__ uint64_t __spn_dot_desc(uint32_t address, uint32_t le
   return uint64_t((address & 0x3FFFF) >> 4) | (uint64_t((lead & 0x3FFFF) >> 4) << 16) |
          (uint64_t((stride & 0x3FFFF) >> 4) << 32) | (mode << 62);
 }
+// The descriptor `desc` moved `bytes` (a multiple of 16) further into its
+// buffer. The start address is the low word's bits 0-13, and a buffer lies
+// in the shared window's first 256 KB, so the add carries into nothing. A
+// dot's steps add constants to one descriptor so: one add a wgmma, where a
+// descriptor built per step took masks, shifts and ORs, with the addresses
+// off the uniform datapath (docs/performance.md, session 25).
+__device__ __forceinline__ uint64_t __spn_dot_desc_plus(uint64_t desc, uint32_t bytes) {
+  return (desc & 0xFFFFFFFF00000000ull) | uint32_t(uint32_t(desc) + (bytes >> 4));
+}
 // The warp-level path of dot: this lane's elements of an A tile (rows r0..,
 // columns c0..) or a B tile (k rows r0.., columns c0..) from a shared
 // buffer of rows x cols, swizzled (S bytes) or row-major (S = 0). dot's
@@ -766,6 +775,22 @@ __device__ __forceinline__ uint64_t __spn_dot_b_desc(uint32_t b0, int64_t b_rows
     return __spn_dot_desc(b0 + uint32_t(((k / WB) * b_rows + c) * SB + (k % WB) * int64_t(sizeof(T))), 16, 8 * SB,
                           SB);
 }
+// The same from step k2's descriptor d2 (k = k2 + kk): BT 0's rows are
+// SB bytes apart in a panel, so a constant step; BT 1's k crosses panels.
+template <int BT, int SB, typename T>
+__device__ __forceinline__ uint64_t __spn_dot_b_step(uint64_t d2, uint32_t b0, int64_t b_rows, int64_t k2, int kk,
+                                                     int64_t c) {
+  if constexpr (BT == 0) return __spn_dot_desc_plus(d2, uint32_t(kk * SB));
+  else return __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c);
+}
+// Where A's k run starts in a row of its swizzled buffer, from the row's
+// start in panel 0: panel k / WA (panels a_rows * SA bytes apart), then
+// the k run's offset in the panel row.
+template <int SA, typename T>
+__device__ __forceinline__ int64_t __spn_dot_a_offset(int64_t a_rows, int64_t k) {
+  constexpr int WA = SA / int(sizeof(T));
+  return (k / WA) * a_rows * SA + (k % WA) * int64_t(sizeof(T));
+}
 // This lane's elements of B's 16 x 16 tile at (k, c) from Bs, either layout.
 template <int BT, int SB, typename T, typename... Where>
 __device__ __forceinline__ void __spn_dot_load_b(__spn_mma_b<T>& b, const T* Bs, int64_t b_rows, int64_t b_cols,
@@ -779,7 +804,6 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
                                           int64_t k, int64_t k2, int64_t c, const Where&... where) {
   static_assert(D > 0 && D % 16 == 0, "dot: the depth is a multiple of 16");
 #if defined(__SPN_WGMMA)
-  constexpr int WA = SA / int(sizeof(T));  // elements of a panel row
   if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SA != 0 && SB != 0) {
     // The descriptors' alignment: 8-row atoms, 16-deep steps inside A's
     // panel rows, B's columns from a panel's start (or its rows' atoms).
@@ -787,17 +811,20 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
       const uint32_t a0 = uint32_t(__cvta_generic_to_shared(As)), b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
       fresh = false;
+      // One descriptor an operand at the call's (r, k) and (k2, c); each
+      // step's is that plus a constant where k, or k2 with BT 0, are.
+      const uint64_t da = __spn_dot_desc(a0 + uint32_t(r * SA + __spn_dot_a_offset<SA, T>(a_rows, k)), 16, 8 * SA, SA);
+      const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2, c);
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16) {
-        const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c);
+        const uint64_t db_kk = __spn_dot_b_step<BT, SB, T>(db, b0, b_rows, k2, kk, c);
 #pragma unroll
         for (int i = 0; i < TI; ++i) {
-          // A: row r + 64 i of panel (k + kk) / WA, the k run at its offset.
-          const int64_t ka = k + kk;
-          const uint32_t a_at = a0 + uint32_t(((ka / WA) * a_rows + r + 64 * i) * SA + (ka % WA) * int64_t(sizeof(T)));
-          const uint64_t da = __spn_dot_desc(a_at, 16, 8 * SA, SA);
-          W::template run<T, 1 - BT>(acc[i][0].x, da, db, kk == 0 ? sd : 1);
+          // A: row r + 64 i, the k run at k + kk (its panel and offset).
+          const int64_t at =
+              64 * i * SA + __spn_dot_a_offset<SA, T>(a_rows, k + kk) - __spn_dot_a_offset<SA, T>(a_rows, k);
+          W::template run<T, 1 - BT>(acc[i][0].x, __spn_dot_desc_plus(da, uint32_t(at)), db_kk, kk == 0 ? sd : 1);
         }
       }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -861,7 +888,9 @@ __device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& 
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16)
-        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra[kk / 16], __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c),
+        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra[kk / 16],
+                                      __spn_dot_b_step<BT, SB, T>(__spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2, c), b0,
+                                                                  b_rows, k2, kk, c),
                                       kk == 0 ? sd : 1);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The packed A registers are the compiler's to reuse once the call

@@ -2,7 +2,7 @@
 // Regenerate with: spindle gen samples/gemm_ws.spn --kernel gemm_ws --dtype T=bf16 --dtype U=bf16 --const ACT=gelu_tanh --const STAGED=0 --aligned C --divisible N --index32
 // kernel:          gemm_ws
 // specialization:  M dynamic, K dynamic, N dynamic, T = bf16, U = bf16, C 16-byte aligned, N % 16 == 0, 32-bit indices (dims, strides, extents < 2^31)
-// launch:          grid (min(cdiv(M, BM) * cdiv(N, BN), resident_blocks())), block (12 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(2 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) bytes
+// launch:          grid (min(cdiv(M, BM) * cdiv(N, BN), resident_blocks())), block (12 * warp_size()), dynamic shared memory __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) bytes
 // parameters, in order (for launching through hiprtc or nvrtc by hand):
 //    0  const __spn_bf16* __restrict__ A         tensor bf16[M, K], read-only
 //    1  const __spn_bf16* __restrict__ B         tensor bf16[K, N], read-only
@@ -126,6 +126,22 @@ template <typename T, typename B, typename S>
 __device__ __forceinline__ T __spn_range_next_up(T i, B stop, S step) {
   typedef typename __spn_distance<T, B, S>::type U;
   return U(stop) - U(i) > U(step) ? T(i + step) : T(stop);
+}
+// warp_id(): the thread's warp in the block (its linear id // the warp
+// size), and the compiler told that it is one value a warp: lane 0's on
+// NVIDIA, so that nvcc keeps what derives from it on the uniform datapath
+// (CUTLASS's canonical_warp_idx_sync; samples/gemm_ws.spn's consumer loops,
+// docs/performance.md, session 25); readfirstlane on AMD, a scalar
+// register. Every lane of the warp calls it (sema-divergent-warp-op).
+__device__ __forceinline__ int __spn_warp_id() {
+  const int w = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / __SPN_WARP_SIZE;
+#if defined(__SPN_CUDA)
+  return __shfl_sync(0xffffffffu, w, 0);
+#elif defined(__SPN_CPU)
+  return w;
+#else
+  return __builtin_amdgcn_readfirstlane(w);
+#endif
 }
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
@@ -801,6 +817,15 @@ __device__ __forceinline__ uint64_t __spn_dot_desc(uint32_t address, uint32_t le
   return uint64_t((address & 0x3FFFF) >> 4) | (uint64_t((lead & 0x3FFFF) >> 4) << 16) |
          (uint64_t((stride & 0x3FFFF) >> 4) << 32) | (mode << 62);
 }
+// The descriptor `desc` moved `bytes` (a multiple of 16) further into its
+// buffer. The start address is the low word's bits 0-13, and a buffer lies
+// in the shared window's first 256 KB, so the add carries into nothing. A
+// dot's steps add constants to one descriptor so: one add a wgmma, where a
+// descriptor built per step took masks, shifts and ORs, with the addresses
+// off the uniform datapath (docs/performance.md, session 25).
+__device__ __forceinline__ uint64_t __spn_dot_desc_plus(uint64_t desc, uint32_t bytes) {
+  return (desc & 0xFFFFFFFF00000000ull) | uint32_t(uint32_t(desc) + (bytes >> 4));
+}
 // The warp-level path of dot: this lane's elements of an A tile (rows r0..,
 // columns c0..) or a B tile (k rows r0.., columns c0..) from a shared
 // buffer of rows x cols, swizzled (S bytes) or row-major (S = 0). dot's
@@ -873,6 +898,22 @@ __device__ __forceinline__ uint64_t __spn_dot_b_desc(uint32_t b0, int64_t b_rows
     return __spn_dot_desc(b0 + uint32_t(((k / WB) * b_rows + c) * SB + (k % WB) * int64_t(sizeof(T))), 16, 8 * SB,
                           SB);
 }
+// The same from step k2's descriptor d2 (k = k2 + kk): BT 0's rows are
+// SB bytes apart in a panel, so a constant step; BT 1's k crosses panels.
+template <int BT, int SB, typename T>
+__device__ __forceinline__ uint64_t __spn_dot_b_step(uint64_t d2, uint32_t b0, int64_t b_rows, int64_t k2, int kk,
+                                                     int64_t c) {
+  if constexpr (BT == 0) return __spn_dot_desc_plus(d2, uint32_t(kk * SB));
+  else return __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c);
+}
+// Where A's k run starts in a row of its swizzled buffer, from the row's
+// start in panel 0: panel k / WA (panels a_rows * SA bytes apart), then
+// the k run's offset in the panel row.
+template <int SA, typename T>
+__device__ __forceinline__ int64_t __spn_dot_a_offset(int64_t a_rows, int64_t k) {
+  constexpr int WA = SA / int(sizeof(T));
+  return (k / WA) * a_rows * SA + (k % WA) * int64_t(sizeof(T));
+}
 // This lane's elements of B's 16 x 16 tile at (k, c) from Bs, either layout.
 template <int BT, int SB, typename T, typename... Where>
 __device__ __forceinline__ void __spn_dot_load_b(__spn_mma_b<T>& b, const T* Bs, int64_t b_rows, int64_t b_cols,
@@ -886,7 +927,6 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
                                           int64_t k, int64_t k2, int64_t c, const Where&... where) {
   static_assert(D > 0 && D % 16 == 0, "dot: the depth is a multiple of 16");
 #if defined(__SPN_WGMMA)
-  constexpr int WA = SA / int(sizeof(T));  // elements of a panel row
   if constexpr (sizeof...(where) == 0 && W::N == 16 * TJ && SA != 0 && SB != 0) {
     // The descriptors' alignment: 8-row atoms, 16-deep steps inside A's
     // panel rows, B's columns from a panel's start (or its rows' atoms).
@@ -894,17 +934,20 @@ __device__ __forceinline__ void __spn_dot(__spn_mma_acc (&acc)[TI][TJ], bool& fr
       const uint32_t a0 = uint32_t(__cvta_generic_to_shared(As)), b0 = uint32_t(__cvta_generic_to_shared(Bs));
       const int sd = fresh ? 0 : 1;
       fresh = false;
+      // One descriptor an operand at the call's (r, k) and (k2, c); each
+      // step's is that plus a constant where k, or k2 with BT 0, are.
+      const uint64_t da = __spn_dot_desc(a0 + uint32_t(r * SA + __spn_dot_a_offset<SA, T>(a_rows, k)), 16, 8 * SA, SA);
+      const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2, c);
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16) {
-        const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2 + kk, c);
+        const uint64_t db_kk = __spn_dot_b_step<BT, SB, T>(db, b0, b_rows, k2, kk, c);
 #pragma unroll
         for (int i = 0; i < TI; ++i) {
-          // A: row r + 64 i of panel (k + kk) / WA, the k run at its offset.
-          const int64_t ka = k + kk;
-          const uint32_t a_at = a0 + uint32_t(((ka / WA) * a_rows + r + 64 * i) * SA + (ka % WA) * int64_t(sizeof(T)));
-          const uint64_t da = __spn_dot_desc(a_at, 16, 8 * SA, SA);
-          W::template run<T, 1 - BT>(acc[i][0].x, da, db, kk == 0 ? sd : 1);
+          // A: row r + 64 i, the k run at k + kk (its panel and offset).
+          const int64_t at =
+              64 * i * SA + __spn_dot_a_offset<SA, T>(a_rows, k + kk) - __spn_dot_a_offset<SA, T>(a_rows, k);
+          W::template run<T, 1 - BT>(acc[i][0].x, __spn_dot_desc_plus(da, uint32_t(at)), db_kk, kk == 0 ? sd : 1);
         }
       }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -1289,7 +1332,7 @@ inline int64_t __spn_resident_blocks(const void* kernel, dim3 block, size_t dyna
 
 inline hipError_t launch_gemm_ws(hipStream_t stream, const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias, __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N) {
   const dim3 block = dim3(uint32_t(12 * __SPN_WARP_SIZE));
-  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(2 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t));
+  const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t));
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm_ws), dynamic_shared_bytes))
     return e;
   const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&gemm_ws), block, dynamic_shared_bytes);
@@ -1299,22 +1342,22 @@ inline hipError_t launch_gemm_ws(hipStream_t stream, const __spn_bf16* __restric
 }
 #endif
 
-#line 97 "samples/gemm_ws.spn"
+#line 103 "samples/gemm_ws.spn"
 constexpr int32_t GROUP = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
-#line 100 "samples/gemm_ws.spn"
+#line 106 "samples/gemm_ws.spn"
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 4 : 6;  // const of the kernel's body, per warp width
 constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kernel's body, per warp width
-#line 103 "samples/gemm_ws.spn"
+#line 109 "samples/gemm_ws.spn"
 constexpr int32_t EPI = __SPN_WARP_SIZE == 64 ? 192 : 96;  // const of the kernel's body, per warp width
 
-#line 88 "samples/gemm_ws.spn"
-__device__ __forceinline__ float gelu_tanh(float x) {
-  float h = 0.5f * x;
-  return h + h * __spn_fast_tanhf(x * (0.7978845608028654f + 0.035677408136300125f * x * x));
+#line 94 "samples/gemm_ws.spn"
+__device__ __forceinline__ float gelu_tanh(float x, float b) {
+  float h = 0.5f * x + 0.5f * b;
+  return h + h * __spn_fast_tanhf(h * (2.0f * 0.7978845608028654f + 8.0f * 0.035677408136300125f * h * h));
 }
 
-#line 96 "samples/gemm_ws.spn"
+#line 102 "samples/gemm_ws.spn"
 extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias,
     __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N, const __grid_constant__ __spn_tensor_map A_map0,
@@ -1322,56 +1365,61 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 104 "samples/gemm_ws.spn"
+#line 110 "samples/gemm_ws.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))));
+  // Each consumer's last two tiles' bias (zeros past N). STAGED 1's
+  // epilogue warps read the bias themselves, and its 227 KB are full.
   float* bias_s = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)));
   // A half tile of sums, column c of row r at c ^ 8 (r % 8): a warp's
   // writes (8 rows, 8 columns) fall 2 to a bank, not 8, and each
   // epilogue read stays 16 contiguous bytes.
-  float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(2 * 128 * sizeof(float)));
+  float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)));
   alignas(16) __shared__ uint64_t full[STAGES];
   __spn_barriers_init(full, STAGES, 2);
-#line 112 "samples/gemm_ws.spn"
+#line 120 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t empty[STAGES];
   __spn_barriers_init(empty, STAGES, GROUP);
-#line 113 "samples/gemm_ws.spn"
+#line 121 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t order[2];
   __spn_barriers_init(order, 2, GROUP);
-#line 114 "samples/gemm_ws.spn"
+#line 122 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t bias_ready[2];
   __spn_barriers_init(bias_ready, 2, GROUP);
-#line 115 "samples/gemm_ws.spn"
+#line 123 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t handed[2];
   __spn_barriers_init(handed, 2, GROUP);
-#line 116 "samples/gemm_ws.spn"
+#line 124 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t staged[1];
   __spn_barriers_init(staged, 1, GROUP);
-#line 117 "samples/gemm_ws.spn"
+#line 125 "samples/gemm_ws.spn"
   alignas(16) __shared__ uint64_t drained[1];
   __spn_barriers_init(drained, 1, EPI);
-#line 118 "samples/gemm_ws.spn"
+#line 126 "samples/gemm_ws.spn"
   int32_t tid = int(threadIdx.x);
-  int32_t warp = tid / __SPN_WARP_SIZE;
+  // tid // warp_size(), but known to the compiler as one value a warp: nvcc
+  // keeps the consumers' loops and dot's descriptors on the uniform
+  // datapath, +7-15% (docs/performance.md, session 25).
+  int32_t warp = __spn_warp_id();
   int32_t g = warp / 4;
   int32_t tiles_n = int32_t(__spn_cdiv(int64_t(N), 128));
   int32_t tiles = int32_t(__spn_cdiv(int64_t(M), 128)) * tiles_n;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
   if (g == 0) {
-    __spn_release_registers<56>("samples/gemm_ws.spn", 125, 9);
+    __spn_release_registers<56>("samples/gemm_ws.spn", 136, 9);
     if (tid == 0) {
       int32_t use = 0;
       const int32_t tile_step = int(gridDim.x);
-#line 128 "samples/gemm_ws.spn"
+#line 139 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step)) {
         int32_t prow = int32_t(uint32_t(tile) / uint32_t(tiles_n)) * 128;
         int32_t pcol = int32_t(uint32_t(tile) % uint32_t(tiles_n)) * 128;
         for (int32_t pk = 0; pk < slabs; ++pk) {
           int32_t ps = use % STAGES;
           if (use >= STAGES) {
-            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 134, 25);
+            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 145, 25);
           }
-#line 135 "samples/gemm_ws.spn"
+#line 146 "samples/gemm_ws.spn"
           __spn_copy_tile<128, BK, SWA>(As, STAGES * 128, BK, ps * 128, 0, A, int32_t(M), int32_t(K), int32_t(K), int32_t(1), prow, pk * BK, full, ps, &A_map0, A_map0_ready);
           __spn_copy_tile<BK, 128, 128>(Bs, STAGES * BK, 128, ps * BK, 0, B, int32_t(K), int32_t(N), int32_t(N), int32_t(1), pk * BK, pcol, full, ps, &B_map1, B_map1_ready);
           use += 1;
@@ -1379,13 +1427,13 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
       }
     }
   } else {
-#line 177 "samples/gemm_ws.spn"
-    __spn_claim_registers<224>("samples/gemm_ws.spn", 177, 9);
+#line 188 "samples/gemm_ws.spn"
+    __spn_claim_registers<224>("samples/gemm_ws.spn", 188, 9);
     int32_t me = g - 1;
     int32_t q = warp % 4;
     int32_t i = 0;
     const int32_t tile_step_1 = int(gridDim.x);
-#line 181 "samples/gemm_ws.spn"
+#line 192 "samples/gemm_ws.spn"
     for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_1)) {
       if (i % 2 == me) {
         int32_t n = i / 2;
@@ -1393,43 +1441,50 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         int64_t col0 = int64_t(int32_t(uint32_t(tile) % uint32_t(tiles_n))) * 128;
         __spn_mma_acc acc[2][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
         bool acc_fresh = true;
-        // The other group's main loop of tile i - 1 is done.
-#line 188 "samples/gemm_ws.spn"
-        if (me == 1) {
-          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 189, 21);
-        } else if (n > 0) {
-          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 191, 21);
+        // This tile's bias, one column a thread, read now: its load
+        // lands under the main loop, where after it the epilogue
+        // waited for it (session 25). Kept in T: a conversion here
+        // would wait for the load.
+        int32_t bcol = tid % GROUP;
+        __spn_bf16 bias_next = __spn_bf16(0.0f);
+        if (bcol < 128 && uint32_t(col0) + uint32_t(bcol) < uint32_t(N)) {
+          bias_next = bias[col0 + bcol];
         }
-#line 192 "samples/gemm_ws.spn"
+        // The other group's main loop of tile i - 1 is done.
+#line 208 "samples/gemm_ws.spn"
+        if (me == 1) {
+          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 209, 21);
+        } else if (n > 0) {
+          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 211, 21);
+        }
+#line 212 "samples/gemm_ws.spn"
         for (int32_t k = 0; k < slabs; ++k) {
           int32_t u = i * slabs + k;
           int32_t s = u % STAGES;
-          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 195, 21);
+          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 215, 21);
           __spn_dot<2, 8, BK, SWA, 128, 0, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 128, BK, Bs, STAGES * BK, 128, s * 128, 0, s * BK, 0);
           __spn_dot_wait<1>();
           if (k > 0) {
             __spn_arrive(empty, (u - 1) % STAGES);
           }
         }
-#line 200 "samples/gemm_ws.spn"
+#line 220 "samples/gemm_ws.spn"
         __spn_arrive(order, 1 - me);
         __spn_dot_wait<0>();
         if (slabs > 0) {
           __spn_arrive(empty, (i * slabs + slabs - 1) % STAGES);
         }
-        // This group's reads of the last tile's bias are done; then this tile's.
-#line 221 "samples/gemm_ws.spn"
-        __spn_arrive(bias_ready, me);
-        __spn_wait(bias_ready, me, 2 * n, "samples/gemm_ws.spn", 222, 25);
-        int32_t e;
-#line 223 "samples/gemm_ws.spn"
-        e = tid % GROUP;
-        if (e < 128) {
-          bias_s[me * 128 + e] = col0 + e < int64_t(N) ? float(bias[col0 + e]) : 0.0f;
+        // A group's bias in two buffers, by tile: buffer n % 2
+        // was last read in tile n - 2, before every thread of
+        // the group arrived at tile n - 1's barrier.
+#line 243 "samples/gemm_ws.spn"
+        int32_t nb = 2 * me + n % 2;
+        if (bcol < 128) {
+          bias_s[nb * 128 + bcol] = float(bias_next);
         }
-#line 226 "samples/gemm_ws.spn"
+#line 246 "samples/gemm_ws.spn"
         __spn_arrive(bias_ready, me);
-        __spn_wait(bias_ready, me, 2 * n + 1, "samples/gemm_ws.spn", 227, 25);
+        __spn_wait(bias_ready, me, n, "samples/gemm_ws.spn", 247, 25);
         // A 64-row half at a time: bias and ACT on its eight
         // 16 x 16 tiles, then their stores. So a thread's 64
         // ACTs (gelu_tanh: 64 tanh on the special-function
@@ -1441,39 +1496,37 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         // session 23).
         __spn_dot_settle(acc, acc_fresh);
         #pragma unroll
-#line 237 "samples/gemm_ws.spn"
+#line 257 "samples/gemm_ws.spn"
         for (int32_t a = 0; a < 2; ++a) {
           #pragma unroll
-#line 238 "samples/gemm_ws.spn"
+#line 258 "samples/gemm_ws.spn"
           for (int32_t j = 0; j < 8; ++j) {
             #pragma unroll
-#line 239 "samples/gemm_ws.spn"
+#line 259 "samples/gemm_ws.spn"
             for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
               const int32_t c = __spn_mma_col(e_1);
               float& v = acc[a][j].x[e_1];
-#line 241 "samples/gemm_ws.spn"
-              v += bias_s[me * 128 + j * 16 + c];
-              v = gelu_tanh(v);
+#line 260 "samples/gemm_ws.spn"
+              v = gelu_tanh(v, bias_s[nb * 128 + j * 16 + c]);
             }
           }
-#line 243 "samples/gemm_ws.spn"
+#line 261 "samples/gemm_ws.spn"
           if (row0 + 128 <= int64_t(M) && uint32_t(col0) + 128u <= uint32_t(N)) {
             #pragma unroll
-#line 244 "samples/gemm_ws.spn"
+#line 262 "samples/gemm_ws.spn"
             for (int32_t j = 0; j < 8; ++j) {
-              // the tile is inside C always: row0 <= M - 128 (tested: row0 + BM <= M) and a * 64 + q * 16 <= 112; col0 <= N - 128 (tested: col0 + BN <= N) and j * 16 <= 112
-              __spn_mma_store_bf16<true>(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
+              __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
             }
           } else {
             #pragma unroll
-#line 247 "samples/gemm_ws.spn"
+#line 265 "samples/gemm_ws.spn"
             for (int32_t j = 0; j < 8; ++j) {
               __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
             }
           }
         }
       }
-#line 249 "samples/gemm_ws.spn"
+#line 267 "samples/gemm_ws.spn"
       i += 1;
     }
   }
