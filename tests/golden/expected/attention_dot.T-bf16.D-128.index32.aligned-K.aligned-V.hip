@@ -885,12 +885,11 @@ __device__ __forceinline__ void __spn_dot_ra(__spn_mma_acc (&acc)[1][TJ], bool& 
 #pragma unroll
         for (int w = 0; w < 4; ++w)
           asm volatile("mov.b32 %0, {%1, %2};" : "=r"(ra[s][w]) : "h"(a[s].h[2 * w]), "h"(a[s].h[2 * w + 1]));
+      const uint64_t db = __spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2, c);  // each step's from it, as in __spn_dot
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < D; kk += 16)
-        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra[kk / 16],
-                                      __spn_dot_b_step<BT, SB, T>(__spn_dot_b_desc<BT, SB, T>(b0, b_rows, k2, c), b0,
-                                                                  b_rows, k2, kk, c),
+        W::template run_ra<T, 1 - BT>(acc[0][0].x, ra[kk / 16], __spn_dot_b_step<BT, SB, T>(db, b0, b_rows, k2, kk, c),
                                       kk == 0 ? sd : 1);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The packed A registers are the compiler's to reuse once the call
