@@ -851,8 +851,17 @@ void FunctionPrinter::printScratchDecl(const Symbol& buf, const CallExpr& call) 
     count += (i ? " * " : "") + paren(expr(*buf.shape[i]), kMultiplicative + 1);
   if (buf.barrierCount) {
     // Phase barriers: their words, then their initialization by thread 0,
-    // which every thread waits for (a barrier of the block).
-    out_.linef("alignas(16) __shared__ uint64_t {}[{}];", name(&buf), count);
+    // which every thread waits for (a barrier of the block). Where the
+    // block's buffers are dynamic, the words are too: a static array
+    // beside a 1024-aligned dynamic base would cost up to 1 KB of padding
+    // (a seventh 32 KB stage of samples/gemm_ws.spn did not fit for it).
+    auto it = dynamicSharedOffsets_.find(&buf);
+    if (it != dynamicSharedOffsets_.end()) {
+      std::string at = it->second == "0" ? "__spn_dynamic_shared" : "__spn_dynamic_shared + " + it->second;
+      out_.linef("uint64_t* {} = reinterpret_cast<uint64_t*>({});", name(&buf), at);
+    } else {
+      out_.linef("alignas(16) __shared__ uint64_t {}[{}];", name(&buf), count);
+    }
     out_.linef("__spn_barriers_init({}, {}, {});", name(&buf), count, value(*buf.barrierCount));
     return;
   }

@@ -1140,25 +1140,25 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   // writes (8 rows, 8 columns) fall 2 to a bank, not 8, and each
   // epilogue read stays 16 contiguous bytes.
   float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)));
-  alignas(16) __shared__ uint64_t full[STAGES];
+  uint64_t* full = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)));
   __spn_barriers_init(full, STAGES, 2);
 #line 120 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t empty[STAGES];
+  uint64_t* empty = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)));
   __spn_barriers_init(empty, STAGES, GROUP);
 #line 121 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t order[2];
+  uint64_t* order = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)));
   __spn_barriers_init(order, 2, GROUP);
 #line 122 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t bias_ready[2];
+  uint64_t* bias_ready = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(bias_ready, 2, GROUP);
 #line 123 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t handed[2];
+  uint64_t* handed = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(handed, 2, GROUP);
 #line 124 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t staged[1];
+  uint64_t* staged = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(staged, 1, GROUP);
 #line 125 "samples/gemm_ws.spn"
-  alignas(16) __shared__ uint64_t drained[1];
+  uint64_t* drained = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)));
   __spn_barriers_init(drained, 1, EPI);
 #line 126 "samples/gemm_ws.spn"
   int32_t tid = int(threadIdx.x);
