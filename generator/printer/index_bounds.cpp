@@ -218,6 +218,9 @@ std::optional<IndexRange> IndexBounds::ofCall(const CallExpr& c) const {
     }
   }
   if (b && b->id == BuiltinId::LaneId) return IndexRange{0, 63};
+  // warp_id(): the linear thread id // warp_size(), so below the block's
+  // most threads (warp_size() counted as 64) over the narrowest warp.
+  if (b && b->id == BuiltinId::WarpId) return IndexRange{0, (ctx_.plan.block.maxThreads - 1) / (width_ ? width_ : 32)};
   if (b && b->id == BuiltinId::WarpSize) return width_ ? IndexRange{width_, width_} : IndexRange{32, 64};
   if (b && b->category == BuiltinCategory::DimQuery) return IndexRange{1, dimLimit_};
   if (b && (b->id == BuiltinId::Cdiv || b->id == BuiltinId::Min || b->id == BuiltinId::Max) && c.args.size() == 2) {

@@ -329,5 +329,29 @@ kernel tiles(C: f32[M, N]):
       << body;
 }
 
+// A warp's rows of the tile, from warp_id(): its range (below the block's
+// warps) bounds the rest of the sum. Without it gemm_ws's whole-tile
+// stores kept their bounds tests (session 25's warp_id(), found in
+// session 26).
+TEST(TileBounds, AWarpsRowsFromWarpIdAreBounded) {
+  const std::string module = R"(
+@grid(4)
+@block(4 * warp_size())
+kernel tiles(C: f32[M, N]):
+    row0 = i64(block_id()) * 64
+    q = warp_id() % 4
+    acc = mma_zero(f32, [1, 1])
+    if row0 + 64 <= M and row0 + 16 <= N:
+        mma_store(C, row0 + q * 16, row0, acc[0, 0])
+)";
+  Specialization spec;
+  spec.lineDirectives = false;
+  const std::string body = kernelBody(generate(module, "tiles", spec));
+  EXPECT_NE(body.find("// the tile is inside C always: row0 <= M - 64 (tested: row0 + 64 <= M) and q * 16 <= 48;"),
+            std::string::npos)
+      << body;
+  EXPECT_EQ(count(body, "__spn_mma_store_f32<true>("), 1) << body;
+}
+
 }  // namespace
 }  // namespace spindle::test

@@ -1284,6 +1284,6 @@ extern "C" __global__ __launch_bounds__(16 * __SPN_WARP_SIZE) void gemm_dot(
       v = identity(v);
     }
 #line 175 "samples/gemm_dot.spn"
-    __spn_mma_store_f16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + g * 64 + warp % 4 * 16, int32_t(col0) + j * 16, acc[0][j]);
+    __spn_mma_store_f16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), int32_t(row0) + g * 64 + warp % 4 * 16, int32_t(col0) + j * 16, acc[0][j]);
   }
 }

@@ -1515,7 +1515,8 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
             #pragma unroll
 #line 262 "samples/gemm_ws.spn"
             for (int32_t j = 0; j < 8; ++j) {
-              __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
+              // the tile is inside C always: row0 <= M - 128 (tested: row0 + BM <= M) and a * 64 + q * 16 <= 112; col0 <= N - 128 (tested: col0 + BN <= N) and j * 16 <= 112
+              __spn_mma_store_bf16<true>(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
             }
           } else {
             #pragma unroll
