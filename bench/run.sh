@@ -15,9 +15,12 @@
 # issue 17's GEMM section, bench/gemm_gpu.sh: Spindle's GEMM variants checked
 # and timed against cuBLAS, addmm + GELU and Triton; about 6-8 more minutes;
 # GEMM_TYPES, GEMM_ROWS as there; GEMM_SPN picks the sample, default
-# samples/gemm.spn), ATTENTION=1 (also issue 17's attention section,
-# bench/attention_gpu.sh on samples/attention_dot.spn: checked, timed, and
-# torch's SDPA timed as the anchor; about a minute).
+# samples/gemm.spn; GEMM_SETS runs several sections, each its own sample
+# and rows: "SPN=ROWS;SPN=ROWS", an empty ROWS gemm_gpu.sh's default),
+# ATTENTION=1 (also issue 17's attention section, bench/attention_gpu.sh on
+# samples/attention_dot.spn: checked, timed, and torch's SDPA timed as the
+# anchor; about a minute), PARITY=0 (no parity benchmark: with
+# PARITY_ONLY=1, the GEMM and attention sections alone).
 # Exit status: non-zero when the build fails or any kernel (Spindle's, a
 # peer's or a hand-written one) is numerically wrong, against the CPU
 # references, PyTorch, or each other.
@@ -47,7 +50,9 @@ gen_args=()
 command -v ninja >/dev/null && gen_args=(-G Ninja)
 
 echo "== build ($BUILD)"
-targets=(spindle_gpu_check spindle_parity spindle)
+targets=(spindle)
+[ "${PARITY_ONLY:-0}" != 1 ] && targets+=(spindle_gpu_check)
+[ "${PARITY:-1}" != 0 ] && targets+=(spindle_parity)
 [ "${GEMM:-0}" = 1 ] && targets+=(spindle_gemm_check)
 [ "${ATTENTION:-0}" = 1 ] && targets+=(spindle_attention_check)
 if ! cmake -S "$ROOT/bench" -B "$BUILD" "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF \
@@ -76,17 +81,28 @@ if [ "${PARITY_ONLY:-0}" != 1 ]; then
   rc_peers=${PIPESTATUS[0]}
 fi
 
-echo "== parity (Spindle against hand-written CUDA of the same algorithm)"
-# shellcheck disable=SC2086
-"$BUILD/bin/parity" --json "$PARITY_JSON" ${PARITY_ARGS:-} 2>&1 | tee "$RESULTS/parity.log"
-rc_parity=${PIPESTATUS[0]}
+rc_parity=0
+if [ "${PARITY:-1}" != 0 ]; then
+  echo "== parity (Spindle against hand-written CUDA of the same algorithm)"
+  # shellcheck disable=SC2086
+  "$BUILD/bin/parity" --json "$PARITY_JSON" ${PARITY_ARGS:-} 2>&1 | tee "$RESULTS/parity.log"
+  rc_parity=${PIPESTATUS[0]}
+fi
 
 rc_gemm=0
+gemm_logs=()
 if [ "${GEMM:-0}" = 1 ]; then
-  echo "== gemm (issue 17: Spindle's GEMM variants and their anchors, bench/gemm_gpu.sh)"
-  GEMM_CHECK="$BUILD/bin/gemm_check" GEMM_RESULTS="$RESULTS/gemm" bash "$ROOT/bench/gemm_gpu.sh" ${GEMM_SPN:-} 2>&1 \
-    | tee "$RESULTS/gemm.log"
-  rc_gemm=${PIPESTATUS[0]}
+  # One section a set: its sample (empty: gemm_gpu.sh's) and rows.
+  IFS=';' read -ra gemm_sets <<< "${GEMM_SETS:-${GEMM_SPN:-}=${GEMM_ROWS:-}}"
+  for k in "${!gemm_sets[@]}"; do
+    set_spn="${gemm_sets[$k]%%=*}" set_rows="${gemm_sets[$k]#*=}"
+    echo "== gemm (issue 17: Spindle's GEMM variants and their anchors, bench/gemm_gpu.sh ${set_spn})"
+    gemm_logs+=("$RESULTS/gemm$k.log")
+    # shellcheck disable=SC2086
+    GEMM_ROWS="$set_rows" GEMM_CHECK="$BUILD/bin/gemm_check" GEMM_RESULTS="$RESULTS/gemm$k" \
+      bash "$ROOT/bench/gemm_gpu.sh" $set_spn 2>&1 | tee "$RESULTS/gemm$k.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc_gemm=1
+  done
 fi
 
 rc_attention=0
@@ -104,12 +120,15 @@ if [ "${PARITY_ONLY:-0}" != 1 ]; then
   rc_report=${PIPESTATUS[0]}
   echo
 fi
-python3 "$ROOT/bench/parity/report.py" "$PARITY_JSON" | tee "$RESULTS/parity_report.txt"
-rc_parity_report=${PIPESTATUS[0]}
-if [ "${GEMM:-0}" = 1 ]; then  # the GEMM table again, last, with the others
-  echo
-  sed -n '/^| shape | variant/,$p' "$RESULTS/gemm.log"
+rc_parity_report=0
+if [ "${PARITY:-1}" != 0 ]; then
+  python3 "$ROOT/bench/parity/report.py" "$PARITY_JSON" | tee "$RESULTS/parity_report.txt"
+  rc_parity_report=${PIPESTATUS[0]}
 fi
+for log in "${gemm_logs[@]}"; do  # the GEMM tables again, last, with the others
+  echo
+  sed -n '/^| shape | variant/,$p' "$log"
+done
 if [ "${ATTENTION:-0}" = 1 ]; then  # and the attention table
   echo
   sed -n '/^config /,$p' "$RESULTS/attention.log"
