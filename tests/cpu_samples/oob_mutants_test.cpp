@@ -94,9 +94,9 @@ const std::set<std::string> kStaysInBounds = {
     // gemm_ws's epilogue warps (STAGED) store 4-column runs of a row of C:
     // the column after a whole run's last is the next run's, and the
     // partial run at the N edge as matmul's above.
-    "gemm_ws.spn:180: C[row, (col + k) + 1]",
-    "gemm_ws.spn:184: C[row, (col + k) - 1]",
-    "gemm_ws.spn:184: out[(k) + 1]",
+    "gemm_ws.spn:181: C[row, (col + k) + 1]",
+    "gemm_ws.spn:185: C[row, (col + k) - 1]",
+    "gemm_ws.spn:185: out[(k) + 1]",
     // row_norms' last whole runs use the first VEC of UNROLL * VEC slots,
     // and with an odd N (777) the column after a whole run is in the row.
     "row_norms.spn:62: x[r, (j + k) + 1]",

@@ -1342,22 +1342,22 @@ inline hipError_t launch_gemm_ws(hipStream_t stream, const __spn_bf16* __restric
 }
 #endif
 
-#line 103 "samples/gemm_ws.spn"
+#line 104 "samples/gemm_ws.spn"
 constexpr int32_t GROUP = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
-#line 106 "samples/gemm_ws.spn"
+#line 107 "samples/gemm_ws.spn"
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 4 : 6;  // const of the kernel's body, per warp width
 constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kernel's body, per warp width
-#line 109 "samples/gemm_ws.spn"
+#line 110 "samples/gemm_ws.spn"
 constexpr int32_t EPI = __SPN_WARP_SIZE == 64 ? 192 : 96;  // const of the kernel's body, per warp width
 
-#line 94 "samples/gemm_ws.spn"
+#line 95 "samples/gemm_ws.spn"
 __device__ __forceinline__ float gelu_tanh(float x, float b) {
   float h = 0.5f * x + 0.5f * b;
   return h + h * __spn_fast_tanhf(h * (2.0f * 0.7978845608028654f + 8.0f * 0.035677408136300125f * h * h));
 }
 
-#line 102 "samples/gemm_ws.spn"
+#line 103 "samples/gemm_ws.spn"
 extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
     const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias,
     __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N, const __grid_constant__ __spn_tensor_map A_map0,
@@ -1365,7 +1365,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 110 "samples/gemm_ws.spn"
+#line 111 "samples/gemm_ws.spn"
   __spn_bf16* As = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared);
   __spn_bf16* Bs = reinterpret_cast<__spn_bf16*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))));
   // Each consumer's last two tiles' bias (zeros past N). STAGED 1's
@@ -1377,25 +1377,25 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)));
   uint64_t* full = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)));
   __spn_barriers_init(full, STAGES, 2);
-#line 120 "samples/gemm_ws.spn"
+#line 121 "samples/gemm_ws.spn"
   uint64_t* empty = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)));
   __spn_barriers_init(empty, STAGES, GROUP);
-#line 121 "samples/gemm_ws.spn"
+#line 122 "samples/gemm_ws.spn"
   uint64_t* order = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)));
   __spn_barriers_init(order, 2, GROUP);
-#line 122 "samples/gemm_ws.spn"
+#line 123 "samples/gemm_ws.spn"
   uint64_t* bias_ready = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(bias_ready, 2, GROUP);
-#line 123 "samples/gemm_ws.spn"
+#line 124 "samples/gemm_ws.spn"
   uint64_t* handed = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(handed, 2, GROUP);
-#line 124 "samples/gemm_ws.spn"
+#line 125 "samples/gemm_ws.spn"
   uint64_t* staged = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(staged, 1, GROUP);
-#line 125 "samples/gemm_ws.spn"
+#line 126 "samples/gemm_ws.spn"
   uint64_t* drained = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__spn_bf16))) + __spn_align16((STAGES * BK) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)));
   __spn_barriers_init(drained, 1, EPI);
-#line 126 "samples/gemm_ws.spn"
+#line 127 "samples/gemm_ws.spn"
   int32_t tid = int(threadIdx.x);
   // tid // warp_size(), but known to the compiler as one value a warp: nvcc
   // keeps the consumers' loops and dot's descriptors on the uniform
@@ -1406,20 +1406,20 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   int32_t tiles = int32_t(__spn_cdiv(int64_t(M), 128)) * tiles_n;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
   if (g == 0) {
-    __spn_release_registers<56>("samples/gemm_ws.spn", 136, 9);
+    __spn_release_registers<56>("samples/gemm_ws.spn", 137, 9);
     if (tid == 0) {
       int32_t use = 0;
       const int32_t tile_step = int(gridDim.x);
-#line 139 "samples/gemm_ws.spn"
+#line 140 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step)) {
         int32_t prow = int32_t(uint32_t(tile) / uint32_t(tiles_n)) * 128;
         int32_t pcol = int32_t(uint32_t(tile) % uint32_t(tiles_n)) * 128;
         for (int32_t pk = 0; pk < slabs; ++pk) {
           int32_t ps = use % STAGES;
           if (use >= STAGES) {
-            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 145, 25);
+            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 146, 25);
           }
-#line 146 "samples/gemm_ws.spn"
+#line 147 "samples/gemm_ws.spn"
           __spn_copy_tile<128, BK, SWA>(As, STAGES * 128, BK, ps * 128, 0, A, int32_t(M), int32_t(K), int32_t(K), int32_t(1), prow, pk * BK, full, ps, &A_map0, A_map0_ready);
           __spn_copy_tile<BK, 128, 128>(Bs, STAGES * BK, 128, ps * BK, 0, B, int32_t(K), int32_t(N), int32_t(N), int32_t(1), pk * BK, pcol, full, ps, &B_map1, B_map1_ready);
           use += 1;
@@ -1427,13 +1427,13 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
       }
     }
   } else {
-#line 188 "samples/gemm_ws.spn"
-    __spn_claim_registers<224>("samples/gemm_ws.spn", 188, 9);
+#line 189 "samples/gemm_ws.spn"
+    __spn_claim_registers<224>("samples/gemm_ws.spn", 189, 9);
     int32_t me = g - 1;
     int32_t q = warp % 4;
     int32_t i = 0;
     const int32_t tile_step_1 = int(gridDim.x);
-#line 192 "samples/gemm_ws.spn"
+#line 193 "samples/gemm_ws.spn"
     for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_1)) {
       if (i % 2 == me) {
         int32_t n = i / 2;
@@ -1451,24 +1451,24 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
           bias_next = bias[col0 + bcol];
         }
         // The other group's main loop of tile i - 1 is done.
-#line 208 "samples/gemm_ws.spn"
+#line 209 "samples/gemm_ws.spn"
         if (me == 1) {
-          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 209, 21);
+          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 210, 21);
         } else if (n > 0) {
-          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 211, 21);
+          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 212, 21);
         }
-#line 212 "samples/gemm_ws.spn"
+#line 213 "samples/gemm_ws.spn"
         for (int32_t k = 0; k < slabs; ++k) {
           int32_t u = i * slabs + k;
           int32_t s = u % STAGES;
-          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 215, 21);
+          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 216, 21);
           __spn_dot<2, 8, BK, SWA, 128, 0, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 128, BK, Bs, STAGES * BK, 128, s * 128, 0, s * BK, 0);
           __spn_dot_wait<1>();
           if (k > 0) {
             __spn_arrive(empty, (u - 1) % STAGES);
           }
         }
-#line 220 "samples/gemm_ws.spn"
+#line 221 "samples/gemm_ws.spn"
         __spn_arrive(order, 1 - me);
         __spn_dot_wait<0>();
         if (slabs > 0) {
@@ -1477,14 +1477,14 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         // A group's bias in two buffers, by tile: buffer n % 2
         // was last read in tile n - 2, before every thread of
         // the group arrived at tile n - 1's barrier.
-#line 243 "samples/gemm_ws.spn"
+#line 244 "samples/gemm_ws.spn"
         int32_t nb = 2 * me + n % 2;
         if (bcol < 128) {
           bias_s[nb * 128 + bcol] = float(bias_next);
         }
-#line 246 "samples/gemm_ws.spn"
+#line 247 "samples/gemm_ws.spn"
         __spn_arrive(bias_ready, me);
-        __spn_wait(bias_ready, me, n, "samples/gemm_ws.spn", 247, 25);
+        __spn_wait(bias_ready, me, n, "samples/gemm_ws.spn", 248, 25);
         // A 64-row half at a time: bias and ACT on its eight
         // 16 x 16 tiles, then their stores. So a thread's 64
         // ACTs (gelu_tanh: 64 tanh on the special-function
@@ -1496,38 +1496,38 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         // session 23).
         __spn_dot_settle(acc, acc_fresh);
         #pragma unroll
-#line 257 "samples/gemm_ws.spn"
+#line 258 "samples/gemm_ws.spn"
         for (int32_t a = 0; a < 2; ++a) {
           #pragma unroll
-#line 258 "samples/gemm_ws.spn"
+#line 259 "samples/gemm_ws.spn"
           for (int32_t j = 0; j < 8; ++j) {
             #pragma unroll
-#line 259 "samples/gemm_ws.spn"
+#line 260 "samples/gemm_ws.spn"
             for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
               const int32_t c = __spn_mma_col(e_1);
               float& v = acc[a][j].x[e_1];
-#line 260 "samples/gemm_ws.spn"
+#line 261 "samples/gemm_ws.spn"
               v = gelu_tanh(v, bias_s[nb * 128 + j * 16 + c]);
             }
           }
-#line 261 "samples/gemm_ws.spn"
+#line 262 "samples/gemm_ws.spn"
           if (row0 + 128 <= int64_t(M) && uint32_t(col0) + 128u <= uint32_t(N)) {
             #pragma unroll
-#line 262 "samples/gemm_ws.spn"
+#line 263 "samples/gemm_ws.spn"
             for (int32_t j = 0; j < 8; ++j) {
               // the tile is inside C always: row0 <= M - 128 (tested: row0 + BM <= M) and a * 64 + q * 16 <= 112; col0 <= N - 128 (tested: col0 + BN <= N) and j * 16 <= 112
               __spn_mma_store_bf16<true>(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
             }
           } else {
             #pragma unroll
-#line 265 "samples/gemm_ws.spn"
+#line 266 "samples/gemm_ws.spn"
             for (int32_t j = 0; j < 8; ++j) {
               __spn_mma_store_bf16(C, int32_t(M), int32_t(N), int32_t(N), int32_t(1), row0 + a * 64 + q * 16, int32_t(col0) + j * 16, acc[a][j]);
             }
           }
         }
       }
-#line 267 "samples/gemm_ws.spn"
+#line 268 "samples/gemm_ws.spn"
       i += 1;
     }
   }

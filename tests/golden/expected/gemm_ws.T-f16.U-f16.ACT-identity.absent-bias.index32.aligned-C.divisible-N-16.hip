@@ -1108,21 +1108,21 @@ inline hipError_t launch_gemm_ws(hipStream_t stream, const __half* __restrict__ 
 }
 #endif
 
-#line 103 "samples/gemm_ws.spn"
+#line 104 "samples/gemm_ws.spn"
 constexpr int32_t GROUP = __SPN_WARP_SIZE == 64 ? 256 : 128;  // const of the kernel's body, per warp width
 constexpr int32_t BK = __SPN_WARP_SIZE == 64 ? 16 : 64;  // const of the kernel's body, per warp width
-#line 106 "samples/gemm_ws.spn"
+#line 107 "samples/gemm_ws.spn"
 constexpr int32_t STAGES = __SPN_WARP_SIZE == 64 ? 3 : 6;  // const of the kernel's body, per warp width
 constexpr int32_t SWA = __SPN_WARP_SIZE == 64 ? 32 : 128;  // const of the kernel's body, per warp width
-#line 109 "samples/gemm_ws.spn"
+#line 110 "samples/gemm_ws.spn"
 constexpr int32_t EPI = __SPN_WARP_SIZE == 64 ? 192 : 96;  // const of the kernel's body, per warp width
 
-#line 86 "samples/gemm_ws.spn"
+#line 87 "samples/gemm_ws.spn"
 __device__ __forceinline__ float identity(float x, float b) {
   return x + b;
 }
 
-#line 102 "samples/gemm_ws.spn"
+#line 103 "samples/gemm_ws.spn"
 extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
     const __half* __restrict__ A, const __half* __restrict__ B, const __half* __restrict__ bias, __half* __restrict__ C,
     int32_t M, int32_t K, int32_t N, const __grid_constant__ __spn_tensor_map A_map0, int32_t A_map0_ready,
@@ -1130,7 +1130,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   __SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);
   C = __spn_assume_aligned<16>(C);  // 16-byte aligned at launch
   __builtin_assume(N % 16 == 0);  // a multiple of 16 at launch
-#line 110 "samples/gemm_ws.spn"
+#line 111 "samples/gemm_ws.spn"
   __half* As = reinterpret_cast<__half*>(__spn_dynamic_shared);
   __half* Bs = reinterpret_cast<__half*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))));
   // Each consumer's last two tiles' bias (zeros past N). STAGED 1's
@@ -1142,25 +1142,25 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   float* half = reinterpret_cast<float*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)));
   uint64_t* full = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)));
   __spn_barriers_init(full, STAGES, 2);
-#line 120 "samples/gemm_ws.spn"
+#line 121 "samples/gemm_ws.spn"
   uint64_t* empty = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)));
   __spn_barriers_init(empty, STAGES, GROUP);
-#line 121 "samples/gemm_ws.spn"
+#line 122 "samples/gemm_ws.spn"
   uint64_t* order = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)));
   __spn_barriers_init(order, 2, GROUP);
-#line 122 "samples/gemm_ws.spn"
+#line 123 "samples/gemm_ws.spn"
   uint64_t* bias_ready = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(bias_ready, 2, GROUP);
-#line 123 "samples/gemm_ws.spn"
+#line 124 "samples/gemm_ws.spn"
   uint64_t* handed = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(handed, 2, GROUP);
-#line 124 "samples/gemm_ws.spn"
+#line 125 "samples/gemm_ws.spn"
   uint64_t* staged = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)));
   __spn_barriers_init(staged, 1, GROUP);
-#line 125 "samples/gemm_ws.spn"
+#line 126 "samples/gemm_ws.spn"
   uint64_t* drained = reinterpret_cast<uint64_t*>(__spn_dynamic_shared + __spn_align1024(__spn_align16((STAGES * 128) * BK * sizeof(__half))) + __spn_align16((STAGES * BK) * 128 * sizeof(__half)) + __spn_align16(1 * 128 * sizeof(float)) + __spn_align16(64 * 128 * sizeof(float)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(STAGES * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)));
   __spn_barriers_init(drained, 1, EPI);
-#line 126 "samples/gemm_ws.spn"
+#line 127 "samples/gemm_ws.spn"
   int32_t tid = int(threadIdx.x);
   // tid // warp_size(), but known to the compiler as one value a warp: nvcc
   // keeps the consumers' loops and dot's descriptors on the uniform
@@ -1171,26 +1171,26 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
   int32_t tiles = int32_t(__spn_cdiv(int64_t(M), 128)) * tiles_n;
   int32_t slabs = int32_t(__spn_cdiv(int64_t(K), BK));
   if (g == 0) {
-    __spn_release_registers<72>("samples/gemm_ws.spn", 136, 9);
+    __spn_release_registers<72>("samples/gemm_ws.spn", 137, 9);
     if (tid == 0) {
       int32_t use = 0;
       const int32_t tile_step = int(gridDim.x);
-#line 139 "samples/gemm_ws.spn"
+#line 140 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step)) {
         int32_t prow = int32_t(uint32_t(tile) / uint32_t(tiles_n)) * 128;
         int32_t pcol = int32_t(uint32_t(tile) % uint32_t(tiles_n)) * 128;
         for (int32_t pk = 0; pk < slabs; ++pk) {
           int32_t ps = use % STAGES;
           if (use >= STAGES) {
-            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 145, 25);
+            __spn_wait(empty, ps, use / STAGES - 1, "samples/gemm_ws.spn", 146, 25);
           }
-#line 146 "samples/gemm_ws.spn"
+#line 147 "samples/gemm_ws.spn"
           __spn_copy_tile<128, BK, SWA>(As, STAGES * 128, BK, ps * 128, 0, A, int32_t(M), int32_t(K), int32_t(K), int32_t(1), prow, pk * BK, full, ps, &A_map0, A_map0_ready);
           __spn_copy_tile<BK, 128, 128>(Bs, STAGES * BK, 128, ps * BK, 0, B, int32_t(K), int32_t(N), int32_t(N), int32_t(1), pk * BK, pcol, full, ps, &B_map1, B_map1_ready);
           use += 1;
         }
       }
-#line 149 "samples/gemm_ws.spn"
+#line 150 "samples/gemm_ws.spn"
     } else if (1 == 1 && warp > 0) {
       // The epilogue: the half tiles in order, four rows at once a
       // warp (four loads in flight), each lane 4 columns of a row.
@@ -1198,44 +1198,44 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
       int32_t cl = e % 32 * 4;
       int32_t ei = 0;
       const int32_t tile_step_1 = int(gridDim.x);
-#line 155 "samples/gemm_ws.spn"
+#line 156 "samples/gemm_ws.spn"
       for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_1)) {
         int64_t erow0 = int64_t(int32_t(uint32_t(tile) / uint32_t(tiles_n))) * 128;
         int64_t ecol0 = int64_t(int32_t(uint32_t(tile) % uint32_t(tiles_n))) * 128;
         float bs[4];
         #pragma unroll
         for (int bs_i = 0; bs_i < 4; ++bs_i) bs[bs_i] = -0.0f;
-#line 163 "samples/gemm_ws.spn"
+#line 164 "samples/gemm_ws.spn"
         for (int32_t h = 0; h < 2; ++h) {
-          __spn_wait(staged, 0, 2 * ei + h, "samples/gemm_ws.spn", 164, 21);
+          __spn_wait(staged, 0, 2 * ei + h, "samples/gemm_ws.spn", 165, 21);
           const int32_t rb_step = EPI / 32;
-#line 165 "samples/gemm_ws.spn"
+#line 166 "samples/gemm_ws.spn"
           for (int32_t rb = e / 32; rb_step > 0 ? rb < 64 / 4 : (rb_step < 0 && rb > 64 / 4); rb = __spn_range_next(rb, 64 / 4, rb_step)) {
             float xs[16];
             #pragma unroll
             for (int xs_i = 0; xs_i < 16; ++xs_i) xs[xs_i] = 0.0f;
             #pragma unroll
-#line 167 "samples/gemm_ws.spn"
+#line 168 "samples/gemm_ws.spn"
             for (int32_t y = 0; y < 4; ++y) {
               int32_t rr = rb * 4 + y;
               #pragma unroll
-#line 169 "samples/gemm_ws.spn"
+#line 170 "samples/gemm_ws.spn"
               for (int32_t k = 0; k < 4; ++k) {
                 xs[y * 4 + k] = half[rr * 128 + (cl ^ (rr % 8 * 8)) + k];
               }
             }
             #pragma unroll
-#line 171 "samples/gemm_ws.spn"
+#line 172 "samples/gemm_ws.spn"
             for (int32_t y = 0; y < 4; ++y) {
               __half out[4];
               #pragma unroll
               for (int out_i = 0; out_i < 4; ++out_i) out[out_i] = __half(0.0f);
               #pragma unroll
-#line 173 "samples/gemm_ws.spn"
+#line 174 "samples/gemm_ws.spn"
               for (int32_t k = 0; k < 4; ++k) {
                 out[k] = __half(identity(xs[y * 4 + k], bs[k]));
               }
-#line 175 "samples/gemm_ws.spn"
+#line 176 "samples/gemm_ws.spn"
               int64_t row = erow0 + h * 64 + rb * 4 + y;
               int64_t col = ecol0 + cl;
               if (row < int64_t(M)) {
@@ -1244,7 +1244,7 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
                   __spn_store_run<4, 8>(&C[int32_t(row) * N + int32_t(col)], out);
                 } else {
                   #pragma unroll
-#line 182 "samples/gemm_ws.spn"
+#line 183 "samples/gemm_ws.spn"
                   for (int32_t k = 0; k < 4; ++k) {
                     if (col + k < int64_t(N)) {
                       C[row * N + col + k] = out[k];
@@ -1254,21 +1254,21 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
               }
             }
           }
-#line 185 "samples/gemm_ws.spn"
+#line 186 "samples/gemm_ws.spn"
           __spn_arrive(drained, 0);
         }
-#line 186 "samples/gemm_ws.spn"
+#line 187 "samples/gemm_ws.spn"
         ei += 1;
       }
     }
   } else {
-#line 188 "samples/gemm_ws.spn"
-    __spn_claim_registers<216>("samples/gemm_ws.spn", 188, 9);
+#line 189 "samples/gemm_ws.spn"
+    __spn_claim_registers<216>("samples/gemm_ws.spn", 189, 9);
     int32_t me = g - 1;
     int32_t q = warp % 4;
     int32_t i = 0;
     const int32_t tile_step_2 = int(gridDim.x);
-#line 192 "samples/gemm_ws.spn"
+#line 193 "samples/gemm_ws.spn"
     for (int32_t tile = int(blockIdx.x); tile < tiles; tile = __spn_range_next_up(tile, tiles, tile_step_2)) {
       if (i % 2 == me) {
         int32_t n = i / 2;
@@ -1277,24 +1277,24 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         __spn_mma_acc acc[2][8];  // zeros: its first dot ignores the registers, any other use zeroes them (acc_fresh)
         bool acc_fresh = true;
         // The other group's main loop of tile i - 1 is done.
-#line 208 "samples/gemm_ws.spn"
+#line 209 "samples/gemm_ws.spn"
         if (me == 1) {
-          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 209, 21);
+          __spn_wait(order, 1, n, "samples/gemm_ws.spn", 210, 21);
         } else if (n > 0) {
-          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 211, 21);
+          __spn_wait(order, 0, n - 1, "samples/gemm_ws.spn", 212, 21);
         }
-#line 212 "samples/gemm_ws.spn"
+#line 213 "samples/gemm_ws.spn"
         for (int32_t k = 0; k < slabs; ++k) {
           int32_t u = i * slabs + k;
           int32_t s = u % STAGES;
-          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 215, 21);
+          __spn_wait(full, s, u / STAGES, "samples/gemm_ws.spn", 216, 21);
           __spn_dot<2, 8, BK, SWA, 128, 0, __spn_wgmma_n128>(acc, acc_fresh, As, STAGES * 128, BK, Bs, STAGES * BK, 128, s * 128, 0, s * BK, 0);
           __spn_dot_wait<1>();
           if (k > 0) {
             __spn_arrive(empty, (u - 1) % STAGES);
           }
         }
-#line 220 "samples/gemm_ws.spn"
+#line 221 "samples/gemm_ws.spn"
         __spn_arrive(order, 1 - me);
         __spn_dot_wait<0>();
         if (slabs > 0) {
@@ -1302,37 +1302,37 @@ extern "C" __global__ __launch_bounds__(12 * __SPN_WARP_SIZE) void gemm_ws(
         }
         // The other group handed tile i - 1 over (Phases, above).
         if (me == 1) {
-          __spn_wait(handed, 1, n, "samples/gemm_ws.spn", 227, 25);
+          __spn_wait(handed, 1, n, "samples/gemm_ws.spn", 228, 25);
         } else if (n > 0) {
-          __spn_wait(handed, 0, n - 1, "samples/gemm_ws.spn", 229, 25);
+          __spn_wait(handed, 0, n - 1, "samples/gemm_ws.spn", 230, 25);
         }
         __spn_dot_settle(acc, acc_fresh);
         #pragma unroll
-#line 230 "samples/gemm_ws.spn"
+#line 231 "samples/gemm_ws.spn"
         for (int32_t a = 0; a < 2; ++a) {
           if (2 * i + a > 0) {
-            __spn_wait(drained, 0, 2 * i + a - 1, "samples/gemm_ws.spn", 232, 29);
+            __spn_wait(drained, 0, 2 * i + a - 1, "samples/gemm_ws.spn", 233, 29);
           }
           #pragma unroll
-#line 233 "samples/gemm_ws.spn"
+#line 234 "samples/gemm_ws.spn"
           for (int32_t j = 0; j < 8; ++j) {
             #pragma unroll
-#line 234 "samples/gemm_ws.spn"
+#line 235 "samples/gemm_ws.spn"
             for (int e_1 = 0; e_1 < __SPN_MMA_N; ++e_1) {
               const int32_t r = __spn_mma_row(e_1);
               const int32_t c = __spn_mma_col(e_1);
               const float x = acc[a][j].x[e_1];
-#line 235 "samples/gemm_ws.spn"
+#line 236 "samples/gemm_ws.spn"
               half[(q * 16 + r) * 128 + ((j * 16 + c) ^ (r % 8 * 8))] = x;
             }
           }
-#line 236 "samples/gemm_ws.spn"
+#line 237 "samples/gemm_ws.spn"
           __spn_arrive(staged, 0);
         }
-#line 237 "samples/gemm_ws.spn"
+#line 238 "samples/gemm_ws.spn"
         __spn_arrive(handed, 1 - me);
       }
-#line 267 "samples/gemm_ws.spn"
+#line 268 "samples/gemm_ws.spn"
       i += 1;
     }
   }
