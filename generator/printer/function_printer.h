@@ -103,10 +103,13 @@ class FunctionPrinter {
     std::string what;  // "tensor f32[M, N], read-only"
     AbiArg abi;
     // Not the host launcher's parameter: what it passes instead (a tensor
-    // map's zeros and 0 for its ready flag: copy_tile's element path).
+    // map and its ready flag, which the launcher makes).
     std::string launcherValue;
   };
   const std::vector<ParamLine>& kernelParams() const { return kernelParams_; }
+  // The host launcher's statements that make its tensor maps (one a
+  // copy_tile box: __spn_make_tensor_map), before the launch.
+  const std::vector<std::string>& launcherTensorMaps() const { return launcherTensorMaps_; }
   // For the host launcher, which precedes the consts' declarations (they are
   // mapped to the .spn with #line, the launcher is not): `e` and the dynamic
   // shared bytes with every const written as its value.
@@ -122,6 +125,7 @@ class FunctionPrinter {
   std::vector<std::string> declareFunctionParams();
   const std::string& name(const Symbol* s) const { return names_.nameOf(s); }
   std::string strideName(const Symbol* tensor, int axis) const;
+  std::string launcherExtent(const Symbol& t, size_t axis) const;
   // A matrix's row and element strides as printed, its axes ax and ax + 1
   // (the last two): the stride parameters where it is strided ("1" for a
   // unit inner stride), else its row's extent and "1". mma_store's C and
@@ -226,6 +230,7 @@ class FunctionPrinter {
   const LocalDeclarationPlan& plan_;
   const CommentPlacement& comments_;
   std::vector<ParamLine> kernelParams_;
+  std::vector<std::string> launcherTensorMaps_;
   struct TensorMapParam {
     std::string map, ready;  // the kernel's parameters
   };

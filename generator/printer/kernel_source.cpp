@@ -235,7 +235,7 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
     paramLines += fmt::format("//   {:>2}  {:<40} {}\n", i, p.decl, p.what);
     abi.push_back(p.abi);
     kernelParamDecls.push_back(p.decl);
-    // A tensor map is the launcher's own (zeros: copy_tile's element path).
+    // A tensor map is the launcher's own (__spn_make_tensor_map).
     if (!p.launcherValue.empty()) {
       callArgs.push_back(p.launcherValue);
       continue;
@@ -295,6 +295,11 @@ GeneratedKernel printKernelSource(SemaModule& sema, const Specialization& spec, 
         "  const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&{}), block, "
         "dynamic_shared_bytes);\n",
         ctx.functionNames[&kernel]);
+  }
+  // copy_tile's tensor maps, made for each launch.
+  if (!kernelPrinter.launcherTensorMaps().empty()) {
+    hostHelpers += std::string(templateText("make_tensor_map"));
+    for (const std::string& line : kernelPrinter.launcherTensorMaps()) gridInputs += "  " + line + "\n";
   }
   // The dynamic shared size gets a name where it is more than a zero.
   const bool namedShared = sharedBytes != "0" || kernel.gridUsesResidentBlocks;

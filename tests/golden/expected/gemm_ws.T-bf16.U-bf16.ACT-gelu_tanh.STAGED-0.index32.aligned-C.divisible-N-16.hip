@@ -27,6 +27,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #elif defined(__CUDACC__) && !defined(__HIP__)  // nvcc: the launcher's HIP names on the CUDA runtime
 #define __SPN_CUDA 1
 #include <cstdint>
+#include <cstdio>  // printf: the failure reports' (the device pass has it built in, the host pass does not)
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
@@ -1330,14 +1331,67 @@ inline int64_t __spn_resident_blocks(const void* kernel, dim3 block, size_t dyna
   return blocks > 0 ? blocks : 1;
 }
 
+// copy_tile's tensor maps for this launch (docs/language.md 8.14), made as
+// the runtime makes them: NVIDIA's cuTensorMapEncodeTiled, found through
+// the CUDA runtime (no link to the driver library), where TMA can read the
+// tensor (a 2-D row-major view, its base 16-byte aligned, its rows a
+// multiple of 16 bytes); else zeros and 0, and the kernel copies the
+// elements (right, and far slower). AMD has no TMA: always zeros.
+struct __spn_launch_tensor_map {
+  __spn_tensor_map map;
+  int32_t ready;
+};
+inline __spn_launch_tensor_map __spn_make_tensor_map(const void* base, int64_t rows, int64_t cols, int64_t s0,
+                                                     int64_t s1, int element_bytes, int box_rows, int box_cols,
+                                                     int swizzle) {
+  __spn_launch_tensor_map m = {};
+#if defined(__SPN_CUDA) && CUDART_VERSION >= 12000
+  // The driver's function, its enums as int: map, data type, rank, address,
+  // dims, strides past the first (bytes), box, element strides, interleave,
+  // swizzle, L2 promotion, out-of-bounds fill.
+  typedef int (*Encode)(void*, int, unsigned, void*, const unsigned long long*, const unsigned long long*,
+                        const unsigned*, const unsigned*, int, int, int, int);
+  static const Encode encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found);
+#endif
+    return e == cudaSuccess && found == cudaDriverEntryPointSuccess ? reinterpret_cast<Encode>(fn) : nullptr;
+  }();
+  if (!encode || !base || rows <= 0 || cols <= 0 || s0 <= 0 || s1 != 1 ||
+      reinterpret_cast<uintptr_t>(base) % 16 != 0 || s0 * element_bytes % 16 != 0)
+    return m;
+  // The driver wants this thread's context current; the runtime makes the
+  // device's primary context current at its first call that needs one.
+  (void)cudaFree(nullptr);
+  const int type = element_bytes == 1 ? 0 : element_bytes == 2 ? 1 : element_bytes == 4 ? 2 : 4;  // UINT8..UINT64
+  const unsigned long long dims[2] = {(unsigned long long)cols, (unsigned long long)rows};
+  const unsigned long long strides[1] = {(unsigned long long)(s0 * element_bytes)};
+  const unsigned box[2] = {unsigned(box_cols), unsigned(box_rows)};
+  const unsigned element_strides[2] = {1, 1};
+  m.ready = encode(&m.map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides, 0,
+                   swizzle == 128 ? 3 : 0, 3, 0) == 0;
+  if (!m.ready) m.map = __spn_tensor_map{};
+#else
+  (void)base, (void)rows, (void)cols, (void)s0, (void)s1, (void)element_bytes, (void)box_rows, (void)box_cols,
+      (void)swizzle;
+#endif
+  return m;
+}
 inline hipError_t launch_gemm_ws(hipStream_t stream, const __spn_bf16* __restrict__ A, const __spn_bf16* __restrict__ B, const __spn_bf16* __restrict__ bias, __spn_bf16* __restrict__ C, int32_t M, int32_t K, int32_t N) {
   const dim3 block = dim3(uint32_t(12 * __SPN_WARP_SIZE));
   const size_t dynamic_shared_bytes = __spn_align1024(__spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * 128) * (__SPN_WARP_SIZE == 64 ? 16 : 64) * sizeof(__spn_bf16))) + __spn_align16(((__SPN_WARP_SIZE == 64 ? 4 : 6) * (__SPN_WARP_SIZE == 64 ? 16 : 64)) * 128 * sizeof(__spn_bf16)) + __spn_align16(4 * 128 * sizeof(float)) + __spn_align16(8 * 128 * sizeof(float)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16((__SPN_WARP_SIZE == 64 ? 4 : 6) * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(2 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t)) + __spn_align16(1 * sizeof(uint64_t));
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm_ws), dynamic_shared_bytes))
     return e;
   const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&gemm_ws), block, dynamic_shared_bytes);
+  const __spn_launch_tensor_map A_tma0 = __spn_make_tensor_map(A, int64_t(M), int64_t(K), int64_t(K), 1, sizeof(__spn_bf16), 128, 64, 128);
+  const __spn_launch_tensor_map B_tma1 = __spn_make_tensor_map(B, int64_t(K), int64_t(N), int64_t(N), 1, sizeof(__spn_bf16), 64, 64, 128);
   const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(int64_t(M), 128) * __spn_cdiv(int64_t(N), 128), resident_blocks)));
-  gemm_ws<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, bias, C, M, K, N, __spn_tensor_map{}, 0, __spn_tensor_map{}, 0);
+  gemm_ws<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, bias, C, M, K, N, A_tma0.map, A_tma0.ready, B_tma1.map, B_tma1.ready);
   return hipGetLastError();
 }
 #endif

@@ -21,6 +21,7 @@ typedef signed char int8_t; typedef short int16_t; typedef unsigned char uint8_t
 #elif defined(__CUDACC__) && !defined(__HIP__)  // nvcc: the launcher's HIP names on the CUDA runtime
 #define __SPN_CUDA 1
 #include <cstdint>
+#include <cstdio>  // printf: the failure reports' (the device pass has it built in, the host pass does not)
 #include <cuda_runtime.h>
 typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define hipGetLastError cudaGetLastError
