@@ -44,7 +44,7 @@ for f in "$dir"/*.hip; do
   grep -q '__spn_make_tensor_map(' "$f" && host=1
   if [[ $target == gfx* ]]; then
     "$compiler" "${arch_flags[@]}" -std=c++17 -Werror=return-type --cuda-device-only -c "$f" -o "$objects/$name.o" >"$work/$name.log" 2>&1 &&
-      { [ $host = 0 ] || "$compiler" -std=c++17 -Werror=return-type --cuda-host-only -c "$f" -o "$work/$name.host.o" >>"$work/$name.log" 2>&1; }
+      { [ $host = 0 ] || "$compiler" "${arch_flags[@]}" -std=c++17 -Werror=return-type --cuda-host-only -c "$f" -o "$work/$name.host.o" >>"$work/$name.log" 2>&1; }
   else
     cp "$f" "$work/$name.cu"
     if [ $host = 1 ]; then  # both passes

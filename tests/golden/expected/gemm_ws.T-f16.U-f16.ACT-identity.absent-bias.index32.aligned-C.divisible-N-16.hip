@@ -1131,16 +1131,21 @@ inline __spn_launch_tensor_map __spn_make_tensor_map(const void* base, int64_t r
   if (!encode || !base || rows <= 0 || cols <= 0 || s0 <= 0 || s1 != 1 ||
       reinterpret_cast<uintptr_t>(base) % 16 != 0 || s0 * element_bytes % 16 != 0)
     return m;
-  // The driver wants this thread's context current; the runtime makes the
-  // device's primary context current at its first call that needs one.
-  (void)cudaFree(nullptr);
   const int type = element_bytes == 1 ? 0 : element_bytes == 2 ? 1 : element_bytes == 4 ? 2 : 4;  // UINT8..UINT64
   const unsigned long long dims[2] = {(unsigned long long)cols, (unsigned long long)rows};
   const unsigned long long strides[1] = {(unsigned long long)(s0 * element_bytes)};
   const unsigned box[2] = {unsigned(box_cols), unsigned(box_rows)};
   const unsigned element_strides[2] = {1, 1};
-  m.ready = encode(&m.map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides, 0,
-                   swizzle == 128 ? 3 : 0, 3, 0) == 0;
+  auto made = [&] {
+    return encode(&m.map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides, 0,
+                  swizzle == 128 ? 3 : 0, 3, 0);
+  };
+  int rc = made();
+  // The driver wants this thread's context current (else 201,
+  // CUDA_ERROR_INVALID_CONTEXT); the runtime makes the device's primary
+  // context current at its first call that needs one.
+  if (rc == 201 && cudaFree(nullptr) == cudaSuccess) rc = made();
+  m.ready = rc == 0;
   if (!m.ready) m.map = __spn_tensor_map{};
 #else
   (void)base, (void)rows, (void)cols, (void)s0, (void)s1, (void)element_bytes, (void)box_rows, (void)box_cols,
