@@ -45,6 +45,10 @@ __device__ __forceinline__ bool __spn_isnan(F v) { return v != v; }
 #define __SPN_WARP_SIZE 64
 #endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -116,7 +120,7 @@ __device__ __forceinline__ __spn_arg_pair<T, I> __spn_warp_argmax(T v, I i) {
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   // Any block size; a whole warp (the warp-uniform common case) takes the
@@ -141,7 +145,7 @@ __device__ __forceinline__ __spn_arg_pair<T, I> __spn_block_arg_reduce(T v, I i,
   T* values = reinterpret_cast<T*>(scratch);
   I* indices = reinterpret_cast<I*>(scratch + __SPN_MAX_WARPS + 1);
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   const int lanes = min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE);  // any block size

@@ -39,6 +39,10 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -73,7 +77,7 @@ __device__ __forceinline__ T __spn_warp_reduce(T v, Op op, int lane = 0, int lan
 // How many lanes the calling thread's warp has: the warp width, except in the last warp of a block whose size is
 // not a multiple of it.
 __device__ __forceinline__ int __spn_warp_lanes() {
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   return min(int(blockDim.x * blockDim.y * blockDim.z) - thread / __SPN_WARP_SIZE * __SPN_WARP_SIZE, __SPN_WARP_SIZE);
 }
 // What warp_argmax/block_argmax and the argmin forms return: the extreme value and its index.
@@ -133,7 +137,7 @@ __device__ __forceinline__ __spn_arg_pair<T, I> __spn_warp_argmin_any(T v, I i) 
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   // Any block size; a whole warp (the warp-uniform common case) takes the
@@ -158,7 +162,7 @@ __device__ __forceinline__ __spn_arg_pair<T, I> __spn_block_arg_reduce(T v, I i,
   T* values = reinterpret_cast<T*>(scratch);
   I* indices = reinterpret_cast<I*>(scratch + __SPN_MAX_WARPS + 1);
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   const int lanes = min(threads - warp * __SPN_WARP_SIZE, __SPN_WARP_SIZE);  // any block size

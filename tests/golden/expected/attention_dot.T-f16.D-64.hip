@@ -89,6 +89,10 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 template <typename T>
 __host__ __device__ constexpr T __spn_min(T a, T b) { return b < a ? b : a; }
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -672,7 +676,7 @@ __device__ __forceinline__ __spn_mma_acc __spn_dot_mma(const __spn_mma_a<__spn_b
 }
 // This thread's warp in the block.
 __device__ __forceinline__ int __spn_dot_warp() {
-  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / __SPN_WARP_SIZE;
+  return __spn_linear_thread() / __SPN_WARP_SIZE;
 }
 // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): the four warps
 // of a group (warps 4g .. 4g + 3) together add As[r .. r + 64 TI, k .. k + D]

@@ -80,6 +80,10 @@ __device__ __forceinline__ T __spn_range_next(T i, B stop, S step) {
   const U left = step > 0 ? U(stop) - U(i) : U(i) - U(stop);
   return left > (step > 0 ? U(step) : U(0) - U(step)) ? T(i + step) : T(stop);
 }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -637,7 +641,7 @@ __device__ __forceinline__ __spn_mma_acc __spn_dot_mma(const __spn_mma_a<__spn_b
 }
 // This thread's warp in the block.
 __device__ __forceinline__ int __spn_dot_warp() {
-  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / __SPN_WARP_SIZE;
+  return __spn_linear_thread() / __SPN_WARP_SIZE;
 }
 // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): the four warps
 // of a group (warps 4g .. 4g + 3) together add As[r .. r + 64 TI, k .. k + D]

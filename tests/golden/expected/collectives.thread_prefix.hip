@@ -38,6 +38,10 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -84,7 +88,7 @@ __device__ __forceinline__ T __spn_warp_cumsum(T v) {
 template <typename T>
 __device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
   T* partial = reinterpret_cast<T*>(scratch);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;

@@ -107,6 +107,10 @@ __host__ __device__ constexpr T __spn_align1024(T bytes) { return (bytes + 1023)
 // specialization's "aligned" tensors), so the compiler may use vector access.
 template <int A, typename T>
 __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*>(__builtin_assume_aligned(p, A)); }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 // warp_id(): the thread's warp in the block (its linear id // the warp
 // size), and the compiler told that it is one value a warp: lane 0's on
 // NVIDIA, so that nvcc keeps what derives from it on the uniform datapath
@@ -114,7 +118,7 @@ __device__ __forceinline__ T* __spn_assume_aligned(T* p) { return static_cast<T*
 // docs/performance.md, session 25); readfirstlane on AMD, a scalar
 // register. Every lane of the warp calls it (sema-divergent-warp-op).
 __device__ __forceinline__ int __spn_warp_id() {
-  const int w = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / __SPN_WARP_SIZE;
+  const int w = __spn_linear_thread() / __SPN_WARP_SIZE;
 #if defined(__SPN_CUDA)
   return __shfl_sync(0xffffffffu, w, 0);
 #elif defined(__SPN_CPU)
@@ -719,7 +723,7 @@ __device__ __forceinline__ __spn_mma_acc __spn_dot_mma(const __spn_mma_a<__spn_b
 }
 // This thread's warp in the block.
 __device__ __forceinline__ int __spn_dot_warp() {
-  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / __SPN_WARP_SIZE;
+  return __spn_linear_thread() / __SPN_WARP_SIZE;
 }
 // dot(acc, As, r, k, Bs, k2, c, D) (docs/language.md 8.13): the four warps
 // of a group (warps 4g .. 4g + 3) together add As[r .. r + 64 TI, k .. k + D]

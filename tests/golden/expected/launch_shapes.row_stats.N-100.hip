@@ -38,6 +38,10 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #elif !defined(__SPN_CPU)  // the CPU target's header sets its own
 #define __SPN_WARP_SIZE 64
 #endif
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -75,7 +79,7 @@ __device__ __forceinline__ T __spn_warp_reduce(T v, Op op, int lane = 0, int lan
 // How many lanes the calling thread's warp has: the warp width, except in the last warp of a block whose size is
 // not a multiple of it.
 __device__ __forceinline__ int __spn_warp_lanes() {
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   return min(int(blockDim.x * blockDim.y * blockDim.z) - thread / __SPN_WARP_SIZE * __SPN_WARP_SIZE, __SPN_WARP_SIZE);
 }
 // A warp reduction where the block may end in a partial warp: its lane 0 hands the result to the others.
@@ -126,7 +130,7 @@ __device__ __forceinline__ T __spn_warp_cumsum_any(T v) {
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   // Any block size; a whole warp (the warp-uniform common case) takes the
@@ -153,7 +157,7 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 template <typename T>
 __device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
   T* partial = reinterpret_cast<T*>(scratch);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;

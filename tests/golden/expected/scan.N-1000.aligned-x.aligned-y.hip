@@ -57,6 +57,10 @@ __device__ __forceinline__ T __spn_range_next_up(T i, B stop, S step) {
   typedef typename __spn_distance<T, B, S>::type U;
   return U(stop) - U(i) > U(step) ? T(i + step) : T(stop);
 }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -117,7 +121,7 @@ __device__ __forceinline__ T __spn_warp_cumsum(T v) {
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   // Any block size; a whole warp (the warp-uniform common case) takes the
@@ -144,7 +148,7 @@ __device__ T __spn_block_sum(T v, uint64_t* s) { return __spn_block_reduce(v, (T
 template <typename T>
 __device__ __forceinline__ T __spn_block_cumsum(T v, uint64_t* scratch) {
   T* partial = reinterpret_cast<T*>(scratch);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;

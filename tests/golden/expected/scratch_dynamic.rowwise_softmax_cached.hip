@@ -49,6 +49,10 @@ __host__ __device__ constexpr T __spn_align16(T bytes) { return (bytes + 15) / 1
 #define __SPN_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
 #endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 __device__ __forceinline__ int __spn_lane_id() {
 #if defined(__SPN_CUDA)
   // volatile, although the value never changes: measured, without it nvcc
@@ -88,7 +92,7 @@ __device__ __forceinline__ T __spn_warp_max(T v) { return __spn_warp_reduce(v, _
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   // Any block size; a whole warp (the warp-uniform common case) takes the

@@ -37,6 +37,10 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #define __SPN_WARP_SIZE 64
 #endif
 __device__ __forceinline__ float __spn_inff() { return __int_as_float(0x7f800000); }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 // Warp shuffles: NVIDIA's _sync forms, naming the `lanes` lanes that exist (fewer in a partial warp); AMD's plain.
 template <typename T>
 __device__ __forceinline__ T __spn_shfl_xor(T v, int mask, int lanes = __SPN_WARP_SIZE) {
@@ -60,7 +64,7 @@ __device__ __forceinline__ T __spn_warp_reduce(T v, Op op, int lane = 0, int lan
 template <typename T, typename Op>
 __device__ __forceinline__ T __spn_block_reduce(T v, T* partial, Op op) {
   const int threads = int(blockDim.x * blockDim.y * blockDim.z);
-  const int thread = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  const int thread = __spn_linear_thread();
   const int lane = thread % __SPN_WARP_SIZE, warp = thread / __SPN_WARP_SIZE;
   const int warps = (threads + __SPN_WARP_SIZE - 1) / __SPN_WARP_SIZE;
   // Any block size; a whole warp (the warp-uniform common case) takes the

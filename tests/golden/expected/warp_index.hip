@@ -36,6 +36,10 @@ typedef cudaStream_t hipStream_t; typedef cudaError_t hipError_t;
 #endif
 template <typename A, typename B>
 __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
+// The thread's index in its block, x fastest: the order warps are made in.
+__device__ __forceinline__ int __spn_linear_thread() {
+  return int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+}
 // warp_id(): the thread's warp in the block (its linear id // the warp
 // size), and the compiler told that it is one value a warp: lane 0's on
 // NVIDIA, so that nvcc keeps what derives from it on the uniform datapath
@@ -43,7 +47,7 @@ __host__ __device__ constexpr A __spn_cdiv(A a, B b) { return (a + b - 1) / b; }
 // docs/performance.md, session 25); readfirstlane on AMD, a scalar
 // register. Every lane of the warp calls it (sema-divergent-warp-op).
 __device__ __forceinline__ int __spn_warp_id() {
-  const int w = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / __SPN_WARP_SIZE;
+  const int w = __spn_linear_thread() / __SPN_WARP_SIZE;
 #if defined(__SPN_CUDA)
   return __shfl_sync(0xffffffffu, w, 0);
 #elif defined(__SPN_CPU)
