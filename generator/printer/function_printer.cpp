@@ -333,24 +333,29 @@ void FunctionPrinter::declareTensorMaps() {
           map.boxCols = int(panel);
           map.swizzle = int(swizzle);
           // The host launcher makes the map as the runtime does, from the
-          // tensor's pointer, dims and row stride (its own parameters); a
-          // checked build's copies read no map (zeros).
-          const std::string made = ctx_.checked ? "" : names_.fresh(fmt::format("{}_tma{}", base, index));
-          if (!ctx_.checked)
+          // tensor's pointer, dims and strides as it has them (its own
+          // parameters, the static dims' constexprs, consts written out); a
+          // checked build's copies read no map, so it passes zeros.
+          std::string mapArg = "__spn_tensor_map{}", readyArg = "0";
+          if (!ctx_.checked) {
+            const std::string made = names_.fresh(fmt::format("{}_tma{}", base, index));
+            compileTimeValuesInline_ = true;
+            const auto [s0, s1] = matrixStrides(*src, 0);
             launcherTensorMaps_.push_back(fmt::format(
                 "const __spn_launch_tensor_map {} = __spn_make_tensor_map({}, {}, {}, {}, {}, sizeof({}), {}, {}, {});",
-                made, base, launcherExtent(*src, 0), launcherExtent(*src, 1),
-                src->strided ? "int64_t(" + strideName(src, 0) + ")" : launcherExtent(*src, 1),
-                src->strided && !src->unitInnerStride ? "int64_t(" + strideName(src, 1) + ")" : "1", cppType(src->type),
-                rows, panel, swizzle));
+                made, base, dimExpr(*src, 0).text, dimExpr(*src, 1).text, s0, s1, cppType(src->type), rows, panel,
+                swizzle));
+            compileTimeValuesInline_ = false;
+            mapArg = made + ".map";
+            readyArg = made + ".ready";
+          }
           kernelParams_.push_back({"const __grid_constant__ __spn_tensor_map " + p.map, p.map,
                                    fmt::format("tensor map of {}: boxes of {} x {}, {}", src->name, rows, panel,
                                                swizzle == 128 ? "128-byte swizzle" : "row-major"),
-                                   map, ctx_.checked ? "__spn_tensor_map{}" : made + ".map"});
-          kernelParams_.push_back({"int32_t " + p.ready, p.ready,
-                                   fmt::format("1 where {} was made (TMA), else 0", p.map),
-                                   AbiArg{AbiArgKind::TensorMapReady, -1, index, "", ScalarType::I32, p.ready},
-                                   ctx_.checked ? "0" : made + ".ready"});
+                                   map, mapArg});
+          kernelParams_.push_back(
+              {"int32_t " + p.ready, p.ready, fmt::format("1 where {} was made (TMA), else 0", p.map),
+               AbiArg{AbiArgKind::TensorMapReady, -1, index, "", ScalarType::I32, p.ready}, readyArg});
           it = byBox.emplace(key, p).first;
         }
         tensorMapOfCall_[c] = it->second;
@@ -480,20 +485,6 @@ void FunctionPrinter::printDynamicSharedDecls() {
   out_.line(swizzled ? "__SPN_DYNAMIC_SHARED_1024(__spn_dynamic_shared);"
                      : "__SPN_DYNAMIC_SHARED(__spn_dynamic_shared);");
   dynamicSharedLayout(&dynamicSharedOffsets_);
-}
-
-// Axis `axis` of tensor `t` as the host launcher has it: a static dim's
-// value, else its dim parameter, as int64_t.
-std::string FunctionPrinter::launcherExtent(const Symbol& t, size_t axis) const {
-  const Expr* d = t.shape.at(axis);
-  if (const auto* n = d->as<NameExpr>(); n && n->symbol && n->symbol->kind == SymbolKind::DimSymbol) {
-    auto it = ctx_.spec->staticDims.find(n->symbol->name);
-    if (it != ctx_.spec->staticDims.end()) return fmt::format("int64_t({})", it->second);
-    return "int64_t(" + name(n->symbol) + ")";
-  }
-  auto v = evaluateForWarpWidths(*d, ctx_.spec->staticDims, &ctx_.spec->typeArgs);
-  SPINDLE_INTERNAL_CHECK(v.wave32 && !v.wave32->isFloat, "tensor '{}' axis {} is no dim and no constant", t.name, axis);
-  return fmt::format("int64_t({})", v.wave32->i);
 }
 
 std::string FunctionPrinter::launcherValue(const Expr& e) {

@@ -125,7 +125,6 @@ class FunctionPrinter {
   std::vector<std::string> declareFunctionParams();
   const std::string& name(const Symbol* s) const { return names_.nameOf(s); }
   std::string strideName(const Symbol* tensor, int axis) const;
-  std::string launcherExtent(const Symbol& t, size_t axis) const;
   // A matrix's row and element strides as printed, its axes ax and ax + 1
   // (the last two): the stride parameters where it is strided ("1" for a
   // unit inner stride), else its row's extent and "1". mma_store's C and

@@ -1,8 +1,9 @@
 // The host launcher's tensor maps (an nvcc or hipcc build, no runtime):
-// one __spn_make_tensor_map a copy_tile box, from the launcher's own
-// parameters, as the runtime makes them (docs/language.md 8.14). A static
-// dim is its value, a strided tensor's row stride its stride parameter;
-// a checked build's copies read no map, so its launcher passes zeros.
+// one __spn_make_tensor_map a copy_tile box, from what the launcher has,
+// as the runtime makes them (docs/language.md 8.14): its parameters, a
+// static dim's constexpr (declared before it), a strided tensor's stride
+// parameters. A checked build's copies read no map, so its launcher
+// passes zeros.
 #include "sema_test_util.h"
 
 namespace spindle::test {
@@ -33,15 +34,19 @@ TEST(LauncherTensorMaps, EachBoxIsMadeFromTheLaunchersParameters) {
   Specialization spec;
   spec.staticDims = {{"K", 256}};
   spec.lineDirectives = false;
-  const std::string text = launcher(generate(kTiles, "tiles", spec));
-  EXPECT_NE(text.find("const __spn_launch_tensor_map X_tma0 = __spn_make_tensor_map(X, int64_t(M), int64_t(256), "
-                      "int64_t(256), 1, sizeof(__half), 64, 64, 128);"),
+  const std::string source = generate(kTiles, "tiles", spec);
+  const std::string text = launcher(source);
+  EXPECT_NE(text.find("const __spn_launch_tensor_map X_tma0 = __spn_make_tensor_map(X, M, K, K, 1, sizeof(__half), "
+                      "64, 64, 128);"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("const __spn_launch_tensor_map Y_tma1 = __spn_make_tensor_map(Y, int64_t(256), int64_t(N), "
-                      "int64_t(Y_stride0), int64_t(Y_stride1), sizeof(__half), 16, 64, 0);"),
+  EXPECT_NE(text.find("const __spn_launch_tensor_map Y_tma1 = __spn_make_tensor_map(Y, K, N, Y_stride0, Y_stride1, "
+                      "sizeof(__half), 16, 64, 0);"),
             std::string::npos)
       << text;
+  const size_t k = source.find("constexpr int64_t K = 256;");
+  EXPECT_NE(k, std::string::npos) << source;
+  EXPECT_LT(k, source.find("__spn_make_tensor_map(X")) << source;
   EXPECT_NE(text.find("X_tma0.map, X_tma0.ready, Y_tma1.map, Y_tma1.ready);"), std::string::npos) << text;
 }
 

@@ -944,8 +944,8 @@ inline __spn_launch_tensor_map __spn_make_tensor_map(const void* base, int64_t r
 }
 inline hipError_t launch_tma_roles(hipStream_t stream, const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int64_t M, int64_t K) {
   const dim3 block = dim3(uint32_t(8 * __SPN_WARP_SIZE));
-  const __spn_launch_tensor_map A_tma0 = __spn_make_tensor_map(A, int64_t(M), int64_t(64), int64_t(64), 1, sizeof(__half), 64, 64, 128);
-  const __spn_launch_tensor_map B_tma1 = __spn_make_tensor_map(B, int64_t(K), int64_t(64), int64_t(64), 1, sizeof(__half), 64, 64, 128);
+  const __spn_launch_tensor_map A_tma0 = __spn_make_tensor_map(A, M, 64, 64, 1, sizeof(__half), 64, 64, 128);
+  const __spn_launch_tensor_map B_tma1 = __spn_make_tensor_map(B, K, 64, 64, 1, sizeof(__half), 64, 64, 128);
   const dim3 grid = dim3(uint32_t(__spn_cdiv(M, 64)));
   tma_roles<<<grid, block, 0, stream>>>(A, B, C, M, K, A_tma0.map, A_tma0.ready, B_tma1.map, B_tma1.ready);
   return hipGetLastError();

@@ -339,8 +339,8 @@ inline __spn_launch_tensor_map __spn_make_tensor_map(const void* base, int64_t r
 }
 inline hipError_t launch_tile_out(hipStream_t stream, const __half* __restrict__ X, __half* __restrict__ Y, __half* __restrict__ Z, int64_t r0, int64_t c0, int64_t R, int64_t C) {
   const dim3 block = dim3(64);
-  const __spn_launch_tensor_map X_tma0 = __spn_make_tensor_map(X, int64_t(R), int64_t(C), int64_t(C), 1, sizeof(__half), 64, 64, 128);
-  const __spn_launch_tensor_map X_tma1 = __spn_make_tensor_map(X, int64_t(R), int64_t(C), int64_t(C), 1, sizeof(__half), 16, 32, 0);
+  const __spn_launch_tensor_map X_tma0 = __spn_make_tensor_map(X, R, C, C, 1, sizeof(__half), 64, 64, 128);
+  const __spn_launch_tensor_map X_tma1 = __spn_make_tensor_map(X, R, C, C, 1, sizeof(__half), 16, 32, 0);
   const dim3 grid = dim3(uint32_t(1));
   tile_out<<<grid, block, 0, stream>>>(X, Y, Z, r0, c0, R, C, X_tma0.map, X_tma0.ready, X_tma1.map, X_tma1.ready);
   return hipGetLastError();

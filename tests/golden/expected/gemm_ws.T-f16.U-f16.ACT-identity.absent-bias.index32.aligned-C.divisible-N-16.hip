@@ -1163,8 +1163,8 @@ inline hipError_t launch_gemm_ws(hipStream_t stream, const __half* __restrict__ 
   if (const hipError_t e = __spn_allow_dynamic_shared(reinterpret_cast<const void*>(&gemm_ws), dynamic_shared_bytes))
     return e;
   const int64_t resident_blocks = __spn_resident_blocks(reinterpret_cast<const void*>(&gemm_ws), block, dynamic_shared_bytes);
-  const __spn_launch_tensor_map A_tma0 = __spn_make_tensor_map(A, int64_t(M), int64_t(K), int64_t(K), 1, sizeof(__half), 128, 64, 128);
-  const __spn_launch_tensor_map B_tma1 = __spn_make_tensor_map(B, int64_t(K), int64_t(N), int64_t(N), 1, sizeof(__half), 64, 64, 128);
+  const __spn_launch_tensor_map A_tma0 = __spn_make_tensor_map(A, M, K, K, 1, sizeof(__half), 128, 64, 128);
+  const __spn_launch_tensor_map B_tma1 = __spn_make_tensor_map(B, K, N, N, 1, sizeof(__half), 64, 64, 128);
   const dim3 grid = dim3(uint32_t(__spn_min<int64_t>(__spn_cdiv(int64_t(M), 128) * __spn_cdiv(int64_t(N), 128), resident_blocks)));
   gemm_ws<<<grid, block, dynamic_shared_bytes, stream>>>(A, B, bias, C, M, K, N, A_tma0.map, A_tma0.ready, B_tma1.map, B_tma1.ready);
   return hipGetLastError();
