@@ -18,11 +18,7 @@ BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
 spindle="${SPINDLE:-}"
 if [ -z "$spindle" ]; then
   source "$ROOT/bench/fmt_from_debs.sh"
-  fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || { echo "aot_gpu: no fmt"; exit 2; }
-  fmt_args=()
-  [ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
-  cmake -S "$ROOT/bench" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF "${fmt_args[@]}" >/dev/null
-  cmake --build "$BUILD" --target spindle -j "${BENCH_JOBS:-16}" >/dev/null
+  bench_build_target "$ROOT" "$BUILD" spindle aot_gpu || exit 2
   spindle="$BUILD/bin/spindle"
 fi
 nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"

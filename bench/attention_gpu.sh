@@ -18,12 +18,7 @@ BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
 bin="${ATTENTION_CHECK:-}"
 if [ -z "$bin" ]; then
   source "$ROOT/bench/fmt_from_debs.sh"
-  fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || { echo "attention_gpu: no fmt"; exit 2; }
-  fmt_args=()
-  [ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
-  cmake -S "$ROOT/bench" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF "${fmt_args[@]}" >/dev/null &&
-    cmake --build "$BUILD" --target spindle_attention_check -j "${BENCH_JOBS:-16}" >/dev/null ||
-    { echo "attention_gpu: build failed"; exit 2; }
+  bench_build_target "$ROOT" "$BUILD" spindle_attention_check attention_gpu || exit 2
   bin="$BUILD/bin/attention_check"
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true

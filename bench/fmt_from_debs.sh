@@ -23,3 +23,17 @@ fmt_cmake_dir() {
   for deb in "$root"/.debs/libfmt*.deb; do dpkg -x "$deb" "$build/debroot" || return 1; done
   dirname "$(ls "$build"/debroot/usr/lib/*/cmake/fmt/fmt-config.cmake)"
 }
+
+# bench_build_target ROOT BUILD TARGET WHO
+#
+# Configures bench/'s CMake project in BUILD (fmt as fmt_cmake_dir finds
+# it) and builds TARGET, quietly: the scripts that build their one tool
+# when not given it. On failure says so, naming WHO, and returns 2.
+bench_build_target() {
+  local root=$1 build=$2 target=$3 who=$4 fmt_dir
+  fmt_dir=$(fmt_cmake_dir "$root" "$build") || { echo "$who: no fmt"; return 2; }
+  local fmt_args=()
+  [ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
+  cmake -S "$root/bench" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF "${fmt_args[@]}" >/dev/null &&
+    cmake --build "$build" --target "$target" -j "${BENCH_JOBS:-16}" >/dev/null || { echo "$who: build failed"; return 2; }
+}

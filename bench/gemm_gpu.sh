@@ -25,11 +25,7 @@ BUILD="${BENCH_BUILD:-$ROOT/build-bench-gpu}"
 bin="${GEMM_CHECK:-}"
 if [ -z "$bin" ]; then
   source "$ROOT/bench/fmt_from_debs.sh"
-  fmt_dir=$(fmt_cmake_dir "$ROOT" "$BUILD") || { echo "gemm_gpu: no fmt"; exit 2; }
-  fmt_args=()
-  [ -n "$fmt_dir" ] && fmt_args=(-Dfmt_DIR="$fmt_dir")
-  cmake -S "$ROOT/bench" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSPINDLE_BUILD_TESTS=OFF "${fmt_args[@]}" >/dev/null &&
-    cmake --build "$BUILD" --target spindle_gemm_check -j "${BENCH_JOBS:-16}" >/dev/null || { echo "gemm_gpu: build failed"; exit 2; }
+  bench_build_target "$ROOT" "$BUILD" spindle_gemm_check gemm_gpu || exit 2
   bin="$BUILD/bin/gemm_check"
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
